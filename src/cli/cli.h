@@ -1,0 +1,20 @@
+/*
+ * cli.h - the subcommands of the gpu-admission binary. Each lives in its own cmd_*.c file,
+ * parses its own flags and returns the process exit code:
+ *   0 success, 1 usage or input error, 2 the pod was denied (mutate/review).
+ */
+#ifndef GPA_CLI_H
+#define GPA_CLI_H
+
+int gpa_cmd_check(int argc, char **argv);
+int gpa_cmd_mutate(int argc, char **argv);
+int gpa_cmd_review(int argc, char **argv);
+int gpa_cmd_serve(int argc, char **argv);
+int gpa_cmd_certs(int argc, char **argv);
+int gpa_cmd_version(int argc, char **argv);
+
+/* Reads a whole file ("-" = stdin) into a NUL-terminated buffer; NULL on error (errno set).
+ * Shared by the subcommands so every one reads input the same way. */
+char *gpa_cli_read_file(const char *path, size_t *len_out);
+
+#endif

@@ -1,0 +1,10 @@
+/* cmd_mutate.c - placeholder until the owning work item lands; replaced, never shipped. */
+#include <stdio.h>
+#include "cli.h"
+int gpa_cmd_mutate(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    fprintf(stderr, "gpu-admission mutate: not built yet\n");
+    return 1;
+}

@@ -1,0 +1,10 @@
+/* cmd_review.c - placeholder until the owning work item lands; replaced, never shipped. */
+#include <stdio.h>
+#include "cli.h"
+int gpa_cmd_review(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    fprintf(stderr, "gpu-admission review: not built yet\n");
+    return 1;
+}

@@ -1,0 +1,96 @@
+/*
+ * main.c - the gpu-admission binary: dispatches to one subcommand per file.
+ * Nothing here knows about policies or pods; it only routes argv.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "gpu_admission/common.h"
+
+static const struct {
+    const char *name;
+    int (*fn)(int, char **);
+    const char *summary;
+} commands[] = {
+    {"serve", gpa_cmd_serve, "run the TLS admission webhook server"},
+    {"check", gpa_cmd_check, "load a policy directory, print pools, rules and revision"},
+    {"mutate", gpa_cmd_mutate, "dry-run the mutating webhook on a Pod (YAML or JSON)"},
+    {"review", gpa_cmd_review, "answer an AdmissionReview exactly as the server would"},
+    {"certs", gpa_cmd_certs, "make a CA and a serving certificate for the webhook"},
+    {"version", gpa_cmd_version, "print the version"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: gpu-admission <command> [flags]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\nRun 'gpu-admission <command> --help' for a command's flags.\n");
+}
+
+char *gpa_cli_read_file(const char *path, size_t *len_out)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 65536, len = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        size_t got = fread(buf + len, 1, cap - len - 1, f);
+        len += got;
+        if (got == 0)
+            break;
+        if (cap - len - 1 == 0) {
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                errno = ENOMEM;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    int failed = buf && ferror(f);
+    if (f != stdin)
+        fclose(f);
+    if (failed) {
+        free(buf);
+        errno = EIO;
+        return NULL;
+    }
+    if (buf) {
+        buf[len] = '\0';
+        *len_out = len;
+    }
+    return buf;
+}
+
+int gpa_cmd_version(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    printf("gpu-admission %s\n", gpa_version());
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 1 : 0;
+    }
+    if (strcmp(argv[1], "--version") == 0)
+        return gpa_cmd_version(argc - 1, argv + 1);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "gpu-admission: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 1;
+}

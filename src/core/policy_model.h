@@ -1,0 +1,146 @@
+/*
+ * policy_model.h - the in-memory policy set, private to src/core.
+ *
+ * Built once by the loader (policy_load.c), then read-only: the engine walks it on every
+ * request, so everything the engine needs per request is precomputed here at load time
+ * (resolved pool pointers, offered MIG profiles sorted for auto-sizing, the list of GPU
+ * resource names). All strings and arrays live in the policy's own allocations and are freed
+ * by the last gpa_policy_unref.
+ */
+#ifndef GPA_POLICY_MODEL_H
+#define GPA_POLICY_MODEL_H
+
+#include <stdatomic.h>
+#include "gpu_admission/policy.h"
+#include "gpu_admission/mig.h"
+
+/* Where a construct was written, for messages and `check` output. */
+typedef struct gpa_srcpos {
+    const char *file; /* owned by the policy */
+    int line;         /* 1-based */
+    int col;          /* 1-based */
+} gpa_srcpos;
+
+typedef struct gpa_strlist {
+    size_t n;
+    char **items;
+} gpa_strlist;
+
+/* An ordered string map as written (nodeSelector, labels). */
+typedef struct gpa_kvlist {
+    size_t n;
+    char **keys;
+    char **values;
+} gpa_kvlist;
+
+typedef enum { GPA_TRUST_UNSET = 0, GPA_TRUST_TRUSTED, GPA_TRUST_UNTRUSTED } gpa_trust;
+typedef enum {
+    GPA_SHARING_EXCLUSIVE,
+    GPA_SHARING_MIG,
+    GPA_SHARING_TIME_SLICING,
+    GPA_SHARING_MPS
+} gpa_sharing;
+typedef enum { GPA_ENFORCE_DENY, GPA_ENFORCE_WARN, GPA_ENFORCE_AUDIT } gpa_enforcement;
+typedef enum { GPA_MIG_MIXED, GPA_MIG_SINGLE } gpa_mig_strategy;
+typedef enum { GPA_TOPO_REQUIRED, GPA_TOPO_PREFERRED } gpa_topo_mode;
+
+/* A Kubernetes toleration as the pool lists it. NULL fields were not written; an operator
+ * not written means "Equal" per the Kubernetes API. */
+typedef struct gpa_toleration {
+    char *key;
+    char *op;
+    char *value;
+    char *effect;
+    bool has_seconds;
+    int64_t seconds;
+} gpa_toleration;
+
+typedef struct gpa_tenant {
+    char *name;
+    gpa_strlist namespaces; /* globs */
+    gpa_trust trust;
+    gpa_srcpos pos;
+} gpa_tenant;
+
+typedef struct gpa_topology {
+    char *island_label;      /* required */
+    char *island_size_label; /* NULL when not set */
+    int gpus_per_node;       /* 0 when not set (no limit) */
+    gpa_strlist group_labels;/* default: gpu-admission.io/group */
+    gpa_topo_mode mode;      /* default required */
+} gpa_topology;
+
+typedef struct gpa_pool {
+    char *name;
+    gpa_srcpos pos;
+    gpa_kvlist node_selector;
+    size_t n_tolerations;
+    gpa_toleration *tolerations;
+    gpa_sharing sharing;
+    char *runtime_class; /* NULL when not set */
+
+    /* sharing: mig */
+    gpa_mig_strategy mig_strategy;
+    const gpa_mig_model *mig_model;
+    size_t n_profiles;                  /* offered profiles ... */
+    const gpa_mig_profile **profiles;   /* ... sorted by (mem_bytes, slices) for auto */
+    char *mig_product;                  /* single strategy only */
+
+    /* sharing: time-slicing | mps */
+    char *shared_resource; /* default nvidia.com/gpu.shared */
+    int replicas;          /* 0 when not written */
+    bool allow_untrusted;  /* default false for time-slicing and mps, true otherwise */
+
+    bool has_topology;
+    gpa_topology topology;
+} gpa_pool;
+
+typedef struct gpa_range {
+    bool has_min, has_max;
+    int64_t min, max; /* GPU count, or bytes for gpuMemory */
+} gpa_range;
+
+typedef struct gpa_rule {
+    char *name;
+    gpa_srcpos pos;
+    /* match: every criterion written must hold */
+    gpa_strlist namespaces; /* globs; empty = any */
+    gpa_kvlist labels;      /* exact label equality */
+    gpa_range gpus;
+    gpa_range gpu_memory;   /* only pods with the gpu-memory annotation match when set */
+    gpa_strlist tenants;    /* empty = any */
+    gpa_trust trust;        /* UNSET = any */
+    /* outcome: deny_message, or a placement */
+    char *deny_message;
+    const gpa_pool *pool;
+    bool mig_auto;                       /* migProfile: auto (the default on mig pools) */
+    const gpa_mig_profile *mig_profile;  /* fixed profile when !mig_auto */
+} gpa_rule;
+
+struct gpa_policy {
+    atomic_int refs;
+
+    bool has_tenancy;
+    size_t n_tenants;
+    gpa_tenant *tenants;
+    gpa_trust default_trust; /* default untrusted */
+
+    size_t n_pools;
+    gpa_pool *pools;
+    size_t n_rules;
+    gpa_rule *rules; /* effective order: file path order, then document order */
+
+    gpa_enforcement enforcement; /* default deny */
+    bool unmatched_deny;         /* default false (allow) */
+
+    /* Every resource name that counts as a GPU: "nvidia.com/gpu", each mig pool's offered
+     * profile resources, each shared pool's resource. Deduplicated. */
+    gpa_strlist gpu_resources;
+
+    char revision[65];
+
+    /* loader-private bookkeeping (e.g. an arena) */
+    void *storage;
+};
+
+#endif
