@@ -1,0 +1,86 @@
+/*
+ * test_mig.c - the built-in MIG catalog matches POLICY.md's table: rows per model, aliases,
+ * sizes in bytes, and the mixed-strategy resource naming ('+' -> '.').
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "gpu_admission/mig.h"
+
+int main(void)
+{
+    static const struct {
+        const char *model;
+        size_t n;
+        const char *first, *last;
+    } want[] = {
+        {"A100-40GB", 7, "1g.5gb", "7g.40gb"},  {"A100-80GB", 7, "1g.10gb", "7g.80gb"},
+        {"H100-80GB", 7, "1g.10gb", "7g.80gb"}, {"A30-24GB", 5, "1g.6gb", "4g.24gb"},
+        {"H100-94GB", 7, "1g.12gb", "7g.94gb"}, {"H100-96GB", 6, "1g.12gb", "7g.96gb"},
+        {"GH200", 6, "1g.12gb", "7g.96gb"},     {"H200-141GB", 7, "1g.18gb", "7g.141gb"},
+        {"B200", 7, "1g.23gb", "7g.180gb"},
+    };
+    size_t nmodels = 0;
+    while (gpa_mig_model_name_at(nmodels))
+        nmodels++;
+    CHECK_INT(nmodels, sizeof want / sizeof want[0]);
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const gpa_mig_model *m = gpa_mig_model_find(want[i].model);
+        CHECK(m != NULL);
+        if (!m) continue;
+        CHECK_STR(m->name, want[i].model);
+        CHECK_STR(gpa_mig_model_name_at(i), want[i].model);
+        CHECK_INT(m->n_profiles, want[i].n);
+        CHECK_STR(m->profiles[0].name, want[i].first);
+        CHECK_STR(m->profiles[m->n_profiles - 1].name, want[i].last);
+        for (size_t k = 0; k < m->n_profiles; k++) {
+            const gpa_mig_profile *p = &m->profiles[k];
+            /* every derived field agrees with the name */
+            int slices = 0, gb = 0;
+            char rest[16] = "";
+            CHECK(sscanf(p->name, "%dg.%dgb%15s", &slices, &gb, rest) >= 2);
+            CHECK_INT(p->slices, slices);
+            CHECK_INT(p->mem_bytes, (int64_t)gb * 1000000000LL);
+            CHECK(rest[0] == '\0' || strcmp(rest, "+me") == 0);
+            char res[64];
+            snprintf(res, sizeof res, "nvidia.com/mig-%s", p->name);
+            for (char *c = res; *c; c++)
+                if (*c == '+') *c = '.';
+            CHECK_STR(p->resource, res);
+            CHECK(p->max_instances >= 1 && p->max_instances <= 7);
+            CHECK(gpa_mig_profile_find(m, p->name) == p);
+        }
+    }
+    const gpa_mig_model *a80 = gpa_mig_model_find("A100-80GB");
+    const gpa_mig_model *h80 = gpa_mig_model_find("H100-80GB");
+    CHECK(a80 && h80 && a80->profiles == h80->profiles);
+    const gpa_mig_model *h96 = gpa_mig_model_find("H100-96GB");
+    const gpa_mig_model *gh = gpa_mig_model_find("GH200");
+    CHECK(h96 && gh && h96->profiles == gh->profiles);
+    CHECK(gpa_mig_profile_find(h96, "1g.12gb+me") == NULL); /* not in POLICY.md's row */
+
+    const gpa_mig_profile *me = gpa_mig_profile_find(a80, "1g.10gb+me");
+    CHECK(me != NULL);
+    if (me) {
+        CHECK_STR(me->resource, "nvidia.com/mig-1g.10gb.me");
+        CHECK_INT(me->max_instances, 1);
+        CHECK_INT(me->mem_bytes, 10000000000LL);
+    }
+    const gpa_mig_profile *p7 = gpa_mig_profile_find(gpa_mig_model_find("B200"), "7g.180gb");
+    CHECK(p7 && p7->slices == 7 && p7->mem_bytes == 180000000000LL);
+    const gpa_mig_profile *a30 = gpa_mig_profile_find(gpa_mig_model_find("A30-24GB"), "2g.12gb+me");
+    CHECK(a30 && a30->max_instances == 1 &&
+          strcmp(a30->resource, "nvidia.com/mig-2g.12gb.me") == 0);
+    CHECK_INT(gpa_mig_profile_find(a80, "1g.10gb")->max_instances, 7);
+    CHECK_INT(gpa_mig_profile_find(a80, "1g.20gb")->max_instances, 4);
+    CHECK_INT(gpa_mig_profile_find(a80, "3g.40gb")->max_instances, 2);
+
+    CHECK(gpa_mig_model_find("A100") == NULL);
+    CHECK(gpa_mig_model_find("a100-80gb") == NULL);
+    CHECK(gpa_mig_model_find(NULL) == NULL);
+    CHECK(gpa_mig_profile_find(a80, "1g.5gb") == NULL);
+    CHECK(gpa_mig_profile_find(NULL, "1g.10gb") == NULL);
+    CHECK(gpa_mig_model_name_at(nmodels) == NULL);
+    return check_done();
+}
