@@ -29,7 +29,11 @@ typedef struct gpa_review_result {
 } gpa_review_result;
 
 /* Returns GPA_OK with http_status 200, or a negative code with http_status 400; in both
- * cases out->body is set. err (optional) gets the reason for a 400. */
+ * cases out->body is set. err (optional) gets the reason for a 400. Only when memory runs
+ * out: GPA_ENOMEM, http_status 500 and body NULL (answer 500 with any body).
+ * outcome: "skipped" = not judged (not a Pod, a subresource, DELETE/CONNECT, no object, or
+ * UPDATE on the mutating hook); "warned" = a violation was let through by enforcement
+ * warn/audit; "mutated" = allowed with a patch; "error" = 400/500. */
 int gpa_review_handle(gpa_review_result *out, const gpa_policy *p, gpa_hook hook,
                       const char *body, size_t len, gpa_error *err);
 

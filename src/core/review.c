@@ -1,0 +1,437 @@
+/*
+ * review.c - the AdmissionReview codec: request bytes in, response bytes out. Used verbatim by
+ * the server's POST /mutate and /validate and by `gpu-admission review`, so both always give
+ * the same bytes for the same body.
+ *
+ * Reads the envelope (admission.k8s.io/v1 or v1beta1), decides whether the request is one the
+ * engine judges (a Pod CREATE, or an UPDATE on the validating hook), runs the engine and
+ * writes the response in the version asked. Anything that is not an answerable
+ * AdmissionReview gets HTTP 400 with a Kubernetes Status body.
+ *
+ * Must never: do I/O, build a patch from a half-understood request (every field the decision
+ * depends on is type-checked before the engine runs), or vary its output bytes for the same
+ * input (fixed key order, no clocks, no pointers in the output).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "gpu_admission/review.h"
+#include "review_buf.h"
+
+#define API_V1      "admission.k8s.io/v1"
+#define API_V1BETA1 "admission.k8s.io/v1beta1"
+
+static const cJSON *get(const cJSON *o, const char *key)
+{
+    return cJSON_GetObjectItemCaseSensitive(o, key);
+}
+
+static char *dup_str(const char *s)
+{
+    if (!s) return NULL;
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+/* A string member, NULL when absent or JSON null; *bad set when present with another type. */
+static const char *opt_string(const cJSON *o, const char *key, bool *bad)
+{
+    const cJSON *v = get(o, key);
+    if (!v || cJSON_IsNull(v)) return NULL;
+    if (!cJSON_IsString(v) || !v->valuestring) {
+        *bad = true;
+        return NULL;
+    }
+    return v->valuestring;
+}
+
+/* The 400 answer: a metav1.Status, which is what the API server logs for a failed call. */
+static int bad_request(gpa_review_result *out, gpa_error *err, const char *msg)
+{
+    gpa_rbuf b;
+    gpa_rbuf_init(&b, 160 + strlen(msg));
+    gpa_rbuf_puts(&b, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
+                      "\"status\":\"Failure\",\"message\":");
+    gpa_rbuf_json_str(&b, msg);
+    gpa_rbuf_puts(&b, ",\"reason\":\"BadRequest\",\"code\":400}");
+    out->http_status = 400;
+    out->outcome = "error";
+    out->body = gpa_rbuf_take(&b, &out->body_len);
+    if (!out->body) {
+        out->http_status = 500;
+        return gpa_fail(err, GPA_ENOMEM, "out of memory");
+    }
+    return gpa_fail(err, GPA_EREQUEST, "%s", msg);
+}
+
+/* The kinds of request the codec understands well enough to answer. */
+typedef struct envelope {
+    const char *api_version;
+    const char *uid;
+    const cJSON *request;
+    const cJSON *object;
+    const cJSON *old_object;
+    const char *namespace_;
+    gpa_operation op;
+    bool judge; /* false: answer "allowed", untouched */
+} envelope;
+
+static int op_from_string(gpa_operation *op, const char *s)
+{
+    static const struct {
+        const char *name;
+        gpa_operation op;
+    } ops[] = {{"CREATE", GPA_OP_CREATE},
+               {"UPDATE", GPA_OP_UPDATE},
+               {"DELETE", GPA_OP_DELETE},
+               {"CONNECT", GPA_OP_CONNECT}};
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (strcmp(s, ops[i].name) == 0) {
+            *op = ops[i].op;
+            return 0;
+        }
+    return -1;
+}
+
+/* Is this request about the core/v1 Pod resource itself (not a subresource, not another
+ * kind)? Returns 1 yes, 0 no, -1 malformed (message in *why). */
+static int is_pod(const cJSON *req, const cJSON *object, const char **why)
+{
+    bool bad = false;
+    const cJSON *kind = get(req, "kind");
+    if (kind && !cJSON_IsNull(kind)) {
+        if (!cJSON_IsObject(kind)) {
+            *why = "request.kind must be an object {group, version, kind}";
+            return -1;
+        }
+        const char *k = opt_string(kind, "kind", &bad);
+        const char *g = opt_string(kind, "group", &bad);
+        if (bad) {
+            *why = "request.kind.kind and request.kind.group must be strings";
+            return -1;
+        }
+        if (!k || strcmp(k, "Pod") != 0 || (g && *g)) return 0;
+    }
+    const cJSON *res = get(req, "resource");
+    if (res && !cJSON_IsNull(res)) {
+        if (!cJSON_IsObject(res)) {
+            *why = "request.resource must be an object {group, version, resource}";
+            return -1;
+        }
+        const char *r = opt_string(res, "resource", &bad);
+        const char *g = opt_string(res, "group", &bad);
+        if (bad) {
+            *why = "request.resource.resource and request.resource.group must be strings";
+            return -1;
+        }
+        if ((r && strcmp(r, "pods") != 0) || (g && *g)) return 0;
+    }
+    const char *sub = opt_string(req, "subResource", &bad);
+    if (bad) {
+        *why = "request.subResource must be a string";
+        return -1;
+    }
+    if (sub && *sub) return 0;
+    /* The object states its own kind; a request that names none must at least not carry an
+     * object of another kind (hand-written reviews, gator samples). */
+    if (object && cJSON_IsObject(object)) {
+        const char *ok = opt_string(object, "kind", &bad);
+        const char *av = opt_string(object, "apiVersion", &bad);
+        if (bad) {
+            *why = "request.object.kind and request.object.apiVersion must be strings";
+            return -1;
+        }
+        if ((ok && strcmp(ok, "Pod") != 0) || (av && strcmp(av, "v1") != 0)) return 0;
+    }
+    return 1;
+}
+
+/* A pod object the engine may read: an object whose metadata and spec (when present) are
+ * objects. Deeper shapes are the engine's pod view's business. */
+static const char *pod_shape_error(const cJSON *pod, const char *what)
+{
+    if (!cJSON_IsObject(pod)) return what;
+    const cJSON *md = get(pod, "metadata");
+    if (md && !cJSON_IsNull(md) && !cJSON_IsObject(md)) return "pod metadata must be an object";
+    const cJSON *spec = get(pod, "spec");
+    if (spec && !cJSON_IsNull(spec) && !cJSON_IsObject(spec)) return "pod spec must be an object";
+    return NULL;
+}
+
+/* Validates the envelope and fills env; on a malformed request returns -1 with *why set.
+ * The log fields of out are filled as soon as they are known, even on the error path. */
+static int read_envelope(envelope *env, gpa_review_result *out, const cJSON *root, gpa_hook hook,
+                         const char **why)
+{
+    bool bad = false;
+    memset(env, 0, sizeof *env);
+    if (!cJSON_IsObject(root)) {
+        *why = "AdmissionReview must be a JSON object";
+        return -1;
+    }
+    const char *av = opt_string(root, "apiVersion", &bad);
+    if (bad || !av) {
+        *why = "apiVersion must be \"" API_V1 "\" or \"" API_V1BETA1 "\"";
+        return -1;
+    }
+    if (strcmp(av, API_V1) == 0)
+        env->api_version = API_V1;
+    else if (strcmp(av, API_V1BETA1) == 0)
+        env->api_version = API_V1BETA1;
+    else {
+        *why = "unsupported apiVersion: expected \"" API_V1 "\" or \"" API_V1BETA1 "\"";
+        return -1;
+    }
+    const char *kind = opt_string(root, "kind", &bad);
+    if (bad || !kind || strcmp(kind, "AdmissionReview") != 0) {
+        *why = "kind must be \"AdmissionReview\"";
+        return -1;
+    }
+    const cJSON *req = get(root, "request");
+    if (!cJSON_IsObject(req)) {
+        *why = "AdmissionReview has no request object";
+        return -1;
+    }
+    env->request = req;
+    const char *uid = opt_string(req, "uid", &bad);
+    if (bad || !uid || !*uid) {
+        *why = "request.uid must be a non-empty string";
+        return -1;
+    }
+    env->uid = uid;
+    out->uid = dup_str(uid);
+
+    const char *ops = opt_string(req, "operation", &bad);
+    if (bad || !ops) {
+        *why = "request.operation must be a string (CREATE, UPDATE, DELETE or CONNECT)";
+        return -1;
+    }
+    out->operation = dup_str(ops);
+
+    const char *ns = opt_string(req, "namespace", &bad);
+    if (bad) {
+        *why = "request.namespace must be a string";
+        return -1;
+    }
+
+    const cJSON *obj = get(req, "object");
+    if (obj && cJSON_IsNull(obj)) obj = NULL;
+    if (obj && !cJSON_IsObject(obj)) {
+        *why = "request.object must be an object or null";
+        return -1;
+    }
+    const cJSON *old = get(req, "oldObject");
+    if (old && cJSON_IsNull(old)) old = NULL;
+    if (old && !cJSON_IsObject(old)) {
+        *why = "request.oldObject must be an object or null";
+        return -1;
+    }
+    env->object = obj;
+    env->old_object = old;
+
+    /* Name and namespace for logs: the request's, else the object's own. */
+    const cJSON *md = obj ? get(obj, "metadata") : NULL;
+    if (cJSON_IsObject(md)) {
+        bool ignore = false;
+        const char *name = opt_string(req, "name", &ignore);
+        if (!name || !*name) name = opt_string(md, "name", &ignore);
+        if (!name || !*name) name = opt_string(md, "generateName", &ignore);
+        out->name = dup_str(name && *name ? name : NULL);
+        if (!ns || !*ns) ns = opt_string(md, "namespace", &ignore);
+    } else {
+        bool ignore = false;
+        const char *name = opt_string(req, "name", &ignore);
+        out->name = dup_str(name && *name ? name : NULL);
+    }
+    /* The API server always names the namespace of a pod; a hand-written review without one
+     * is read the way kubectl would create it. */
+    env->namespace_ = ns && *ns ? ns : "default";
+    out->namespace_ = dup_str(env->namespace_);
+
+    int pod = is_pod(req, obj, why);
+    if (pod < 0) return -1;
+    gpa_operation op;
+    if (op_from_string(&op, ops) != 0) {
+        /* Not an operation of admission.k8s.io; nothing we police. */
+        env->judge = false;
+        return 0;
+    }
+    env->op = op;
+    if (!pod || !obj) return 0;
+    if (op == GPA_OP_CREATE || (op == GPA_OP_UPDATE && hook == GPA_HOOK_VALIDATE)) {
+        const char *shape = pod_shape_error(obj, "request.object must be an object");
+        if (!shape && op == GPA_OP_UPDATE && old)
+            shape = pod_shape_error(old, "request.oldObject must be an object");
+        if (shape) {
+            *why = shape;
+            return -1;
+        }
+        env->judge = true;
+    }
+    return 0;
+}
+
+static void put_key(gpa_rbuf *b, const char *key)
+{
+    gpa_rbuf_json_str(b, key);
+    gpa_rbuf_put(b, ":", 1);
+}
+
+/* Writes the 200 answer. Key order is fixed: the bytes are compared across server and CLI. */
+static int write_response(gpa_review_result *out, const envelope *env, gpa_error *err)
+{
+    const gpa_decision *d = &out->decision;
+    char *patch = NULL;
+    size_t patch_len = 0;
+    if (env->judge && d->allowed && d->patch && cJSON_GetArraySize(d->patch) > 0) {
+        patch = cJSON_PrintBuffered(d->patch, 1024, 0);
+        if (!patch) return gpa_fail(err, GPA_ENOMEM, "out of memory printing the patch");
+        patch_len = strlen(patch);
+    }
+    gpa_rbuf b;
+    gpa_rbuf_init(&b, 256 + patch_len * 4 / 3 + (d->message ? strlen(d->message) : 0));
+    gpa_rbuf_puts(&b, "{\"apiVersion\":");
+    gpa_rbuf_json_str(&b, env->api_version);
+    gpa_rbuf_puts(&b, ",\"kind\":\"AdmissionReview\",\"response\":{\"uid\":");
+    gpa_rbuf_json_str(&b, env->uid);
+    bool allowed = !env->judge || d->allowed;
+    gpa_rbuf_puts(&b, allowed ? ",\"allowed\":true" : ",\"allowed\":false");
+    if (patch) {
+        gpa_rbuf_puts(&b, ",\"patchType\":\"JSONPatch\",\"patch\":\"");
+        gpa_rbuf_base64(&b, (const unsigned char *)patch, patch_len);
+        gpa_rbuf_put(&b, "\"", 1);
+    }
+    if (env->judge && d->n_warnings > 0) {
+        gpa_rbuf_puts(&b, ",\"warnings\":[");
+        for (size_t i = 0; i < d->n_warnings; i++) {
+            if (i) gpa_rbuf_put(&b, ",", 1);
+            gpa_rbuf_json_str(&b, d->warnings[i] ? d->warnings[i] : "");
+        }
+        gpa_rbuf_put(&b, "]", 1);
+    }
+    if (env->judge && d->n_audit > 0) {
+        gpa_rbuf_puts(&b, ",\"auditAnnotations\":{");
+        size_t written = 0;
+        for (size_t i = 0; i < d->n_audit; i++) {
+            if (!d->audit_keys[i]) continue;
+            /* A JSON object with a repeated key means different things to different readers:
+             * keep the first value only. */
+            bool seen = false;
+            for (size_t j = 0; j < i && !seen; j++)
+                seen = d->audit_keys[j] && strcmp(d->audit_keys[j], d->audit_keys[i]) == 0;
+            if (seen) continue;
+            if (written++) gpa_rbuf_put(&b, ",", 1);
+            put_key(&b, d->audit_keys[i]);
+            gpa_rbuf_json_str(&b, d->audit_values[i] ? d->audit_values[i] : "");
+        }
+        gpa_rbuf_put(&b, "}", 1);
+    }
+    if (!allowed) {
+        gpa_rbuf_puts(&b, ",\"status\":{\"code\":403,\"reason\":\"Forbidden\",\"message\":");
+        gpa_rbuf_json_str(&b, d->message && *d->message ? d->message
+                                                        : "denied by gpu-admission policy");
+        gpa_rbuf_put(&b, "}", 1);
+    }
+    gpa_rbuf_puts(&b, "}}");
+    free(patch);
+    out->body = gpa_rbuf_take(&b, &out->body_len);
+    if (!out->body) return gpa_fail(err, GPA_ENOMEM, "out of memory writing the response");
+    out->http_status = 200;
+    if (!env->judge)
+        out->outcome = "skipped";
+    else if (!d->allowed)
+        out->outcome = "denied";
+    else if (d->message)
+        out->outcome = "warned";
+    else if (patch)
+        out->outcome = "mutated";
+    else
+        out->outcome = "allowed";
+    return GPA_OK;
+}
+
+int gpa_review_handle(gpa_review_result *out, const gpa_policy *p, gpa_hook hook, const char *body,
+                      size_t len, gpa_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!body || len == 0)
+        return bad_request(out, err, "empty request body: expected an AdmissionReview");
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(body, len, &end, 0);
+    if (!root) return bad_request(out, err, "request body is not valid JSON");
+    /* Trailing bytes after the document mean a corrupted or concatenated body. */
+    for (const char *q = end; q && q < body + len; q++)
+        if (*q != ' ' && *q != '\t' && *q != '\n' && *q != '\r') {
+            cJSON_Delete(root);
+            return bad_request(out, err, "request body has data after the JSON document");
+        }
+
+    envelope env;
+    const char *why = NULL;
+    if (read_envelope(&env, out, root, hook, &why) != 0) {
+        int rc = bad_request(out, err, why);
+        cJSON_Delete(root);
+        return rc;
+    }
+
+    int rc = GPA_OK;
+    if (env.judge) {
+        if (!p) {
+            cJSON_Delete(root);
+            return bad_request(out, err, "no policy loaded");
+        }
+        gpa_request req = {
+            .namespace_ = env.namespace_,
+            .op = env.op,
+            .object = env.object,
+            .old_object = env.old_object,
+            .explain = false,
+        };
+        gpa_error eerr = {0};
+        if (hook == GPA_HOOK_MUTATE)
+            rc = gpa_engine_mutate(&out->decision, p, &req, &eerr);
+        else
+            rc = gpa_engine_validate(&out->decision, p, &req, &eerr);
+        if (rc == GPA_ENOMEM) {
+            cJSON_Delete(root);
+            out->http_status = 500;
+            out->outcome = "error";
+            return gpa_fail(err, GPA_ENOMEM, "out of memory in the engine");
+        }
+        if (rc != GPA_OK) {
+            char msg[sizeof eerr.message + 64];
+            snprintf(msg, sizeof msg, "cannot evaluate the pod: %s",
+                     eerr.message[0] ? eerr.message : "engine error");
+            gpa_decision_clear(&out->decision);
+            memset(&out->decision, 0, sizeof out->decision);
+            rc = bad_request(out, err, msg);
+            cJSON_Delete(root);
+            return rc;
+        }
+    }
+    rc = write_response(out, &env, err);
+    if (rc != GPA_OK) {
+        /* Out of memory: there is no body to send; the caller answers 500. */
+        out->http_status = 500;
+        out->outcome = "error";
+    }
+    cJSON_Delete(root);
+    return rc;
+}
+
+void gpa_review_result_clear(gpa_review_result *r)
+{
+    if (!r) return;
+    free(r->body);
+    free(r->uid);
+    free(r->namespace_);
+    free(r->name);
+    free(r->operation);
+    gpa_decision_clear(&r->decision);
+    memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,35 @@
+/*
+ * review_buf.h - the growable byte buffer the AdmissionReview codec writes its responses
+ * into: compact JSON (fixed key order, so the same decision always gives the same bytes) and
+ * base64. Private to src/core.
+ *
+ * Must never: write a byte it cannot account for. An allocation failure latches `oom` and
+ * every later append is a no-op, so callers check once at the end instead of after each call.
+ */
+#ifndef GPA_REVIEW_BUF_H
+#define GPA_REVIEW_BUF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct gpa_rbuf {
+    char *data;
+    size_t len;
+    size_t cap;
+    bool oom;
+} gpa_rbuf;
+
+/* Starts an empty buffer with room for cap bytes (allocates lazily on failure). */
+void gpa_rbuf_init(gpa_rbuf *b, size_t cap);
+void gpa_rbuf_free(gpa_rbuf *b);
+/* Hands the NUL-terminated bytes to the caller (NULL after an allocation failure). */
+char *gpa_rbuf_take(gpa_rbuf *b, size_t *len_out);
+
+void gpa_rbuf_put(gpa_rbuf *b, const char *s, size_t n);
+void gpa_rbuf_puts(gpa_rbuf *b, const char *s);
+/* A JSON string literal, quotes included. */
+void gpa_rbuf_json_str(gpa_rbuf *b, const char *s);
+/* Base64 (RFC 4648, with padding, no line breaks) of n bytes. */
+void gpa_rbuf_base64(gpa_rbuf *b, const unsigned char *in, size_t n);
+
+#endif
