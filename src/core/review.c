@@ -55,7 +55,7 @@ static int bad_request(gpa_review_result *out, gpa_error *err, const char *msg)
 {
     gpa_rbuf b;
     gpa_rbuf_init(&b, 160 + strlen(msg));
-    gpa_rbuf_puts(&b, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
+    gpa_rbuf_puts(&b, "{\"kind\":\"Status\",\"apiVersion\":\"v1\","
                       "\"status\":\"Failure\",\"message\":");
     gpa_rbuf_json_str(&b, msg);
     gpa_rbuf_puts(&b, ",\"reason\":\"BadRequest\",\"code\":400}");
@@ -78,7 +78,8 @@ typedef struct envelope {
     const cJSON *old_object;
     const char *namespace_;
     gpa_operation op;
-    bool judge; /* false: answer "allowed", untouched */
+    bool judge;    /* false: answer "allowed", untouched */
+    char why[256]; /* room for a message naming the offending value */
 } envelope;
 
 static int op_from_string(gpa_operation *op, const char *s)
@@ -184,12 +185,21 @@ static int read_envelope(envelope *env, gpa_review_result *out, const cJSON *roo
     else if (strcmp(av, API_V1BETA1) == 0)
         env->api_version = API_V1BETA1;
     else {
-        *why = "unsupported apiVersion: expected \"" API_V1 "\" or \"" API_V1BETA1 "\"";
+        snprintf(env->why, sizeof env->why,
+                 "unsupported apiVersion \"%.80s\": expected \"" API_V1 "\" or \"" API_V1BETA1 "\"",
+                 av);
+        *why = env->why;
         return -1;
     }
     const char *kind = opt_string(root, "kind", &bad);
-    if (bad || !kind || strcmp(kind, "AdmissionReview") != 0) {
+    if (bad || !kind) {
         *why = "kind must be \"AdmissionReview\"";
+        return -1;
+    }
+    if (strcmp(kind, "AdmissionReview") != 0) {
+        snprintf(env->why, sizeof env->why, "kind is \"%.80s\", expected \"AdmissionReview\"",
+                 kind);
+        *why = env->why;
         return -1;
     }
     const cJSON *req = get(root, "request");
