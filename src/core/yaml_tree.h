@@ -1,0 +1,61 @@
+/*
+ * yaml_tree.h - a YAML stream as a small tree of nodes that remember where they were written.
+ * Private to src/core: shared by the policy loader (which needs line:col for every error) and
+ * yamljson (which needs plain-vs-quoted to type scalars).
+ *
+ * The builder refuses anchors, aliases and nesting deeper than GPA_YAML_MAX_DEPTH, so no input
+ * can make it expand or recurse without bound. Duplicate mapping keys are not fatal here: the
+ * later pair is dropped and reported in ystream.dups so each caller decides (both refuse).
+ */
+#ifndef GPA_YAML_TREE_H
+#define GPA_YAML_TREE_H
+
+#include <stddef.h>
+#include "gpu_admission/common.h"
+
+#define GPA_YAML_MAX_DEPTH 64
+
+typedef enum { GPA_YN_SCALAR, GPA_YN_MAP, GPA_YN_SEQ } gpa_ynode_kind;
+
+typedef struct gpa_ynode {
+    gpa_ynode_kind kind;
+    int line, col; /* 1-based position of the node's first character */
+    bool quoted;   /* scalar written quoted or as a block scalar (| >): always a string */
+    char *tag;     /* explicit tag ("tag:yaml.org,2002:str", "!foo"), NULL when none */
+    char *value;   /* scalar text, NUL-terminated (may contain NULs: see len) */
+    size_t len;
+    size_t n;                /* seq: items; map: pairs */
+    struct gpa_ynode **kids; /* seq: n items; map: 2n (key, value, key, value, ...) */
+} gpa_ynode;
+
+typedef struct gpa_ydup {
+    int line, col; /* the repeated key */
+    int first_line, first_col;
+    char *key;
+} gpa_ydup;
+
+typedef struct gpa_ystream {
+    size_t n_docs;
+    gpa_ynode **docs; /* NULL entry for an empty document */
+    size_t n_dups;
+    gpa_ydup *dups;
+} gpa_ystream;
+
+/* Parses buf. On failure returns GPA_EPARSE (syntax, anchors/aliases, depth, non-scalar key)
+ * or GPA_ENOMEM, with *line / *col (1-based) and err->message holding only the text (no
+ * position prefix) so callers can format "file:line:col: text" themselves. */
+int gpa_ystream_parse(gpa_ystream **out, const char *buf, size_t len, int *line, int *col,
+                      gpa_error *err);
+void gpa_ystream_free(gpa_ystream *s);
+
+/* Map helpers */
+static inline gpa_ynode *gpa_ymap_key(const gpa_ynode *m, size_t i)
+{
+    return m->kids[2 * i];
+}
+static inline gpa_ynode *gpa_ymap_val(const gpa_ynode *m, size_t i)
+{
+    return m->kids[2 * i + 1];
+}
+
+#endif
