@@ -1,0 +1,163 @@
+{{/*
+_helpers.tpl - names, labels and the pieces several templates share. It must never render an
+object by itself, and must never generate key material (that lives in webhooks.yaml only, so
+the Secret and the caBundle come from ONE generated CA).
+*/}}
+
+{{- define "gpu-admission.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "gpu-admission.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "gpu-admission.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "gpu-admission.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "gpu-admission.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "gpu-admission.labels" -}}
+helm.sh/chart: {{ include "gpu-admission.chart" . }}
+{{ include "gpu-admission.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/component: admission-webhook
+{{- end }}
+
+{{- define "gpu-admission.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "gpu-admission.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/* Secret holding tls.crt / tls.key the server reads from --cert-dir. */}}
+{{- define "gpu-admission.tlsSecretName" -}}
+{{- if eq .Values.certificates.mode "existing" }}
+{{- required "certificates.existingSecret is required when certificates.mode is existing" .Values.certificates.existingSecret }}
+{{- else }}
+{{- printf "%s-tls" (include "gpu-admission.fullname" .) }}
+{{- end }}
+{{- end }}
+
+{{- define "gpu-admission.policyConfigMapName" -}}
+{{- if .Values.existingPolicyConfigMap }}
+{{- .Values.existingPolicyConfigMap }}
+{{- else }}
+{{- printf "%s-policies" (include "gpu-admission.fullname" .) }}
+{{- end }}
+{{- end }}
+
+{{- define "gpu-admission.image" -}}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+{{- end }}
+
+{{/* The DNS names the API server may use to reach the Service. */}}
+{{- define "gpu-admission.dnsNames" -}}
+{{- $svc := include "gpu-admission.fullname" . }}
+{{- $ns := .Release.Namespace }}
+{{- $names := list $svc (printf "%s.%s" $svc $ns) (printf "%s.%s.svc" $svc $ns) (printf "%s.%s.svc.cluster.local" $svc $ns) }}
+{{- range .Values.certificates.extraDNSNames }}{{ $names = append $names . }}{{ end }}
+{{- $host := include "gpu-admission.urlHost" . }}
+{{- if and $host (not (regexMatch "^[0-9.]+$|:" $host)) }}{{ $names = append $names $host }}{{ end }}
+{{- toJson (uniq $names) }}
+{{- end }}
+
+{{- define "gpu-admission.ipAddresses" -}}
+{{- $ips := list }}
+{{- range .Values.certificates.extraIPAddresses }}{{ $ips = append $ips . }}{{ end }}
+{{- $host := include "gpu-admission.urlHost" . }}
+{{- if and $host (regexMatch "^[0-9.]+$|:" $host) }}{{ $ips = append $ips $host }}{{ end }}
+{{- toJson (uniq $ips) }}
+{{- end }}
+
+{{/* Host part of webhook.url without port or IPv6 brackets; empty when no url. */}}
+{{- define "gpu-admission.urlHost" -}}
+{{- if .Values.webhook.url }}
+{{- $h := (urlParse .Values.webhook.url).host }}
+{{- if hasPrefix "[" $h }}
+{{- regexReplaceAll "^\\[([^]]*)\\].*$" $h "${1}" }}
+{{- else }}
+{{- regexReplaceAll ":[0-9]*$" $h "" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+The webhooks' namespaceSelector. kubernetes.io/metadata.name is set by the API server on every
+namespace from Kubernetes 1.21; on 1.20 label the release namespace and kube-system yourself
+(docs/operations.md "Install").
+*/}}
+{{- define "gpu-admission.namespaceSelector" -}}
+matchExpressions:
+  - key: kubernetes.io/metadata.name
+    operator: NotIn
+    values:
+      {{- range uniq (concat (list .Release.Namespace "kube-system") .Values.webhook.excludeNamespaces) }}
+      - {{ . | quote }}
+      {{- end }}
+  - key: gpu-admission.io/ignore
+    operator: NotIn
+    values: ["true"]
+{{- end }}
+
+{{/*
+CEL predicate "container c asks for a GPU resource": any key of its requests or limits starts
+with one of webhook.matchConditions.resourcePrefixes. Every optional field is guarded by has():
+an evaluation error makes the API server apply failurePolicy to the call.
+*/}}
+{{- define "gpu-admission.celContainerHasGPU" -}}
+{{- $p := list }}
+{{- range .Values.webhook.matchConditions.resourcePrefixes }}
+{{- $p = append $p (printf "r.startsWith(%s)" (squote .)) }}
+{{- end }}
+{{- $any := join " || " $p }}
+{{- printf "has(c.resources) && ((has(c.resources.limits) && c.resources.limits.exists(r, %s)) || (has(c.resources.requests) && c.resources.requests.exists(r, %s)))" $any $any }}
+{{- end }}
+
+{{/* CEL: the pod (object) asks for a GPU in a container or an init container. */}}
+{{- define "gpu-admission.celPodHasGPU" -}}
+{{- $c := include "gpu-admission.celContainerHasGPU" . }}
+{{- printf "(has(object.spec.containers) && object.spec.containers.exists(c, %s))\n|| (has(object.spec.initContainers) && object.spec.initContainers.exists(c, %s))" $c $c }}
+{{- end }}
+
+{{/*
+CEL: some container of any kind sets NVIDIA_VISIBLE_DEVICES / NVIDIA_MIG_CONFIG_DEVICES or is
+privileged - what the validating webhook checks on every pod, GPU or not.
+*/}}
+{{- define "gpu-admission.celPodReachesGPUs" -}}
+{{- $c := "(has(c.env) && c.env.exists(e, has(e.name) && (e.name == 'NVIDIA_VISIBLE_DEVICES' || e.name == 'NVIDIA_MIG_CONFIG_DEVICES'))) || (has(c.securityContext) && has(c.securityContext.privileged) && c.securityContext.privileged == true)" }}
+{{- $parts := list }}
+{{- range list "containers" "initContainers" "ephemeralContainers" }}
+{{- $parts = append $parts (printf "(has(object.spec.%s) && object.spec.%s.exists(c, %s))" . . $c) }}
+{{- end }}
+{{- join "\n|| " $parts }}
+{{- end }}
+
+{{/* CEL: the pod carries a gpu-admission.io/ label (tenant, trust, pool, group ...). */}}
+{{- define "gpu-admission.celPodHasOurLabel" -}}
+(has(object.metadata.labels) && object.metadata.labels.exists(k, k.startsWith('gpu-admission.io/')))
+{{- end }}
+
+{{- define "gpu-admission.matchConditionsEnabled" -}}
+{{- if and .Values.webhook.matchConditions.enabled (semverCompare ">=1.28-0" .Capabilities.KubeVersion.Version) }}true{{ end }}
+{{- end }}
