@@ -1,0 +1,417 @@
+/*
+ * engine_affinity.c - scheduling constraints the placement adds and checks: required node
+ * affinity ANDed into every nodeSelectorTerm (mutation 3, MIG single product, island size),
+ * NVLink-island pod affinity (mutation 4) and tenant-isolation pod anti-affinity (mutation 5),
+ * plus detection of pods whose own constraints contradict the pool.
+ *
+ * Must never add a second copy of a constraint already present (the mutation is idempotent:
+ * reinvocation yields an empty patch), never OR the pool's requirements away by adding a new
+ * nodeSelectorTerm next to existing ones, and never overwrite a field of a type it does not
+ * expect (a malformed pod is left for the API server to reject).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "engine_internal.h"
+
+/* ---------------------------------------------------------------- small builders */
+
+static cJSON *child_of_type(gpa_eng *e, cJSON *parent, const char *key, bool array)
+{
+    if (!cJSON_IsObject(parent)) return NULL;
+    cJSON *c = cJSON_GetObjectItemCaseSensitive(parent, key);
+    if (c && !cJSON_IsNull(c)) return (array ? cJSON_IsArray(c) : cJSON_IsObject(c)) ? c : NULL;
+    cJSON *n = array ? cJSON_CreateArray() : cJSON_CreateObject();
+    if (!n) {
+        e->oom = true;
+        return NULL;
+    }
+    if (c)
+        cJSON_ReplaceItemViaPointer(parent, c, n);
+    else
+        cJSON_AddItemToObject(parent, key, n);
+    return n;
+}
+
+cJSON *gpa_eng_child_obj(gpa_eng *e, cJSON *parent, const char *key)
+{
+    return child_of_type(e, parent, key, false);
+}
+
+cJSON *gpa_eng_child_arr(gpa_eng *e, cJSON *parent, const char *key)
+{
+    return child_of_type(e, parent, key, true);
+}
+
+bool gpa_eng_set_str(gpa_eng *e, cJSON *obj, const char *key, const char *value)
+{
+    cJSON *cur = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (cJSON_IsString(cur) && strcmp(cur->valuestring, value) == 0) return false;
+    cJSON *n = cJSON_CreateString(value);
+    if (!n) {
+        e->oom = true;
+        return false;
+    }
+    if (cur)
+        cJSON_ReplaceItemViaPointer(obj, cur, n);
+    else
+        cJSON_AddItemToObject(obj, key, n);
+    return true;
+}
+
+/* {key, operator, values: [value]} */
+static cJSON *expression(const char *key, const char *op, const char *value)
+{
+    cJSON *x = cJSON_CreateObject();
+    cJSON *vals = cJSON_CreateArray();
+    cJSON *v = cJSON_CreateString(value);
+    if (!x || !vals || !v || !cJSON_AddStringToObject(x, "key", key) ||
+        !cJSON_AddStringToObject(x, "operator", op)) {
+        cJSON_Delete(x);
+        cJSON_Delete(vals);
+        cJSON_Delete(v);
+        return NULL;
+    }
+    cJSON_AddItemToArray(vals, v);
+    cJSON_AddItemToObject(x, "values", vals);
+    return x;
+}
+
+static bool values_are(const cJSON *vals, const char *value)
+{
+    return cJSON_GetArraySize(vals) == 1 && cJSON_IsString(vals->child) &&
+           strcmp(vals->child->valuestring, value) == 0;
+}
+
+static bool values_contain(const cJSON *vals, const char *value)
+{
+    const cJSON *v;
+    cJSON_ArrayForEach(v, vals)
+    {
+        if (cJSON_IsString(v) && strcmp(v->valuestring, value) == 0) return true;
+    }
+    return false;
+}
+
+static bool is_expression(const cJSON *x, const char *key, const char *op, const char *value)
+{
+    const char *k = gpa_json_str(x, "key"), *o = gpa_json_str(x, "operator");
+    return k && o && strcmp(k, key) == 0 && strcmp(o, op) == 0 &&
+           values_are(gpa_json_arr(x, "values"), value);
+}
+
+/* ---------------------------------------------------------------- node affinity */
+
+size_t gpa_eng_node_reqs(gpa_eng *e, gpa_node_req *out, size_t cap, char *buf, size_t bufcap)
+{
+    const gpa_pool *pool = e->pool;
+    size_t n = 0, used = 0;
+    if (!pool) return 0;
+    for (size_t i = 0; i < pool->node_selector.n && n < cap; i++)
+        out[n++] = (gpa_node_req){pool->node_selector.keys[i], "In", pool->node_selector.values[i]};
+    if (pool->sharing == GPA_SHARING_MIG && pool->mig_strategy == GPA_MIG_SINGLE && e->mig &&
+        pool->mig_product && n < cap) {
+        int w = snprintf(buf + used, bufcap - used, "%s-MIG-%s", pool->mig_product, e->mig->name);
+        if (w > 0 && (size_t)w < bufcap - used) {
+            out[n++] = (gpa_node_req){"nvidia.com/gpu.product", "In", buf + used};
+            used += (size_t)w + 1;
+        }
+    }
+    if (pool->has_topology && pool->topology.island_size_label && e->gpus >= 2 && n < cap) {
+        int w = snprintf(buf + used, bufcap - used, "%" PRId64, e->gpus - 1);
+        if (w > 0 && (size_t)w < bufcap - used) {
+            out[n++] = (gpa_node_req){pool->topology.island_size_label, "Gt", buf + used};
+            used += (size_t)w + 1;
+        }
+    }
+    return n;
+}
+
+void gpa_eng_add_node_affinity(gpa_eng *e, cJSON *spec, const gpa_node_req *reqs, size_t n)
+{
+    if (n == 0) return;
+    cJSON *aff = gpa_eng_child_obj(e, spec, "affinity");
+    cJSON *na = gpa_eng_child_obj(e, aff, "nodeAffinity");
+    cJSON *req = gpa_eng_child_obj(e, na, "requiredDuringSchedulingIgnoredDuringExecution");
+    cJSON *terms = gpa_eng_child_arr(e, req, "nodeSelectorTerms");
+    if (!terms) return;
+    if (cJSON_GetArraySize(terms) == 0) {
+        cJSON *t = cJSON_CreateObject();
+        if (!t) {
+            e->oom = true;
+            return;
+        }
+        cJSON_AddItemToArray(terms, t);
+    }
+    bool added[GPA_MAX_NODE_REQS] = {false};
+    cJSON *term;
+    cJSON_ArrayForEach(term, terms)
+    {
+        cJSON *exprs = gpa_eng_child_arr(e, term, "matchExpressions");
+        if (!exprs) continue;
+        for (size_t i = 0; i < n; i++) {
+            const cJSON *x;
+            bool have = false;
+            cJSON_ArrayForEach(x, exprs)
+            {
+                if (is_expression(x, reqs[i].key, reqs[i].op, reqs[i].value)) {
+                    have = true;
+                    break;
+                }
+            }
+            if (have) continue;
+            cJSON *nx = expression(reqs[i].key, reqs[i].op, reqs[i].value);
+            if (!nx) {
+                e->oom = true;
+                return;
+            }
+            cJSON_AddItemToArray(exprs, nx);
+            added[i] = true;
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        if (added[i])
+            gpa_eng_warn(e, "node affinity %s %s [%s] added for pool %s", reqs[i].key, reqs[i].op,
+                         reqs[i].value, e->pool->name);
+}
+
+/* Does this nodeSelectorTerm rule out nodes labelled key=value? */
+static bool term_excludes(const cJSON *term, const char *key, const char *value)
+{
+    const cJSON *x;
+    cJSON_ArrayForEach(x, gpa_json_arr(term, "matchExpressions"))
+    {
+        const char *k = gpa_json_str(x, "key"), *op = gpa_json_str(x, "operator");
+        if (!k || !op || strcmp(k, key) != 0) continue;
+        const cJSON *vals = gpa_json_arr(x, "values");
+        if (strcmp(op, "In") == 0 && !values_contain(vals, value)) return true;
+        if (strcmp(op, "NotIn") == 0 && values_contain(vals, value)) return true;
+        if (strcmp(op, "DoesNotExist") == 0) return true;
+    }
+    return false;
+}
+
+int gpa_eng_node_conflict(const gpa_pod *v, const gpa_node_req *reqs, size_t n, char *detail,
+                          size_t cap)
+{
+    const cJSON *sel = gpa_json_obj(v->spec, "nodeSelector");
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(reqs[i].op, "In") != 0) continue;
+        const char *have = gpa_json_str(sel, reqs[i].key);
+        if (have && strcmp(have, reqs[i].value) != 0) {
+            snprintf(detail, cap, "its nodeSelector %s=%s", reqs[i].key, have);
+            return (int)i;
+        }
+    }
+    const cJSON *terms =
+        gpa_json_arr(gpa_json_obj(gpa_json_obj(gpa_json_obj(v->spec, "affinity"), "nodeAffinity"),
+                                  "requiredDuringSchedulingIgnoredDuringExecution"),
+                     "nodeSelectorTerms");
+    if (cJSON_GetArraySize(terms) == 0) return -1;
+    int first = -1;
+    const cJSON *term;
+    cJSON_ArrayForEach(term, terms)
+    {
+        int hit = -1;
+        for (size_t i = 0; i < n && hit < 0; i++)
+            if (strcmp(reqs[i].op, "In") == 0 && term_excludes(term, reqs[i].key, reqs[i].value))
+                hit = (int)i;
+        if (hit < 0) return -1; /* this term can still be met: the terms are ORed */
+        if (first < 0) first = hit;
+    }
+    snprintf(detail, cap, "every nodeSelectorTerm of its node affinity excludes %s=%s",
+             reqs[first].key, reqs[first].value);
+    return first;
+}
+
+/* ---------------------------------------------------------------- pod (anti-)affinity */
+
+const char *gpa_eng_group_label(const gpa_eng *e, const gpa_pod *v, const char **value)
+{
+    const gpa_topology *t = &e->pool->topology;
+    *value = NULL;
+    if (t->group_labels.n == 0) {
+        const char *val = gpa_pod_label(v, GPA_LABEL_GROUP);
+        if (val && *val) {
+            *value = val;
+            return GPA_LABEL_GROUP;
+        }
+        return NULL;
+    }
+    for (size_t i = 0; i < t->group_labels.n; i++) {
+        const char *val = gpa_pod_label(v, t->group_labels.items[i]);
+        if (val && *val) {
+            *value = val;
+            return t->group_labels.items[i];
+        }
+    }
+    return NULL;
+}
+
+/* Appends item to arr unless an equal element is there; item is consumed. */
+static bool append_unique(gpa_eng *e, cJSON *arr, cJSON *item)
+{
+    if (!item) {
+        e->oom = true;
+        return false;
+    }
+    const cJSON *x;
+    cJSON_ArrayForEach(x, arr)
+    {
+        if (cJSON_Compare(x, item, true)) {
+            cJSON_Delete(item);
+            return false;
+        }
+    }
+    cJSON_AddItemToArray(arr, item);
+    return true;
+}
+
+static cJSON *selector_term(cJSON *exprs, const char *topology_key, bool all_namespaces)
+{
+    cJSON *term = cJSON_CreateObject();
+    cJSON *sel = cJSON_CreateObject();
+    if (!term || !sel || !exprs) {
+        cJSON_Delete(term);
+        cJSON_Delete(sel);
+        cJSON_Delete(exprs);
+        return NULL;
+    }
+    cJSON_AddItemToObject(sel, "matchExpressions", exprs);
+    cJSON_AddItemToObject(term, "labelSelector", sel);
+    if (all_namespaces) {
+        /* an empty namespaceSelector selects every namespace: tenants live in different
+         * namespaces, and without it the term would only see the pod's own namespace */
+        cJSON *ns = cJSON_CreateObject();
+        if (!ns) {
+            cJSON_Delete(term);
+            return NULL;
+        }
+        cJSON_AddItemToObject(term, "namespaceSelector", ns);
+    }
+    if (!cJSON_AddStringToObject(term, "topologyKey", topology_key)) {
+        cJSON_Delete(term);
+        return NULL;
+    }
+    return term;
+}
+
+void gpa_eng_add_topology(gpa_eng *e, cJSON *pod, bool *changed)
+{
+    gpa_pod v;
+    gpa_pod_init(&v, pod);
+    const char *val;
+    const char *label = gpa_eng_group_label(e, &v, &val);
+    *changed = false;
+    if (!label) return;
+    const gpa_topology *t = &e->pool->topology;
+    cJSON *exprs = cJSON_CreateArray();
+    cJSON *x = expression(label, "In", val);
+    if (exprs && x)
+        cJSON_AddItemToArray(exprs, x);
+    else {
+        cJSON_Delete(x);
+        cJSON_Delete(exprs);
+        exprs = NULL;
+    }
+    cJSON *term = selector_term(exprs, t->island_label, false);
+    cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
+    cJSON *pa = gpa_eng_child_obj(e, gpa_eng_child_obj(e, spec, "affinity"), "podAffinity");
+    if (!term || !pa) {
+        if (!term) e->oom = true;
+        cJSON_Delete(term);
+        return;
+    }
+    if (t->mode == GPA_TOPO_REQUIRED) {
+        cJSON *arr = gpa_eng_child_arr(e, pa, "requiredDuringSchedulingIgnoredDuringExecution");
+        if (!arr) {
+            cJSON_Delete(term);
+            return;
+        }
+        *changed = append_unique(e, arr, term);
+    } else {
+        cJSON *arr = gpa_eng_child_arr(e, pa, "preferredDuringSchedulingIgnoredDuringExecution");
+        cJSON *w = cJSON_CreateObject();
+        if (!arr || !w || !cJSON_AddNumberToObject(w, "weight", 100)) {
+            cJSON_Delete(w);
+            cJSON_Delete(term);
+            e->oom = e->oom || (arr && !w);
+            return;
+        }
+        cJSON_AddItemToObject(w, "podAffinityTerm", term);
+        *changed = append_unique(e, arr, w);
+    }
+    if (*changed)
+        gpa_eng_warn(e, "pod affinity (%s) to pods with %s=%s on one %s added",
+                     t->mode == GPA_TOPO_REQUIRED ? "required" : "preferred", label, val,
+                     t->island_label);
+}
+
+void gpa_eng_add_isolation(gpa_eng *e, cJSON *pod)
+{
+    cJSON *exprs = cJSON_CreateArray();
+    cJSON *a = expression(GPA_LABEL_POOL, "In", e->pool->name);
+    cJSON *b = expression(GPA_LABEL_TENANT, "NotIn", e->tenant);
+    if (!exprs || !a || !b) {
+        cJSON_Delete(exprs);
+        cJSON_Delete(a);
+        cJSON_Delete(b);
+        e->oom = true;
+        return;
+    }
+    cJSON_AddItemToArray(exprs, a);
+    cJSON_AddItemToArray(exprs, b);
+    cJSON *term = selector_term(exprs, GPA_HOSTNAME_KEY, true);
+    if (!term) {
+        e->oom = true;
+        return;
+    }
+    gpa_pod v;
+    gpa_pod_init(&v, pod);
+    if (gpa_eng_has_isolation_term(&v, e->pool->name, e->tenant)) {
+        cJSON_Delete(term);
+        return;
+    }
+    cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
+    cJSON *paa = gpa_eng_child_obj(e, gpa_eng_child_obj(e, spec, "affinity"), "podAntiAffinity");
+    cJSON *arr = gpa_eng_child_arr(e, paa, "requiredDuringSchedulingIgnoredDuringExecution");
+    if (!arr) {
+        cJSON_Delete(term);
+        return;
+    }
+    cJSON_AddItemToArray(arr, term);
+    gpa_eng_warn(e, "pod anti-affinity added: no other tenant's pods on the same %s node",
+                 e->pool->name);
+}
+
+bool gpa_eng_has_isolation_term(const gpa_pod *v, const char *pool, const char *tenant)
+{
+    const cJSON *arr =
+        gpa_json_arr(gpa_json_obj(gpa_json_obj(v->spec, "affinity"), "podAntiAffinity"),
+                     "requiredDuringSchedulingIgnoredDuringExecution");
+    const cJSON *term;
+    cJSON_ArrayForEach(term, arr)
+    {
+        const char *tk = gpa_json_str(term, "topologyKey");
+        const cJSON *sel = gpa_json_obj(term, "labelSelector");
+        const cJSON *nss = gpa_json_obj(term, "namespaceSelector");
+        if (!tk || strcmp(tk, GPA_HOSTNAME_KEY) != 0 || !sel) continue;
+        /* it must see every namespace: an empty namespaceSelector, no namespaces list */
+        if (!nss || nss->child || cJSON_GetObjectItemCaseSensitive(term, "namespaces")) continue;
+        const cJSON *ml = cJSON_GetObjectItemCaseSensitive(sel, "matchLabels");
+        if (ml && !(cJSON_IsObject(ml) && !ml->child) && !cJSON_IsNull(ml))
+            continue; /* extra label requirements would narrow the term */
+        const cJSON *exprs = gpa_json_arr(sel, "matchExpressions");
+        if (cJSON_GetArraySize(exprs) != 2) continue;
+        bool has_pool = false, has_tenant = false;
+        const cJSON *x;
+        cJSON_ArrayForEach(x, exprs)
+        {
+            has_pool = has_pool || is_expression(x, GPA_LABEL_POOL, "In", pool);
+            has_tenant = has_tenant || is_expression(x, GPA_LABEL_TENANT, "NotIn", tenant);
+        }
+        if (has_pool && has_tenant) return true;
+    }
+    return false;
+}

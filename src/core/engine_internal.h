@@ -1,0 +1,108 @@
+/*
+ * engine_internal.h - the per-request state shared by the engine's files (private to
+ * src/core): engine_decision.c (violations, warnings, enforcement), engine_match.c (tenancy,
+ * trust, rule matching), engine_mutate.c (placement on a copy), engine_affinity.c (node and
+ * pod (anti-)affinity), engine_validate.c (the checks).
+ *
+ * Lives on the caller's stack for one request; never outlives it and never holds a pointer
+ * into anything but the request, the policy and the decision being built.
+ */
+#ifndef GPA_ENGINE_INTERNAL_H
+#define GPA_ENGINE_INTERNAL_H
+
+#include "gpu_admission/engine.h"
+#include "policy_model.h"
+#include "pod.h"
+
+typedef struct gpa_violation {
+    const char *reason; /* static id */
+    char *message;
+} gpa_violation;
+
+typedef struct gpa_eng {
+    const gpa_policy *p;
+    const gpa_request *req;
+    gpa_decision *d;
+    bool create; /* CREATE: spec checks; otherwise only what an update can change */
+    const char *ns;
+    gpa_pod orig;
+
+    /* tenancy, resolved on first use */
+    bool tenancy_done;
+    const char *tenant; /* tenant name, or the namespace when in no tenant */
+    gpa_trust ns_trust; /* from the namespace */
+    gpa_trust trust;    /* after the pod's own trust label */
+
+    /* GPU demand */
+    int64_t gpus;
+    bool has_mem; /* a parseable gpu-memory annotation */
+    bool mem_bad; /* an annotation that is not a quantity */
+    int64_t mem_bytes;
+
+    /* matching and placement */
+    bool matched_done;
+    const gpa_rule *rule;
+    const gpa_pool *pool;       /* NULL for deny rules and unmatched pods */
+    const gpa_mig_profile *mig; /* profile a mig pool gives this pod (NULL: none fits) */
+
+    gpa_violation *viol;
+    size_t n_viol, cap_viol;
+    size_t cap_warn, cap_explain, cap_audit;
+    bool oom; /* sticky: an allocation failed somewhere; the request fails with GPA_ENOMEM */
+} gpa_eng;
+
+/* engine_decision.c */
+void gpa_eng_init(gpa_eng *e, gpa_decision *d, const gpa_policy *p, const gpa_request *req);
+void gpa_eng_violation(gpa_eng *e, const char *reason, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void gpa_eng_warn(gpa_eng *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void gpa_eng_explain(gpa_eng *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void gpa_eng_audit(gpa_eng *e, const char *key, const char *value);
+void gpa_eng_drop_warnings_from(gpa_eng *e, size_t n);
+/* Turns violations into the decision (enforcement), frees engine state; returns GPA_OK or
+ * GPA_ENOMEM (decision cleared). */
+int gpa_eng_finish(gpa_eng *e, gpa_error *err);
+
+/* engine_match.c */
+void gpa_eng_tenancy(gpa_eng *e);
+const char *gpa_trust_name(gpa_trust t);
+/* Reads GPU count and memory annotation of the original pod. */
+void gpa_eng_demand(gpa_eng *e);
+/* Finds the first matching rule (GPU pods only) and the MIG profile it gives. */
+void gpa_eng_match(gpa_eng *e);
+
+/* engine_validate.c: every check POLICY.md lists, on the pod as it will be stored. */
+void gpa_eng_check(gpa_eng *e, const gpa_pod *v);
+
+/* engine_affinity.c */
+/* One required node expression the placement adds: key op [value]. */
+typedef struct gpa_node_req {
+    const char *key;
+    const char *op; /* "In" or "Gt" */
+    const char *value;
+} gpa_node_req;
+
+#define GPA_MAX_NODE_REQS 64
+/* The pool's node requirements for this pod (nodeSelector, MIG product, island size).
+ * buf holds generated values. Returns the count. */
+size_t gpa_eng_node_reqs(gpa_eng *e, gpa_node_req *out, size_t cap, char *buf, size_t bufcap);
+/* Adds the requirements to every nodeSelectorTerm of spec (creating what is missing). */
+void gpa_eng_add_node_affinity(gpa_eng *e, cJSON *spec, const gpa_node_req *reqs, size_t n);
+/* The first requirement the pod's own nodeSelector/affinity contradicts, or -1. detail gets
+ * a human description of the contradiction. */
+int gpa_eng_node_conflict(const gpa_pod *v, const gpa_node_req *reqs, size_t n, char *detail,
+                          size_t cap);
+/* Topology (mutation 4) and isolation (mutation 5) pod (anti-)affinity. */
+void gpa_eng_add_topology(gpa_eng *e, cJSON *pod, bool *changed);
+void gpa_eng_add_isolation(gpa_eng *e, cJSON *pod);
+/* The group label a topology pool recognises on this pod (first in groupLabels order). */
+const char *gpa_eng_group_label(const gpa_eng *e, const gpa_pod *v, const char **value);
+/* Does the pod's required anti-affinity hold the isolation term for (pool, tenant)? */
+bool gpa_eng_has_isolation_term(const gpa_pod *v, const char *pool, const char *tenant);
+
+/* Small cJSON builders used by the mutation files; NULL on OOM (sets e->oom). */
+cJSON *gpa_eng_child_obj(gpa_eng *e, cJSON *parent, const char *key);
+cJSON *gpa_eng_child_arr(gpa_eng *e, cJSON *parent, const char *key);
+bool gpa_eng_set_str(gpa_eng *e, cJSON *obj, const char *key, const char *value);
+
+#endif

@@ -1,0 +1,246 @@
+/*
+ * engine_match.c - who the pod is and which rule it meets: tenant and trust from the
+ * namespace (lowered, never raised, by the pod's trust label), GPU demand, first matching
+ * rule, and the MIG profile a mig pool gives the pod (POLICY.md "Rules", mutation 1).
+ *
+ * Must never take tenant or trust from the pod alone, and never match a pod that asks for no
+ * GPU. Cheap criteria are tested before globs: a 1,000-rule policy is walked per request.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gpu_admission/glob.h"
+#include "gpu_admission/quantity.h"
+#include "engine_internal.h"
+
+const char *gpa_trust_name(gpa_trust t)
+{
+    return t == GPA_TRUST_TRUSTED ? "trusted" : "untrusted";
+}
+
+void gpa_eng_tenancy(gpa_eng *e)
+{
+    if (e->tenancy_done) return;
+    e->tenancy_done = true;
+    const gpa_policy *p = e->p;
+    /* no tenancy block at all: untrusted, the safe default */
+    gpa_trust base = p->has_tenancy && p->default_trust != GPA_TRUST_UNSET ? p->default_trust
+                                                                           : GPA_TRUST_UNTRUSTED;
+    e->tenant = e->ns;
+    const char *from = "the default";
+    for (size_t i = 0; i < p->n_tenants && e->tenant == e->ns; i++) {
+        const gpa_tenant *t = &p->tenants[i];
+        for (size_t j = 0; j < t->namespaces.n; j++) {
+            if (gpa_glob_match(t->namespaces.items[j], e->ns)) {
+                e->tenant = t->name;
+                if (t->trust != GPA_TRUST_UNSET) base = t->trust;
+                from = "its tenant";
+                break;
+            }
+        }
+    }
+    e->ns_trust = base;
+    e->trust = base;
+    const char *label = gpa_pod_label(&e->orig, GPA_LABEL_TRUST);
+    if (label && strcmp(label, "untrusted") == 0) {
+        e->trust = GPA_TRUST_UNTRUSTED;
+    } else if (label && strcmp(label, "trusted") == 0 && base == GPA_TRUST_UNTRUSTED) {
+        gpa_eng_warn(e, "label %s: trusted ignored: namespace %s is untrusted", GPA_LABEL_TRUST,
+                     e->ns);
+    }
+    gpa_eng_explain(e, "namespace %s: tenant %s, %s (%s)%s", e->ns, e->tenant,
+                    gpa_trust_name(e->trust), from,
+                    e->trust != base ? ", lowered by the pod's trust label" : "");
+}
+
+void gpa_eng_demand(gpa_eng *e)
+{
+    e->gpus = gpa_pod_gpu_count(&e->orig, e->p);
+    const char *mem = gpa_pod_annotation(&e->orig, GPA_ANN_GPU_MEMORY);
+    if (mem) {
+        gpa_quantity q;
+        if (gpa_quantity_parse(&q, mem, strlen(mem), NULL) == GPA_OK && q.milli >= 0) {
+            e->has_mem = true;
+            e->mem_bytes = gpa_quantity_value(&q);
+        } else {
+            e->mem_bad = true;
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- matching */
+
+typedef struct why {
+    char s[768];
+    size_t at;
+} why;
+
+static void why_add(why *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void why_add(why *w, const char *fmt, ...)
+{
+    if (w->at >= sizeof w->s - 1) return;
+    if (w->at) {
+        int n = snprintf(w->s + w->at, sizeof w->s - w->at, "; ");
+        w->at += (size_t)n;
+        if (w->at >= sizeof w->s) w->at = sizeof w->s - 1;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(w->s + w->at, sizeof w->s - w->at, fmt, ap);
+    va_end(ap);
+    if (n > 0) w->at += (size_t)n;
+    if (w->at >= sizeof w->s) w->at = sizeof w->s - 1;
+}
+
+static bool skip(gpa_eng *e, const gpa_rule *r, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static bool skip(gpa_eng *e, const gpa_rule *r, const char *fmt, ...)
+{
+    if (e->req->explain) {
+        char buf[512];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(buf, sizeof buf, fmt, ap);
+        va_end(ap);
+        gpa_eng_explain(e, "rule %s (%s:%d): skipped: %s", r->name, r->pos.file ? r->pos.file : "?",
+                        r->pos.line, buf);
+    }
+    return false;
+}
+
+static bool in_range(const gpa_range *rg, int64_t v)
+{
+    return (!rg->has_min || v >= rg->min) && (!rg->has_max || v <= rg->max);
+}
+
+static void range_text(char *buf, size_t cap, const gpa_range *rg)
+{
+    char lo[24] = "-", hi[24] = "-";
+    if (rg->has_min) snprintf(lo, sizeof lo, "%" PRId64, rg->min);
+    if (rg->has_max) snprintf(hi, sizeof hi, "%" PRId64, rg->max);
+    snprintf(buf, cap, "[%s, %s]", lo, hi);
+}
+
+static bool rule_matches(gpa_eng *e, const gpa_rule *r)
+{
+    const bool ex = e->req->explain;
+    why w = {.at = 0};
+    char rg[64];
+    w.s[0] = '\0';
+
+    if (r->gpus.has_min || r->gpus.has_max) {
+        if (!in_range(&r->gpus, e->gpus)) {
+            range_text(rg, sizeof rg, &r->gpus);
+            return skip(e, r, "pod asks %" PRId64 " GPU(s), outside gpus %s", e->gpus, rg);
+        }
+        if (ex) {
+            range_text(rg, sizeof rg, &r->gpus);
+            why_add(&w, "%" PRId64 " GPU(s) within gpus %s", e->gpus, rg);
+        }
+    }
+    if (r->trust != GPA_TRUST_UNSET) {
+        if (r->trust != e->trust)
+            return skip(e, r, "pod is %s, rule wants %s", gpa_trust_name(e->trust),
+                        gpa_trust_name(r->trust));
+        if (ex) why_add(&w, "pod is %s", gpa_trust_name(e->trust));
+    }
+    if (r->gpu_memory.has_min || r->gpu_memory.has_max) {
+        if (!e->has_mem)
+            return skip(e, r,
+                        "rule has a gpuMemory criterion and the pod has no valid %s "
+                        "annotation",
+                        GPA_ANN_GPU_MEMORY);
+        if (!in_range(&r->gpu_memory, e->mem_bytes)) {
+            range_text(rg, sizeof rg, &r->gpu_memory);
+            return skip(e, r, "gpu-memory %" PRId64 " bytes outside gpuMemory %s bytes",
+                        e->mem_bytes, rg);
+        }
+        if (ex) {
+            range_text(rg, sizeof rg, &r->gpu_memory);
+            why_add(&w, "gpu-memory %" PRId64 " bytes within %s", e->mem_bytes, rg);
+        }
+    }
+    if (r->tenants.n > 0) {
+        size_t i;
+        for (i = 0; i < r->tenants.n; i++)
+            if (strcmp(r->tenants.items[i], e->tenant) == 0) break;
+        if (i == r->tenants.n)
+            return skip(e, r, "tenant %s is not in the rule's tenants", e->tenant);
+        if (ex) why_add(&w, "tenant %s listed", e->tenant);
+    }
+    for (size_t i = 0; i < r->labels.n; i++) {
+        const char *v = gpa_pod_label(&e->orig, r->labels.keys[i]);
+        if (!v || strcmp(v, r->labels.values[i]) != 0)
+            return skip(e, r, "label %s is %s%s%s, rule wants %s", r->labels.keys[i], v ? "\"" : "",
+                        v ? v : "absent", v ? "\"" : "", r->labels.values[i]);
+        if (ex) why_add(&w, "label %s=%s", r->labels.keys[i], v);
+    }
+    if (r->namespaces.n > 0) {
+        size_t i;
+        for (i = 0; i < r->namespaces.n; i++)
+            if (gpa_glob_match(r->namespaces.items[i], e->ns)) break;
+        if (i == r->namespaces.n)
+            return skip(e, r, "namespace %s matches none of the rule's %zu namespace glob(s)",
+                        e->ns, r->namespaces.n);
+        if (ex) why_add(&w, "namespace %s matches %s", e->ns, r->namespaces.items[i]);
+    }
+    if (ex)
+        gpa_eng_explain(e, "rule %s (%s:%d): matched: %s", r->name, r->pos.file ? r->pos.file : "?",
+                        r->pos.line, w.at ? w.s : "no criteria (matches every GPU pod)");
+    return true;
+}
+
+/* The profile auto-sizing picks: least memory that holds the pod's gpu-memory, ties broken
+ * by fewer compute slices; the smallest without the annotation. Media-extension (+me)
+ * profiles are never picked automatically: they are a deliberate choice. */
+static const gpa_mig_profile *auto_profile(const gpa_eng *e)
+{
+    const gpa_pool *pool = e->pool;
+    const gpa_mig_profile *best = NULL;
+    for (size_t i = 0; i < pool->n_profiles; i++) {
+        const gpa_mig_profile *m = pool->profiles[i];
+        if (strchr(m->name, '+')) continue;
+        if (e->has_mem && m->mem_bytes < e->mem_bytes) continue;
+        if (!best || m->mem_bytes < best->mem_bytes ||
+            (m->mem_bytes == best->mem_bytes && m->slices < best->slices))
+            best = m;
+    }
+    return best;
+}
+
+void gpa_eng_match(gpa_eng *e)
+{
+    if (e->matched_done) return;
+    e->matched_done = true;
+    if (e->gpus <= 0) {
+        gpa_eng_explain(e, "pod asks for no GPU: no rule applies");
+        return;
+    }
+    gpa_eng_tenancy(e);
+    gpa_eng_explain(e, "pod asks %" PRId64 " GPU(s)%s", e->gpus,
+                    e->has_mem ? " with a gpu-memory annotation" : "");
+    for (size_t i = 0; i < e->p->n_rules; i++) {
+        if (rule_matches(e, &e->p->rules[i])) {
+            e->rule = &e->p->rules[i];
+            break;
+        }
+    }
+    if (!e->rule) {
+        gpa_eng_explain(e, "no rule matched: unmatched GPU pods are %s",
+                        e->p->unmatched_deny ? "denied" : "allowed");
+        return;
+    }
+    if (e->rule->deny_message) return;
+    e->pool = e->rule->pool;
+    if (e->pool && e->pool->sharing == GPA_SHARING_MIG) {
+        e->mig =
+            (!e->rule->mig_auto && e->rule->mig_profile) ? e->rule->mig_profile : auto_profile(e);
+        if (e->mig)
+            gpa_eng_explain(e, "MIG profile %s (%s)", e->mig->name,
+                            !e->rule->mig_auto && e->rule->mig_profile ? "fixed by the rule"
+                            : e->has_mem ? "smallest that holds gpu-memory"
+                                         : "smallest offered");
+    }
+}

@@ -1,0 +1,259 @@
+/*
+ * engine_mutate.c - the mutating webhook: place a matched GPU pod in its pool by changing a
+ * deep copy (POLICY.md mutations 1-8), judge the copy with the same checks the validating
+ * webhook runs, and return the RFC 6902 diff between the pod and the copy.
+ *
+ * Must never mutate on anything but CREATE, never touch the request's pod (only the copy),
+ * never copy a pod that no rule places (non-GPU pods, unmatched, deny rules: the fast path),
+ * and never add what is already there: running on its own output yields an empty patch.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gpu_admission/patch.h"
+#include "engine_internal.h"
+
+/* ---------------------------------------------------------------- 1. resource name */
+
+/* Moves obj[GPA_RES_GPU] to obj[target]; merges into an existing target by adding counts. */
+static bool rename_one(gpa_eng *e, cJSON *obj, const char *target)
+{
+    cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, GPA_RES_GPU);
+    if (!item) return false;
+    cJSON *existing = cJSON_GetObjectItemCaseSensitive(obj, target);
+    if (existing) {
+        int64_t a, b;
+        if (!gpa_gpu_qty(&a, item) || !gpa_gpu_qty(&b, existing))
+            return false; /* left for the quantity check to report */
+        char num[24];
+        snprintf(num, sizeof num, "%" PRId64, a + b);
+        cJSON *sum = cJSON_IsString(existing) ? cJSON_CreateString(num)
+                                              : cJSON_CreateNumber((double)(a + b));
+        if (!sum) {
+            e->oom = true;
+            return false;
+        }
+        cJSON_ReplaceItemViaPointer(obj, existing, sum);
+        cJSON_Delete(cJSON_DetachItemViaPointer(obj, item));
+        return true;
+    }
+    cJSON_DetachItemViaPointer(obj, item);
+    cJSON_AddItemToObject(obj, target, item); /* the value keeps its form: "1" or 1 */
+    return true;
+}
+
+static void rename_resources(gpa_eng *e, cJSON *pod)
+{
+    const gpa_pool *pool = e->pool;
+    const char *target = NULL;
+    if (pool->sharing == GPA_SHARING_MIG && pool->mig_strategy == GPA_MIG_MIXED && e->mig)
+        target = e->mig->resource;
+    else if (pool->sharing == GPA_SHARING_TIME_SLICING || pool->sharing == GPA_SHARING_MPS)
+        target = pool->shared_resource;
+    if (!target || strcmp(target, GPA_RES_GPU) == 0) return;
+    cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
+    bool any = false;
+    static const gpa_podc_kind kinds[] = {GPA_PODC_MAIN, GPA_PODC_INIT};
+    for (size_t k = 0; k < 2; k++) {
+        cJSON *arr = cJSON_GetObjectItemCaseSensitive(spec, gpa_podc_field(kinds[k]));
+        if (!cJSON_IsArray(arr)) continue;
+        cJSON *c;
+        cJSON_ArrayForEach(c, arr)
+        {
+            cJSON *res = cJSON_GetObjectItemCaseSensitive(c, "resources");
+            if (!cJSON_IsObject(res)) continue;
+            /* both: the API server has already copied limits into requests, and a pod whose
+             * requests still name nvidia.com/gpu would be rejected */
+            cJSON *lim = cJSON_GetObjectItemCaseSensitive(res, "limits");
+            cJSON *req = cJSON_GetObjectItemCaseSensitive(res, "requests");
+            if (cJSON_IsObject(lim) && rename_one(e, lim, target)) any = true;
+            if (cJSON_IsObject(req) && rename_one(e, req, target)) any = true;
+        }
+    }
+    if (any) gpa_eng_warn(e, "%s rewritten to %s by rule %s", GPA_RES_GPU, target, e->rule->name);
+}
+
+/* ---------------------------------------------------------------- 2. tolerations */
+
+static const char *or_empty(const char *s)
+{
+    return s ? s : "";
+}
+
+static bool toleration_equal(const cJSON *t, const gpa_toleration *want)
+{
+    if (!cJSON_IsObject(t)) return false;
+    const char *op = gpa_json_str(t, "operator");
+    const char *wop = want->op ? want->op : "Equal";
+    if (strcmp(op && *op ? op : "Equal", wop) != 0) return false;
+    if (strcmp(or_empty(gpa_json_str(t, "key")), or_empty(want->key)) != 0 ||
+        strcmp(or_empty(gpa_json_str(t, "value")), or_empty(want->value)) != 0 ||
+        strcmp(or_empty(gpa_json_str(t, "effect")), or_empty(want->effect)) != 0)
+        return false;
+    const cJSON *secs = cJSON_GetObjectItemCaseSensitive(t, "tolerationSeconds");
+    bool has = cJSON_IsNumber(secs);
+    if (has != want->has_seconds) return false;
+    return !has || (int64_t)secs->valuedouble == want->seconds;
+}
+
+static cJSON *toleration_json(const gpa_toleration *t)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o) return NULL;
+    if ((t->key && !cJSON_AddStringToObject(o, "key", t->key)) ||
+        (t->op && !cJSON_AddStringToObject(o, "operator", t->op)) ||
+        (t->value && !cJSON_AddStringToObject(o, "value", t->value)) ||
+        (t->effect && !cJSON_AddStringToObject(o, "effect", t->effect)) ||
+        (t->has_seconds && !cJSON_AddNumberToObject(o, "tolerationSeconds", (double)t->seconds))) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+static void add_tolerations(gpa_eng *e, cJSON *spec)
+{
+    const gpa_pool *pool = e->pool;
+    if (pool->n_tolerations == 0) return;
+    cJSON *arr = gpa_eng_child_arr(e, spec, "tolerations");
+    if (!arr) return;
+    for (size_t i = 0; i < pool->n_tolerations; i++) {
+        const gpa_toleration *t = &pool->tolerations[i];
+        const cJSON *x;
+        bool have = false;
+        cJSON_ArrayForEach(x, arr)
+        {
+            if (toleration_equal(x, t)) {
+                have = true;
+                break;
+            }
+        }
+        if (have) continue;
+        cJSON *n = toleration_json(t);
+        if (!n) {
+            e->oom = true;
+            return;
+        }
+        cJSON_AddItemToArray(arr, n);
+        gpa_eng_warn(e, "toleration %s %s%s%s %s added for pool %s", t->key ? t->key : "*",
+                     t->op ? t->op : "Equal", t->value ? " " : "", or_empty(t->value),
+                     t->effect ? t->effect : "(any effect)", pool->name);
+    }
+}
+
+static void set_runtime_class(gpa_eng *e, cJSON *spec)
+{
+    const char *rc = e->pool->runtime_class;
+    if (!rc) return;
+    cJSON *cur = cJSON_GetObjectItemCaseSensitive(spec, "runtimeClassName");
+    if (cur && !cJSON_IsNull(cur))
+        return; /* the same one needs nothing; a different one is denied by the check */
+    if (gpa_eng_set_str(e, spec, "runtimeClassName", rc))
+        gpa_eng_warn(e, "runtimeClassName %s set for pool %s", rc, e->pool->name);
+}
+
+/* ---------------------------------------------------------------- 5/6. labels, annotations */
+
+static void add_label_if_absent(gpa_eng *e, cJSON *labels, const char *key, const char *value)
+{
+    if (!labels || cJSON_GetObjectItemCaseSensitive(labels, key))
+        return; /* a different value is the pool-label / tenant-claim check's business */
+    if (gpa_eng_set_str(e, labels, key, value))
+        gpa_eng_warn(e, "label %s=%s added for tenant isolation", key, value);
+}
+
+static void place(gpa_eng *e, cJSON *pod)
+{
+    const gpa_pool *pool = e->pool;
+    cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
+    cJSON *meta = gpa_eng_child_obj(e, pod, "metadata");
+    if (!cJSON_IsObject(spec) || !meta)
+        return; /* no spec to place: the API server rejects such a pod anyway */
+
+    rename_resources(e, pod); /* 1 */
+    add_tolerations(e, spec); /* 2 */
+    set_runtime_class(e, spec);
+    gpa_node_req reqs[GPA_MAX_NODE_REQS]; /* 3 (+ MIG single, island size) */
+    char buf[512];
+    size_t n = gpa_eng_node_reqs(e, reqs, GPA_MAX_NODE_REQS, buf, sizeof buf);
+    gpa_eng_add_node_affinity(e, spec, reqs, n);
+
+    cJSON *ann = gpa_eng_child_obj(e, meta, "annotations");
+    if (pool->has_topology) { /* 4 */
+        bool pod_aff = false;
+        gpa_eng_add_topology(e, pod, &pod_aff);
+        const char *val;
+        gpa_pod v;
+        gpa_pod_init(&v, pod);
+        bool island = (pool->topology.island_size_label && e->gpus >= 2) ||
+                      gpa_eng_group_label(e, &v, &val) != NULL;
+        if (island && ann) gpa_eng_set_str(e, ann, GPA_ANN_TOPOLOGY, "nvlink-island");
+    }
+    if (pool->sharing == GPA_SHARING_TIME_SLICING || pool->sharing == GPA_SHARING_MPS) { /* 5 */
+        gpa_eng_tenancy(e);
+        cJSON *labels = gpa_eng_child_obj(e, meta, "labels");
+        add_label_if_absent(e, labels, GPA_LABEL_POOL, pool->name);
+        add_label_if_absent(e, labels, GPA_LABEL_TENANT, e->tenant);
+        gpa_eng_add_isolation(e, pod);
+    }
+    if (ann) { /* 6 */
+        gpa_eng_set_str(e, ann, GPA_ANN_RULE, e->rule->name);
+        gpa_eng_set_str(e, ann, GPA_ANN_POLICY, e->p->revision);
+    }
+}
+
+int gpa_engine_mutate(gpa_decision *out, const gpa_policy *p, const gpa_request *req,
+                      gpa_error *err)
+{
+    if (!out || !p || !req)
+        return gpa_fail(err, GPA_EINVAL, "engine: missing decision, policy or request");
+    gpa_eng e;
+    gpa_eng_init(&e, out, p, req);
+    if (req->op == GPA_OP_DELETE || req->op == GPA_OP_CONNECT) {
+        gpa_eng_explain(&e, "operation is not CREATE or UPDATE: nothing to do");
+        return gpa_eng_finish(&e, err);
+    }
+    if (!cJSON_IsObject(req->object)) {
+        gpa_decision_clear(out);
+        return gpa_fail(err, GPA_EINVAL, "engine: the request carries no pod object");
+    }
+    gpa_eng_demand(&e);
+    out->gpu_pod = e.gpus > 0;
+    gpa_eng_match(&e);
+    if (!e.create || !e.pool) {
+        /* UPDATE never mutates; unmatched, denied and non-GPU pods are only judged */
+        gpa_eng_check(&e, &e.orig);
+        return gpa_eng_finish(&e, err);
+    }
+    cJSON *copy = cJSON_Duplicate(req->object, 1);
+    if (!copy) {
+        e.oom = true;
+        return gpa_eng_finish(&e, err);
+    }
+    size_t mark = out->n_warnings;
+    place(&e, copy); /* 7: warnings along the way */
+    gpa_pod v;
+    gpa_pod_init(&v, copy);
+    gpa_eng_check(&e, &v);
+    cJSON *ops = NULL;
+    if (!e.oom && gpa_patch_diff(&ops, req->object, copy, NULL) != GPA_OK) e.oom = true;
+    if (ops && cJSON_GetArraySize(ops) > 0) {
+        out->patch = ops;
+        out->mutated = copy;
+        /* the headline goes first, before the per-change lines */
+        gpa_eng_warn(&e, "placed in pool %s by rule %s", e.pool->name, e.rule->name);
+        if (!e.oom && out->n_warnings > mark + 1) {
+            char *head = out->warnings[out->n_warnings - 1];
+            memmove(&out->warnings[mark + 1], &out->warnings[mark],
+                    (out->n_warnings - 1 - mark) * sizeof(char *));
+            out->warnings[mark] = head;
+        }
+    } else { /* 8: nothing left to change */
+        cJSON_Delete(ops);
+        cJSON_Delete(copy);
+        gpa_eng_drop_warnings_from(&e, mark);
+        gpa_eng_explain(&e, "the pod already satisfies its placement: empty patch");
+    }
+    return gpa_eng_finish(&e, err);
+}

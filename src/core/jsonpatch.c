@@ -1,0 +1,460 @@
+/*
+ * jsonpatch.c - RFC 6901 JSON Pointer escaping, RFC 6902 JSON Patch built as the diff of two
+ * documents, and an atomic patch applier (tests and the CLI's self-check use it).
+ *
+ * The diff must never emit "replace" or "remove" for a path that does not exist in `from`,
+ * and never append with "-": every add names an explicit index, so the API server (and
+ * kubectl) apply our patches exactly as we computed them. The applier must never leave the
+ * document half-patched: it works on a copy and swaps it in only when every op succeeded.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu_admission/patch.h"
+
+/* A detached deep copy without the key the source had (an op's "value"). */
+static cJSON *dup_value(const cJSON *v)
+{
+    cJSON *d = cJSON_Duplicate(v, 1);
+    if (d && d->string) {
+        if (!(d->type & cJSON_StringIsConst)) cJSON_free(d->string);
+        d->string = NULL;
+        d->type &= ~cJSON_StringIsConst;
+    }
+    return d;
+}
+
+int gpa_pointer_escape(char *buf, size_t cap, const char *token)
+{
+    size_t n = 0;
+    for (const char *c = token; *c; c++) {
+        size_t need = (*c == '~' || *c == '/') ? 2 : 1;
+        if (n + need >= cap) return -1;
+        if (*c == '~') {
+            buf[n++] = '~';
+            buf[n++] = '0';
+        } else if (*c == '/') {
+            buf[n++] = '~';
+            buf[n++] = '1';
+        } else {
+            buf[n++] = *c;
+        }
+    }
+    if (n >= cap) return -1;
+    buf[n] = '\0';
+    return (int)n;
+}
+
+/* ---------------------------------------------------------------- diff */
+
+/* A growable pointer being built while the diff recurses; segments are pushed and popped. */
+typedef struct pathbuf {
+    char *s;
+    size_t len, cap;
+} pathbuf;
+
+static int path_reserve(pathbuf *p, size_t extra)
+{
+    if (p->len + extra + 1 <= p->cap) return 0;
+    size_t cap = p->cap ? p->cap : 128;
+    while (cap < p->len + extra + 1)
+        cap *= 2;
+    char *s = realloc(p->s, cap);
+    if (!s) return -1;
+    p->s = s;
+    p->cap = cap;
+    return 0;
+}
+
+static int path_push_key(pathbuf *p, const char *key)
+{
+    size_t worst = 1 + 2 * strlen(key);
+    if (path_reserve(p, worst) != 0) return -1;
+    p->s[p->len++] = '/';
+    int n = gpa_pointer_escape(p->s + p->len, p->cap - p->len, key);
+    if (n < 0) return -1;
+    p->len += (size_t)n;
+    return 0;
+}
+
+static int path_push_index(pathbuf *p, int idx)
+{
+    char tmp[24];
+    int n = snprintf(tmp, sizeof tmp, "/%d", idx);
+    if (path_reserve(p, (size_t)n) != 0) return -1;
+    memcpy(p->s + p->len, tmp, (size_t)n + 1);
+    p->len += (size_t)n;
+    return 0;
+}
+
+static void path_pop(pathbuf *p, size_t len)
+{
+    p->len = len;
+    p->s[len] = '\0';
+}
+
+static int emit(cJSON *ops, const char *op, const char *path, const cJSON *value)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o) return -1;
+    cJSON_AddItemToArray(ops, o);
+    if (!cJSON_AddStringToObject(o, "op", op) || !cJSON_AddStringToObject(o, "path", path))
+        return -1;
+    if (value) {
+        cJSON *dup = dup_value(value);
+        if (!dup) return -1;
+        cJSON_AddItemToObject(o, "value", dup);
+    }
+    return 0;
+}
+
+static bool same_kind(const cJSON *a, const cJSON *b)
+{
+    return (a->type & 0xFF) == (b->type & 0xFF);
+}
+
+static int diff_value(cJSON *ops, pathbuf *p, const cJSON *from, const cJSON *to, int depth);
+
+static int diff_object(cJSON *ops, pathbuf *p, const cJSON *from, const cJSON *to, int depth)
+{
+    size_t base = p->len;
+    const cJSON *f;
+    cJSON_ArrayForEach(f, from)
+    {
+        if (!f->string) continue;
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(to, f->string);
+        if (path_push_key(p, f->string) != 0) return -1;
+        int rc = t ? diff_value(ops, p, f, t, depth + 1) : emit(ops, "remove", p->s, NULL);
+        path_pop(p, base);
+        if (rc != 0) return rc;
+    }
+    const cJSON *t;
+    cJSON_ArrayForEach(t, to)
+    {
+        if (!t->string || cJSON_GetObjectItemCaseSensitive(from, t->string)) continue;
+        if (path_push_key(p, t->string) != 0) return -1;
+        int rc = emit(ops, "add", p->s, t);
+        path_pop(p, base);
+        if (rc != 0) return rc;
+    }
+    return 0;
+}
+
+/* true when the first n elements of a and b are equal */
+static bool prefix_equal(const cJSON *a, const cJSON *b, int n)
+{
+    const cJSON *x = a->child, *y = b->child;
+    for (int i = 0; i < n; i++, x = x->next, y = y->next)
+        if (!cJSON_Compare(x, y, true)) return false;
+    return true;
+}
+
+static int diff_array(cJSON *ops, pathbuf *p, const cJSON *from, const cJSON *to, int depth)
+{
+    int nf = cJSON_GetArraySize(from), nt = cJSON_GetArraySize(to);
+    size_t base = p->len;
+    if (nf == nt) {
+        const cJSON *x = from->child, *y = to->child;
+        for (int i = 0; i < nf; i++, x = x->next, y = y->next) {
+            if (path_push_index(p, i) != 0) return -1;
+            int rc = diff_value(ops, p, x, y, depth + 1);
+            path_pop(p, base);
+            if (rc != 0) return rc;
+        }
+        return 0;
+    }
+    if (nt > nf && prefix_equal(from, to, nf)) {
+        /* explicit indexes, not "-": every op names exactly where its value lands */
+        const cJSON *y = to->child;
+        for (int i = 0; i < nt; i++, y = y->next) {
+            if (i < nf) continue;
+            if (path_push_index(p, i) != 0) return -1;
+            int rc = emit(ops, "add", p->s, y);
+            path_pop(p, base);
+            if (rc != 0) return rc;
+        }
+        return 0;
+    }
+    if (nt < nf && prefix_equal(from, to, nt)) {
+        /* remove from the end backwards so each index still exists when its op runs */
+        for (int i = nf - 1; i >= nt; i--) {
+            if (path_push_index(p, i) != 0) return -1;
+            int rc = emit(ops, "remove", p->s, NULL);
+            path_pop(p, base);
+            if (rc != 0) return rc;
+        }
+        return 0;
+    }
+    return emit(ops, "replace", p->s, to);
+}
+
+static int diff_value(cJSON *ops, pathbuf *p, const cJSON *from, const cJSON *to, int depth)
+{
+    if (depth > CJSON_NESTING_LIMIT) return -2;
+    if (same_kind(from, to)) {
+        if (cJSON_IsObject(from)) return diff_object(ops, p, from, to, depth);
+        if (cJSON_IsArray(from)) return diff_array(ops, p, from, to, depth);
+        if (cJSON_Compare(from, to, true)) return 0;
+    }
+    return emit(ops, "replace", p->s, to);
+}
+
+int gpa_patch_diff(cJSON **out_ops, const cJSON *from, const cJSON *to, gpa_error *err)
+{
+    *out_ops = NULL;
+    if (!from || !to) return gpa_fail(err, GPA_EINVAL, "patch diff: missing document");
+    cJSON *ops = cJSON_CreateArray();
+    pathbuf p = {0};
+    if (!ops || path_reserve(&p, 0) != 0) {
+        cJSON_Delete(ops);
+        free(p.s);
+        return gpa_fail(err, GPA_ENOMEM, "patch diff: out of memory");
+    }
+    p.s[0] = '\0';
+    int rc = diff_value(ops, &p, from, to, 0);
+    free(p.s);
+    if (rc != 0) {
+        cJSON_Delete(ops);
+        if (rc == -2) return gpa_fail(err, GPA_ERANGE, "patch diff: document nested too deeply");
+        return gpa_fail(err, GPA_ENOMEM, "patch diff: out of memory");
+    }
+    *out_ops = ops;
+    return GPA_OK;
+}
+
+/* ---------------------------------------------------------------- apply */
+
+/* Decodes the next reference token of ptr (which points at a '/') into tok; returns the
+ * position after it, or NULL on a bad escape or a token longer than cap. */
+static const char *next_token(const char *ptr, char *tok, size_t cap)
+{
+    size_t n = 0;
+    ptr++; /* the '/' */
+    while (*ptr && *ptr != '/') {
+        char c = *ptr++;
+        if (c == '~') {
+            if (*ptr == '0')
+                c = '~';
+            else if (*ptr == '1')
+                c = '/';
+            else
+                return NULL;
+            ptr++;
+        }
+        if (n + 1 >= cap) return NULL;
+        tok[n++] = c;
+    }
+    tok[n] = '\0';
+    return ptr;
+}
+
+/* RFC 6901 array index: "0" or digits without a leading zero. -1 when not an index. */
+static long parse_index(const char *tok)
+{
+    if (!*tok || (tok[0] == '0' && tok[1]) || strlen(tok) > 9) return -1;
+    long v = 0;
+    for (const char *c = tok; *c; c++) {
+        if (*c < '0' || *c > '9') return -1;
+        v = v * 10 + (*c - '0');
+    }
+    return v;
+}
+
+static cJSON *child_of(cJSON *container, const char *tok)
+{
+    if (cJSON_IsObject(container)) return cJSON_GetObjectItemCaseSensitive(container, tok);
+    if (cJSON_IsArray(container)) {
+        long i = parse_index(tok);
+        if (i < 0 || i >= cJSON_GetArraySize(container)) return NULL;
+        return cJSON_GetArrayItem(container, (int)i);
+    }
+    return NULL;
+}
+
+/* Splits path into (parent container, last token). Returns -1 when the path is malformed or
+ * the parent does not exist. The root ("") has no parent: *parent is set to NULL. */
+static int resolve_parent(cJSON *doc, const char *path, cJSON **parent, char *last, size_t cap)
+{
+    *parent = NULL;
+    if (path[0] == '\0') return 0;
+    if (path[0] != '/') return -1;
+    cJSON *cur = doc;
+    const char *p = path;
+    for (;;) {
+        p = next_token(p, last, cap);
+        if (!p) return -1;
+        if (*p == '\0') {
+            *parent = cur;
+            return cJSON_IsObject(cur) || cJSON_IsArray(cur) ? 0 : -1;
+        }
+        cur = child_of(cur, last);
+        if (!cur) return -1;
+    }
+}
+
+static cJSON *resolve(cJSON *doc, const char *path, char *tok, size_t cap)
+{
+    cJSON *parent;
+    if (resolve_parent(doc, path, &parent, tok, cap) != 0) return NULL;
+    return parent ? child_of(parent, tok) : doc;
+}
+
+/* Exchanges the contents of two nodes, keeping each one's place (key, siblings). */
+static void swap_contents(cJSON *a, cJSON *b)
+{
+    /* the const-key flag describes the node's key, which stays where it is */
+    cJSON tmp = *a;
+    a->type = (b->type & ~cJSON_StringIsConst) | (tmp.type & cJSON_StringIsConst);
+    a->child = b->child;
+    a->valuestring = b->valuestring;
+    a->valueint = b->valueint;
+    a->valuedouble = b->valuedouble;
+    b->type = (tmp.type & ~cJSON_StringIsConst) | (b->type & cJSON_StringIsConst);
+    b->child = tmp.child;
+    b->valuestring = tmp.valuestring;
+    b->valueint = tmp.valueint;
+    b->valuedouble = tmp.valuedouble;
+}
+
+/* Places value (owned) at path; the root is replaced in place. */
+static int put_value(cJSON *doc, const char *path, cJSON *value, bool replace_only)
+{
+    char tok[1024];
+    cJSON *parent;
+    if (resolve_parent(doc, path, &parent, tok, sizeof tok) != 0) {
+        cJSON_Delete(value);
+        return -1;
+    }
+    if (!parent) {
+        swap_contents(doc, value);
+        cJSON_Delete(value);
+        return 0;
+    }
+    if (cJSON_IsObject(parent)) {
+        cJSON *old = cJSON_GetObjectItemCaseSensitive(parent, tok);
+        if (old) {
+            cJSON_ReplaceItemInObjectCaseSensitive(parent, tok, value); /* keys the value */
+            return 0;
+        }
+        if (replace_only) {
+            cJSON_Delete(value);
+            return -1;
+        }
+        cJSON_AddItemToObject(parent, tok, value);
+        return 0;
+    }
+    int n = cJSON_GetArraySize(parent);
+    long i = (!replace_only && strcmp(tok, "-") == 0) ? n : parse_index(tok);
+    if (i < 0 || i > n || (replace_only && i == n)) {
+        cJSON_Delete(value);
+        return -1;
+    }
+    if (replace_only) {
+        cJSON_ReplaceItemViaPointer(parent, cJSON_GetArrayItem(parent, (int)i), value);
+    } else if (i == n) {
+        cJSON_AddItemToArray(parent, value);
+    } else {
+        cJSON_InsertItemInArray(parent, (int)i, value);
+    }
+    return 0;
+}
+
+/* Detaches and returns the value at path (NULL when absent or the root). */
+static cJSON *take_value(cJSON *doc, const char *path)
+{
+    char tok[1024];
+    cJSON *parent;
+    if (resolve_parent(doc, path, &parent, tok, sizeof tok) != 0 || !parent) return NULL;
+    cJSON *item = child_of(parent, tok);
+    return item ? cJSON_DetachItemViaPointer(parent, item) : NULL;
+}
+
+static int apply_one(cJSON *doc, const cJSON *op, int idx, gpa_error *err)
+{
+    const cJSON *jop = cJSON_GetObjectItemCaseSensitive(op, "op");
+    const cJSON *jpath = cJSON_GetObjectItemCaseSensitive(op, "path");
+    if (!cJSON_IsObject(op) || !cJSON_IsString(jop) || !cJSON_IsString(jpath))
+        return gpa_fail(err, GPA_EPARSE, "patch op %d: needs string \"op\" and \"path\"", idx);
+    const char *name = jop->valuestring, *path = jpath->valuestring;
+    const cJSON *value = cJSON_GetObjectItemCaseSensitive(op, "value");
+    const cJSON *jfrom = cJSON_GetObjectItemCaseSensitive(op, "from");
+    char tok[1024];
+
+    if (strcmp(name, "add") == 0 || strcmp(name, "replace") == 0) {
+        if (!value)
+            return gpa_fail(err, GPA_EPARSE, "patch op %d (%s): missing \"value\"", idx, name);
+        cJSON *dup = dup_value(value);
+        if (!dup) return gpa_fail(err, GPA_ENOMEM, "patch op %d: out of memory", idx);
+        if (put_value(doc, path, dup, name[0] == 'r') != 0)
+            return gpa_fail(err, GPA_EINVAL, "patch op %d (%s): path %s does not exist", idx, name,
+                            path);
+        return GPA_OK;
+    }
+    if (strcmp(name, "remove") == 0) {
+        cJSON *gone = take_value(doc, path);
+        if (!gone)
+            return gpa_fail(err, GPA_EINVAL, "patch op %d (remove): path %s does not exist", idx,
+                            path);
+        cJSON_Delete(gone);
+        return GPA_OK;
+    }
+    if (strcmp(name, "test") == 0) {
+        const cJSON *cur = resolve(doc, path, tok, sizeof tok);
+        if (!value) return gpa_fail(err, GPA_EPARSE, "patch op %d (test): missing \"value\"", idx);
+        if (!cur || !cJSON_Compare(cur, value, true))
+            return gpa_fail(err, GPA_EINVAL, "patch op %d (test): %s does not hold the value", idx,
+                            path);
+        return GPA_OK;
+    }
+    if (strcmp(name, "move") == 0 || strcmp(name, "copy") == 0) {
+        if (!cJSON_IsString(jfrom))
+            return gpa_fail(err, GPA_EPARSE, "patch op %d (%s): missing \"from\"", idx, name);
+        const char *from = jfrom->valuestring;
+        cJSON *v;
+        if (name[0] == 'm') {
+            size_t fl = strlen(from);
+            if (strncmp(path, from, fl) == 0 && path[fl] == '/')
+                return gpa_fail(err, GPA_EINVAL, "patch op %d (move): %s is inside %s", idx, path,
+                                from);
+            if (strcmp(path, from) == 0)
+                return resolve(doc, from, tok, sizeof tok)
+                           ? GPA_OK
+                           : gpa_fail(err, GPA_EINVAL, "patch op %d (move): %s does not exist", idx,
+                                      from);
+            v = take_value(doc, from);
+        } else {
+            const cJSON *src = resolve(doc, from, tok, sizeof tok);
+            v = src ? dup_value(src) : NULL;
+        }
+        if (!v)
+            return gpa_fail(err, GPA_EINVAL, "patch op %d (%s): from %s does not exist", idx, name,
+                            from);
+        if (put_value(doc, path, v, false) != 0)
+            return gpa_fail(err, GPA_EINVAL, "patch op %d (%s): path %s does not exist", idx, name,
+                            path);
+        return GPA_OK;
+    }
+    return gpa_fail(err, GPA_EPARSE, "patch op %d: unknown op \"%s\"", idx, name);
+}
+
+int gpa_patch_apply(cJSON *doc, const cJSON *ops, gpa_error *err)
+{
+    if (!doc || !cJSON_IsArray(ops))
+        return gpa_fail(err, GPA_EPARSE, "patch: not a JSON array of operations");
+    cJSON *work = cJSON_Duplicate(doc, 1);
+    if (!work) return gpa_fail(err, GPA_ENOMEM, "patch: out of memory");
+    int idx = 0;
+    const cJSON *op;
+    cJSON_ArrayForEach(op, ops)
+    {
+        int rc = apply_one(work, op, idx++, err);
+        if (rc != GPA_OK) {
+            cJSON_Delete(work);
+            return rc;
+        }
+    }
+    swap_contents(doc, work);
+    cJSON_Delete(work);
+    return GPA_OK;
+}
