@@ -11,6 +11,55 @@
 
 #include "yaml_tree.h"
 
+static bool all_digits(const char *s, size_t n)
+{
+    if (n == 0) return false;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] < '0' || s[i] > '9') return false;
+    return true;
+}
+
+/* YAML 1.2 core schema, minus octal/hex/inf/nan (kept as strings: JSON cannot hold the
+ * latter, and a leading-zero "08" is far more often an identifier than a number). */
+gpa_yscalar_type gpa_yaml_resolve_plain(const char *s, size_t n)
+{
+    if (n == 0 || (n == 1 && s[0] == '~') ||
+        (n == 4 && (!strcmp(s, "null") || !strcmp(s, "Null") || !strcmp(s, "NULL"))))
+        return GPA_YS_NULL;
+    if (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "TRUE") || !strcmp(s, "false") ||
+        !strcmp(s, "False") || !strcmp(s, "FALSE"))
+        return GPA_YS_BOOL;
+    size_t i = 0;
+    if (s[i] == '-' || s[i] == '+') i++;
+    size_t int_start = i;
+    while (i < n && s[i] >= '0' && s[i] <= '9')
+        i++;
+    size_t int_len = i - int_start;
+    if (i == n) {
+        if (int_len == 0) return GPA_YS_STRING;
+        if (int_len > 1 && s[int_start] == '0') return GPA_YS_STRING;
+        return GPA_YS_INT;
+    }
+    /* float: ( digits ( "." digits? )? | "." digits ) ( [eE] [-+]? digits )? */
+    size_t frac_len = 0;
+    if (s[i] == '.') {
+        i++;
+        size_t f0 = i;
+        while (i < n && s[i] >= '0' && s[i] <= '9')
+            i++;
+        frac_len = i - f0;
+    }
+    if (int_len == 0 && frac_len == 0) return GPA_YS_STRING;
+    if (int_len > 1 && s[int_start] == '0') return GPA_YS_STRING;
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < n && (s[i] == '-' || s[i] == '+')) i++;
+        if (!all_digits(s + i, n - i)) return GPA_YS_STRING;
+        i = n;
+    }
+    return i == n ? GPA_YS_FLOAT : GPA_YS_STRING;
+}
+
 typedef struct builder {
     yaml_parser_t parser;
     gpa_ystream *s;

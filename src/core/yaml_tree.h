@@ -48,6 +48,12 @@ int gpa_ystream_parse(gpa_ystream **out, const char *buf, size_t len, int *line,
                       gpa_error *err);
 void gpa_ystream_free(gpa_ystream *s);
 
+/* How kubectl (sigs.k8s.io/yaml, YAML 1.2 core schema) types a PLAIN scalar: null (null Null
+ * NULL ~ or empty), bool (true/false in 3 spellings), int (decimal, no leading zeros), float
+ * (1.5, .5, 1e3), else string ("yes", "08", "0x10", "1Gi", ".inf"). */
+typedef enum { GPA_YS_NULL, GPA_YS_BOOL, GPA_YS_INT, GPA_YS_FLOAT, GPA_YS_STRING } gpa_yscalar_type;
+gpa_yscalar_type gpa_yaml_resolve_plain(const char *s, size_t n);
+
 /* Map helpers */
 static inline gpa_ynode *gpa_ymap_key(const gpa_ynode *m, size_t i)
 {

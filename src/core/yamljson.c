@@ -19,55 +19,17 @@
 
 #define TAG_PREFIX "tag:yaml.org,2002:"
 
-typedef enum { SC_NULL, SC_BOOL, SC_INT, SC_FLOAT, SC_STRING } scalar_type;
+typedef enum {
+    SC_NULL = GPA_YS_NULL,
+    SC_BOOL = GPA_YS_BOOL,
+    SC_INT = GPA_YS_INT,
+    SC_FLOAT = GPA_YS_FLOAT,
+    SC_STRING = GPA_YS_STRING
+} scalar_type;
 
-static bool all_digits(const char *s, size_t n)
-{
-    if (n == 0) return false;
-    for (size_t i = 0; i < n; i++)
-        if (s[i] < '0' || s[i] > '9') return false;
-    return true;
-}
-
-/* YAML 1.2 core schema, minus octal/hex/inf/nan (kept as strings: JSON cannot hold the
- * latter, and a leading-zero "08" is far more often an identifier than a number). */
 static scalar_type resolve_plain(const char *s, size_t n)
 {
-    if (n == 0 || (n == 1 && s[0] == '~') ||
-        (n == 4 && (!strcmp(s, "null") || !strcmp(s, "Null") || !strcmp(s, "NULL"))))
-        return SC_NULL;
-    if (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "TRUE") || !strcmp(s, "false") ||
-        !strcmp(s, "False") || !strcmp(s, "FALSE"))
-        return SC_BOOL;
-    size_t i = 0;
-    if (s[i] == '-' || s[i] == '+') i++;
-    size_t int_start = i;
-    while (i < n && s[i] >= '0' && s[i] <= '9')
-        i++;
-    size_t int_len = i - int_start;
-    if (i == n) {
-        if (int_len == 0) return SC_STRING;
-        if (int_len > 1 && s[int_start] == '0') return SC_STRING;
-        return SC_INT;
-    }
-    /* float: ( digits ( "." digits? )? | "." digits ) ( [eE] [-+]? digits )? */
-    size_t frac_len = 0;
-    if (s[i] == '.') {
-        i++;
-        size_t f0 = i;
-        while (i < n && s[i] >= '0' && s[i] <= '9')
-            i++;
-        frac_len = i - f0;
-    }
-    if (int_len == 0 && frac_len == 0) return SC_STRING;
-    if (int_len > 1 && s[int_start] == '0') return SC_STRING;
-    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-        i++;
-        if (i < n && (s[i] == '-' || s[i] == '+')) i++;
-        if (!all_digits(s + i, n - i)) return SC_STRING;
-        i = n;
-    }
-    return i == n ? SC_FLOAT : SC_STRING;
+    return (scalar_type)gpa_yaml_resolve_plain(s, n);
 }
 
 static int scalar_to_json(cJSON **out, const gpa_ynode *n, gpa_error *err)
