@@ -1,0 +1,207 @@
+/*
+ * jsonlog.c - one JSON log line per event on stderr (see jsonlog.h).
+ *
+ * Must never: block on a lock, allocate, or emit a partial line; a value too long for the
+ * line buffer is cut at a character boundary and the line marked "truncated":true.
+ */
+#include "jsonlog.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static atomic_int log_level = GPA_LOG_INFO;
+static atomic_int log_fd = 2;
+
+static const char *const level_names[] = {"debug", "info", "warn", "error"};
+
+int gpa_log_level_parse(const char *s)
+{
+    for (int i = 0; i < 4; i++)
+        if (strcmp(s, level_names[i]) == 0) return i;
+    return -1;
+}
+
+void gpa_log_set_level(gpa_log_level l)
+{
+    atomic_store(&log_level, (int)l);
+}
+
+bool gpa_log_enabled(gpa_log_level l)
+{
+    return (int)l >= atomic_load_explicit(&log_level, memory_order_relaxed);
+}
+
+void gpa_log_set_fd(int fd)
+{
+    atomic_store(&log_fd, fd);
+}
+
+/* Room kept back so the closing "}\n" and a truncation marker always fit. */
+#define RESERVE 32
+
+static void put_raw(gpa_logline *l, const char *s, size_t n)
+{
+    if (l->len + n > sizeof l->buf - RESERVE) {
+        l->truncated = true;
+        return;
+    }
+    memcpy(l->buf + l->len, s, n);
+    l->len += n;
+}
+
+/* Escapes s as a JSON string body; stops cleanly (never mid-escape) when full. */
+static void put_escaped(gpa_logline *l, const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        char tmp[6];
+        size_t n;
+        switch (*p) {
+        case '"':
+            memcpy(tmp, "\\\"", 2), n = 2;
+            break;
+        case '\\':
+            memcpy(tmp, "\\\\", 2), n = 2;
+            break;
+        case '\n':
+            memcpy(tmp, "\\n", 2), n = 2;
+            break;
+        case '\r':
+            memcpy(tmp, "\\r", 2), n = 2;
+            break;
+        case '\t':
+            memcpy(tmp, "\\t", 2), n = 2;
+            break;
+        default:
+            if (*p < 0x20 || *p == 0x7f) {
+                tmp[0] = '\\', tmp[1] = 'u', tmp[2] = '0', tmp[3] = '0';
+                tmp[4] = hex[*p >> 4], tmp[5] = hex[*p & 15];
+                n = 6;
+            } else {
+                tmp[0] = (char)*p, n = 1;
+            }
+        }
+        if (l->len + n > sizeof l->buf - RESERVE - 1) {
+            /* Do not leave half a UTF-8 sequence behind. */
+            while (l->len > 0 && ((unsigned char)l->buf[l->len - 1] & 0xC0) == 0x80)
+                l->len--;
+            if (l->len > 0 && ((unsigned char)l->buf[l->len - 1] & 0xC0) == 0xC0) l->len--;
+            l->truncated = true;
+            return;
+        }
+        memcpy(l->buf + l->len, tmp, n);
+        l->len += n;
+    }
+}
+
+static void put_key(gpa_logline *l, const char *key)
+{
+    put_raw(l, ",\"", 2);
+    put_escaped(l, key);
+    put_raw(l, "\":", 2);
+}
+
+void gpa_log_begin(gpa_logline *l, gpa_log_level level, const char *msg)
+{
+    l->len = 0;
+    l->truncated = false;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    struct tm tm;
+    gmtime_r(&ts.tv_sec, &tm);
+    char head[64];
+    int n = snprintf(head, sizeof head, "{\"ts\":\"%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ\"",
+                     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                     ts.tv_nsec / 1000000);
+    put_raw(l, head, (size_t)n);
+    put_raw(l, ",\"level\":\"", 10);
+    put_escaped(l, level_names[level]);
+    put_raw(l, "\"", 1);
+    gpa_log_str(l, "msg", msg);
+}
+
+/* Each field is all-or-nothing except a long string value, which is cut; a field that
+ * cannot start is rolled back so the line stays valid JSON. */
+static bool field_fits(gpa_logline *l, size_t start)
+{
+    if (l->truncated) {
+        l->len = start;
+        return false;
+    }
+    return true;
+}
+
+void gpa_log_str(gpa_logline *l, const char *key, const char *value)
+{
+    size_t start = l->len;
+    if (l->truncated) return;
+    put_key(l, key);
+    put_raw(l, value ? "\"" : "null", value ? 1 : 4);
+    if (!field_fits(l, start) || !value) return;
+    put_escaped(l, value);
+    /* put_escaped keeps one byte back for exactly this quote. */
+    l->buf[l->len++] = '"';
+}
+
+void gpa_log_int(gpa_logline *l, const char *key, long long value)
+{
+    char tmp[32];
+    int n = snprintf(tmp, sizeof tmp, "%lld", value);
+    size_t start = l->len;
+    if (l->truncated) return;
+    put_key(l, key);
+    put_raw(l, tmp, (size_t)n);
+    field_fits(l, start);
+}
+
+void gpa_log_double(gpa_logline *l, const char *key, double value, int decimals)
+{
+    char tmp[64];
+    int n = snprintf(tmp, sizeof tmp, "%.*f", decimals, value);
+    size_t start = l->len;
+    if (l->truncated) return;
+    put_key(l, key);
+    put_raw(l, tmp, (size_t)n);
+    field_fits(l, start);
+}
+
+void gpa_log_bool(gpa_logline *l, const char *key, bool value)
+{
+    size_t start = l->len;
+    if (l->truncated) return;
+    put_key(l, key);
+    put_raw(l, value ? "true" : "false", value ? 4 : 5);
+    field_fits(l, start);
+}
+
+void gpa_log_end(gpa_logline *l)
+{
+    if (l->truncated) {
+        const char *mark = ",\"truncated\":true";
+        memcpy(l->buf + l->len, mark, strlen(mark));
+        l->len += strlen(mark);
+    }
+    l->buf[l->len++] = '}';
+    l->buf[l->len++] = '\n';
+    int fd = atomic_load_explicit(&log_fd, memory_order_relaxed);
+    size_t off = 0;
+    while (off < l->len) {
+        ssize_t w = write(fd, l->buf + off, l->len - off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) break;
+        off += (size_t)w;
+    }
+}
+
+void gpa_log_msg(gpa_log_level level, const char *msg, const char *error)
+{
+    if (!gpa_log_enabled(level)) return;
+    gpa_logline l;
+    gpa_log_begin(&l, level, msg);
+    if (error) gpa_log_str(&l, "error", error);
+    gpa_log_end(&l);
+}

@@ -1,0 +1,42 @@
+/*
+ * jsonlog.h - the server's log: one JSON object per line on stderr (ts, level, msg, then
+ * fields), written with a single write(2) so lines from concurrent threads never interleave.
+ *
+ * Must never: block on a lock, allocate on the heap, or print anything that is not one
+ * complete JSON line.
+ */
+#ifndef GPA_JSONLOG_H
+#define GPA_JSONLOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef enum { GPA_LOG_DEBUG = 0, GPA_LOG_INFO, GPA_LOG_WARN, GPA_LOG_ERROR } gpa_log_level;
+
+/* Parses "debug" | "info" | "warn" | "error"; -1 when unknown. */
+int gpa_log_level_parse(const char *s);
+void gpa_log_set_level(gpa_log_level l);
+bool gpa_log_enabled(gpa_log_level l);
+/* Where lines go (default 2 = stderr); tests may point it elsewhere. */
+void gpa_log_set_fd(int fd);
+
+/* A line under construction, on the caller's stack. Fields that do not fit are dropped
+ * (the line stays valid JSON and gets "truncated":true). */
+typedef struct gpa_logline {
+    char buf[4096];
+    size_t len;
+    bool truncated;
+} gpa_logline;
+
+void gpa_log_begin(gpa_logline *l, gpa_log_level level, const char *msg);
+/* A NULL value is written as JSON null. */
+void gpa_log_str(gpa_logline *l, const char *key, const char *value);
+void gpa_log_int(gpa_logline *l, const char *key, long long value);
+void gpa_log_double(gpa_logline *l, const char *key, double value, int decimals);
+void gpa_log_bool(gpa_logline *l, const char *key, bool value);
+void gpa_log_end(gpa_logline *l);
+
+/* Shorthand for a line with only a message and an optional "error" field. */
+void gpa_log_msg(gpa_log_level level, const char *msg, const char *error);
+
+#endif
