@@ -1,10 +1,86 @@
-/* cmd_check.c - placeholder until the owning work item lands; replaced, never shipped. */
+/*
+ * cmd_check.c - `gpu-admission check DIR`: load a policy directory exactly as the server
+ * does (gpa_policy_load_dir) and print what it means - pools, rules in effective order with
+ * the file:line each came from, enforcement, revision - or every error, one per line.
+ * Never prints a partial description of a set that failed to load.
+ */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli.h"
+#include "gpu_admission/policy.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: gpu-admission check [--quiet] DIR\n"
+               "\n"
+               "Loads every *.yaml / *.yml file directly in DIR (lexical order; dot-files and\n"
+               "sub-directories are skipped, symlinks followed) exactly as the server does, then\n"
+               "prints the effective policy: enforcement, unmatched, tenants, GPU resource names,\n"
+               "pools, rules in the order they are tried (first match wins) with the file:line\n"
+               "each came from, and the revision. Last line:\n"
+               "  OK: N pools, M rules, revision <sha256>\n"
+               "\n"
+               "On an invalid set, prints every error to stderr as path:LINE:COL: message and\n"
+               "exits 1; nothing is printed to stdout.\n"
+               "\n"
+               "flags:\n"
+               "  --quiet   print only the OK line\n"
+               "  --help    this text\n"
+               "\n"
+               "exit status: 0 valid, 1 invalid set, unreadable directory or usage error\n");
+}
+
 int gpa_cmd_check(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "gpu-admission check: not built yet\n");
-    return 1;
+    const char *dir = NULL;
+    bool quiet = false;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
+            quiet = true;
+        } else if (strcmp(argv[i], "--") == 0 && i + 1 < argc && !dir && i + 2 == argc) {
+            dir = argv[++i];
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            fprintf(stderr, "gpu-admission check: unknown flag %s\n", argv[i]);
+            usage(stderr);
+            return 1;
+        } else if (dir) {
+            fprintf(stderr, "gpu-admission check: only one directory may be given\n");
+            usage(stderr);
+            return 1;
+        } else {
+            dir = argv[i];
+        }
+    }
+    if (!dir) {
+        fprintf(stderr, "gpu-admission check: no policy directory given\n");
+        usage(stderr);
+        return 1;
+    }
+    gpa_policy *p = NULL;
+    gpa_error err = {0};
+    if (gpa_policy_load_dir(&p, dir, &err) != GPA_OK) {
+        fprintf(stderr, "%s\n", err.message);
+        fprintf(stderr, "gpu-admission check: %s: policy set refused\n", dir);
+        return 1;
+    }
+    if (!quiet) {
+        char *d = gpa_policy_describe(p);
+        if (!d) {
+            fprintf(stderr, "gpu-admission check: out of memory\n");
+            gpa_policy_unref(p);
+            return 1;
+        }
+        fputs(d, stdout);
+        free(d);
+    }
+    printf("OK: %zu pool%s, %zu rule%s, revision %s\n", gpa_policy_pool_count(p),
+           gpa_policy_pool_count(p) == 1 ? "" : "s", gpa_policy_rule_count(p),
+           gpa_policy_rule_count(p) == 1 ? "" : "s", gpa_policy_revision(p));
+    gpa_policy_unref(p);
+    return fflush(stdout) == 0 ? 0 : 1;
 }
