@@ -1,0 +1,399 @@
+"""test_render.py - renders the chart with the real helm for each certificate mode, webhook.url
+mode and Kubernetes 1.20 / 1.27 / 1.28 / 1.30, and asserts on the rendered objects: webhook
+rules, selectors, policies, certificates (checked with the openssl tool), the hardened pod,
+directory mounts (hot reload), probes, PDB, Service wiring."""
+import base64
+import os
+import subprocess
+import tempfile
+import unittest
+
+import yaml
+
+import chartlib as c
+
+NS_SELECTOR = {"matchExpressions": [
+    {"key": "kubernetes.io/metadata.name", "operator": "NotIn",
+     "values": [c.RELEASE_NS, "kube-system"]},
+    {"key": "gpu-admission.io/ignore", "operator": "NotIn", "values": ["true"]},
+]}
+
+
+def webhooks(objs):
+    m = c.one(objs, "MutatingWebhookConfiguration")
+    v = c.one(objs, "ValidatingWebhookConfiguration")
+    assert len(m["webhooks"]) == 1 and len(v["webhooks"]) == 1
+    return m, v, m["webhooks"][0], v["webhooks"][0]
+
+
+def pod_spec(objs):
+    return c.one(objs, "Deployment")["spec"]["template"]["spec"]
+
+
+def openssl(*args, stdin=None):
+    r = subprocess.run(["openssl", *args], capture_output=True, text=True, input=stdin)
+    return r.returncode, r.stdout + r.stderr
+
+
+class Defaults(unittest.TestCase):
+    """Default values (certificates.mode generate) on Kubernetes 1.30."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.objs = c.render(kube_version="1.30.0")
+        cls.values = yaml.safe_load(open(os.path.join(c.CHART, "values.yaml")))
+
+    def test_webhook_contract(self):
+        m, v, mw, vw = webhooks(self.objs)
+        self.assertEqual(mw["name"], "mutate.gpu-admission.io")
+        self.assertEqual(vw["name"], "validate.gpu-admission.io")
+        for w in (mw, vw):
+            self.assertEqual(w["sideEffects"], "None")
+            self.assertEqual(w["admissionReviewVersions"], ["v1"])
+            self.assertEqual(w["failurePolicy"], "Fail")
+            self.assertEqual(w["timeoutSeconds"], 5)
+            self.assertEqual(w["namespaceSelector"], NS_SELECTOR)
+            self.assertNotIn("objectSelector", w)
+            self.assertEqual(len(w["rules"]), 1)
+            r = w["rules"][0]
+            self.assertEqual((r["apiGroups"], r["apiVersions"], r["resources"]),
+                             ([""], ["v1"], ["pods"]))
+        self.assertEqual(mw["rules"][0]["operations"], ["CREATE"])
+        self.assertEqual(sorted(vw["rules"][0]["operations"]), ["CREATE", "UPDATE"])
+        self.assertEqual(mw["reinvocationPolicy"], "IfNeeded")
+        self.assertNotIn("reinvocationPolicy", vw)  # not a field of validating webhooks
+
+    def test_client_config_points_at_service(self):
+        _, _, mw, vw = webhooks(self.objs)
+        svc = c.one(self.objs, "Service")
+        for w, path in ((mw, "/mutate"), (vw, "/validate")):
+            cc = w["clientConfig"]
+            self.assertNotIn("url", cc)
+            self.assertEqual(cc["service"], {"name": svc["metadata"]["name"],
+                                             "namespace": c.RELEASE_NS, "path": path,
+                                             "port": 443})
+        # 443 reaches the container's TLS port
+        port = [p for p in svc["spec"]["ports"] if p["port"] == 443][0]
+        ctr = pod_spec(self.objs)["containers"][0]
+        named = {p["name"]: p["containerPort"] for p in ctr["ports"]}
+        self.assertEqual(named[port["targetPort"]], 8443)
+        self.assertIn("--listen=:8443", ctr["args"])
+        self.assertIn("--metrics-listen=:9090", ctr["args"])
+        # the Service selects the Deployment's pods
+        pod_labels = c.one(self.objs, "Deployment")["spec"]["template"]["metadata"]["labels"]
+        for k, val in svc["spec"]["selector"].items():
+            self.assertEqual(pod_labels.get(k), val)
+
+    def test_generated_certificate_is_valid_for_the_service(self):
+        _, _, mw, vw = webhooks(self.objs)
+        sec = [s for s in c.by_kind(self.objs, "Secret")
+               if s["metadata"]["name"] == c.FULLNAME + "-tls"][0]
+        self.assertEqual(sec["type"], "kubernetes.io/tls")
+        ca = base64.b64decode(sec["data"]["ca.crt"]).decode()
+        crt = base64.b64decode(sec["data"]["tls.crt"]).decode()
+        key = base64.b64decode(sec["data"]["tls.key"]).decode()
+        # both webhooks trust exactly the CA that signed the served certificate
+        self.assertEqual(mw["clientConfig"]["caBundle"], sec["data"]["ca.crt"])
+        self.assertEqual(vw["clientConfig"]["caBundle"], sec["data"]["ca.crt"])
+        with tempfile.TemporaryDirectory() as d:
+            for n, t in (("ca.crt", ca), ("tls.crt", crt), ("tls.key", key)):
+                with open(os.path.join(d, n), "w") as f:
+                    f.write(t)
+            host = f"{c.FULLNAME}.{c.RELEASE_NS}.svc"
+            rc, out = openssl("verify", "-CAfile", f"{d}/ca.crt", "-verify_hostname", host,
+                              "-purpose", "sslserver", f"{d}/tls.crt")
+            self.assertEqual(rc, 0, out)
+            rc, out = openssl("verify", "-CAfile", f"{d}/ca.crt", "-verify_hostname",
+                              "other.example.com", f"{d}/tls.crt")
+            self.assertNotEqual(rc, 0, "certificate must not be valid for foreign names")
+            rc, text = openssl("x509", "-in", f"{d}/tls.crt", "-noout", "-text")
+            self.assertEqual(rc, 0)
+            san = text.split("Subject Alternative Name:", 1)[1].strip().splitlines()[0]
+            self.assertEqual([x.strip() for x in san.split(",")],
+                             [f"DNS:{n}" for n in (
+                                 c.FULLNAME, f"{c.FULLNAME}.{c.RELEASE_NS}",
+                                 f"{c.FULLNAME}.{c.RELEASE_NS}.svc",
+                                 f"{c.FULLNAME}.{c.RELEASE_NS}.svc.cluster.local")])
+            self.assertIn("prime256v1", text)  # ECDSA P-256, as the architecture asks
+            # the key belongs to the certificate
+            _, pub1 = openssl("x509", "-in", f"{d}/tls.crt", "-noout", "-pubkey")
+            _, pub2 = openssl("pkey", "-in", f"{d}/tls.key", "-pubout")
+            self.assertEqual(pub1.strip(), pub2.strip())
+        self.assertIn("gpu-admission.io/not-after", sec["metadata"]["annotations"])
+
+    def test_hardened_pod(self):
+        spec = pod_spec(self.objs)
+        self.assertIs(spec["automountServiceAccountToken"], False)
+        psc = spec["securityContext"]
+        self.assertIs(psc["runAsNonRoot"], True)
+        self.assertEqual(psc["runAsUser"], 65532)
+        self.assertEqual(psc["seccompProfile"], {"type": "RuntimeDefault"})
+        self.assertEqual(len(spec["containers"]), 1)
+        sc = spec["containers"][0]["securityContext"]
+        self.assertIs(sc["runAsNonRoot"], True)
+        self.assertEqual(sc["runAsUser"], 65532)
+        self.assertIs(sc["readOnlyRootFilesystem"], True)
+        self.assertIs(sc["allowPrivilegeEscalation"], False)
+        self.assertEqual(sc["capabilities"], {"drop": ["ALL"]})
+        self.assertEqual(sc["seccompProfile"], {"type": "RuntimeDefault"})
+        self.assertNotIn("add", sc["capabilities"])
+        sa = c.one(self.objs, "ServiceAccount")
+        self.assertEqual(sa["metadata"]["name"], spec["serviceAccountName"])
+        self.assertIs(sa["automountServiceAccountToken"], False)
+        self.assertEqual(c.by_kind(self.objs, "Role") + c.by_kind(self.objs, "ClusterRole"), [])
+        res = spec["containers"][0]["resources"]
+        self.assertIn("memory", res["requests"])
+        self.assertIn("memory", res["limits"])
+
+    def test_mounts_are_directories_for_hot_reload(self):
+        spec = pod_spec(self.objs)
+        ctr = spec["containers"][0]
+        mounts = {m["name"]: m for m in ctr["volumeMounts"]}
+        for m in ctr["volumeMounts"]:
+            self.assertNotIn("subPath", m, "subPath mounts are never updated by the kubelet")
+            self.assertNotIn("subPathExpr", m)
+            self.assertIs(m.get("readOnly"), True)
+        vols = {v["name"]: v for v in spec["volumes"]}
+        self.assertEqual(mounts["policies"]["mountPath"], "/etc/gpu-admission/policies")
+        self.assertEqual(mounts["tls"]["mountPath"], "/etc/gpu-admission/tls")
+        self.assertIn("--policies=/etc/gpu-admission/policies", ctr["args"])
+        self.assertIn("--cert-dir=/etc/gpu-admission/tls", ctr["args"])
+        self.assertEqual(ctr["args"][0], "serve")
+        cm = c.one(self.objs, "ConfigMap")
+        self.assertEqual(vols["policies"]["configMap"]["name"], cm["metadata"]["name"])
+        self.assertNotIn("items", vols["policies"]["configMap"])  # every file, as a directory
+        self.assertEqual(vols["tls"]["secret"]["secretName"], c.FULLNAME + "-tls")
+        self.assertNotIn("items", vols["tls"]["secret"])
+        # hot reload: no checksum annotation restarting pods on policy/cert changes
+        ann = c.one(self.objs, "Deployment")["spec"]["template"]["metadata"].get(
+            "annotations") or {}
+        self.assertEqual([k for k in ann if "checksum" in k], [])
+
+    def test_policies_configmap_is_values_policies(self):
+        cm = c.one(self.objs, "ConfigMap")
+        self.assertEqual(self.values["policies"], {})
+        self.assertEqual(cm["data"], self.values["defaultPolicies"])
+        self.assertTrue(all(k.endswith((".yaml", ".yml")) for k in cm["data"]))
+
+    def test_probes_and_shutdown(self):
+        spec = pod_spec(self.objs)
+        ctr = spec["containers"][0]
+        self.assertEqual(ctr["readinessProbe"]["httpGet"], {"path": "/readyz", "port": "metrics"})
+        self.assertEqual(ctr["livenessProbe"]["httpGet"], {"path": "/healthz", "port": "metrics"})
+        named = {p["name"]: p["containerPort"] for p in ctr["ports"]}
+        self.assertEqual(named["metrics"], 9090)
+        grace = [a for a in ctr["args"] if a.startswith("--shutdown-grace=")]
+        self.assertEqual(len(grace), 1)
+        secs = int(grace[0].split("=")[1].rstrip("s"))
+        self.assertGreater(spec["terminationGracePeriodSeconds"], secs + 5)
+
+    def test_availability(self):
+        d = c.one(self.objs, "Deployment")
+        self.assertEqual(d["spec"]["replicas"], 2)
+        self.assertEqual(d["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"], 0)
+        tsc = d["spec"]["template"]["spec"]["topologySpreadConstraints"]
+        self.assertEqual(tsc[0]["topologyKey"], "kubernetes.io/hostname")
+        self.assertEqual(tsc[0]["labelSelector"]["matchLabels"], d["spec"]["selector"]["matchLabels"])
+        pdb = c.one(self.objs, "PodDisruptionBudget")
+        self.assertEqual(pdb["apiVersion"], "policy/v1")
+        self.assertEqual(pdb["spec"]["minAvailable"], 1)
+        self.assertEqual(pdb["spec"]["selector"]["matchLabels"], d["spec"]["selector"]["matchLabels"])
+        self.assertNotIn("priorityClassName", d["spec"]["template"]["spec"])
+
+    def test_optional_objects_off_by_default(self):
+        for kind in ("ServiceMonitor", "NetworkPolicy", "Certificate", "Issuer"):
+            self.assertEqual(c.by_kind(self.objs, kind), [], kind)
+
+
+class Options(unittest.TestCase):
+    def test_failure_policy_timeout_and_excluded_namespaces(self):
+        objs = c.render({"webhook": {"failurePolicy": "Ignore", "timeoutSeconds": 12,
+                                     "excludeNamespaces": ["gpu-operator"]},
+                         "terminationGracePeriodSeconds": 40})
+        for w in webhooks(objs)[2:]:
+            self.assertEqual(w["failurePolicy"], "Ignore")
+            self.assertEqual(w["timeoutSeconds"], 12)
+            self.assertEqual(w["namespaceSelector"]["matchExpressions"][0]["values"],
+                             [c.RELEASE_NS, "kube-system", "gpu-operator"])
+
+    def test_single_replica_has_no_pdb_and_priority_class(self):
+        objs = c.render({"replicaCount": 1, "priorityClassName": "system-cluster-critical"})
+        self.assertEqual(c.by_kind(objs, "PodDisruptionBudget"), [])
+        self.assertEqual(pod_spec(objs)["priorityClassName"], "system-cluster-critical")
+        self.assertEqual(c.one(objs, "Deployment")["spec"]["replicas"], 1)
+
+    def test_existing_policy_configmap(self):
+        objs = c.render({"existingPolicyConfigMap": "team-policies"})
+        self.assertEqual(c.by_kind(objs, "ConfigMap"), [])
+        vols = {v["name"]: v for v in pod_spec(objs)["volumes"]}
+        self.assertEqual(vols["policies"]["configMap"]["name"], "team-policies")
+
+    def test_custom_policies(self):
+        pol = {"a.yaml": "apiVersion: gpu-admission.io/v1alpha1\nkind: GPUPolicy\n"
+                         "metadata: {name: x}\nspec: {unmatched: deny}\n",
+               "b.yml": "# only a comment\n"}
+        objs = c.render({"policies": pol})
+        # the user's files replace the shipped set entirely
+        self.assertEqual(c.one(objs, "ConfigMap")["data"], pol)
+
+    def test_server_args(self):
+        objs = c.render({"server": {"logLevel": "debug", "threads": 4, "maxBodyBytes": 2097152,
+                                    "shutdownGraceSeconds": 7, "clientCASecret": "apiserver-ca"}})
+        spec = pod_spec(objs)
+        args = spec["containers"][0]["args"]
+        for a in ("--log-level=debug", "--threads=4", "--max-body=2097152",
+                  "--shutdown-grace=7s", "--client-ca=/etc/gpu-admission/client-ca/ca.crt"):
+            self.assertIn(a, args)
+        vols = {v["name"]: v for v in spec["volumes"]}
+        self.assertEqual(vols["client-ca"]["secret"]["secretName"], "apiserver-ca")
+
+    def test_grace_period_must_exceed_shutdown_grace(self):
+        r = c.template({"terminationGracePeriodSeconds": 12,
+                        "server": {"shutdownGraceSeconds": 10}}, check=False)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("terminationGracePeriodSeconds (12) must be greater", r.stderr)
+
+    def test_service_monitor_and_network_policy(self):
+        objs = c.render({"metrics": {"serviceMonitor": {"enabled": True}},
+                         "networkPolicy": {"enabled": True,
+                                           "webhookFrom": [{"ipBlock": {"cidr": "10.0.0.0/8"}}]}})
+        sm = c.one(objs, "ServiceMonitor")
+        self.assertEqual(sm["apiVersion"], "monitoring.coreos.com/v1")
+        self.assertEqual(sm["spec"]["endpoints"][0]["port"], "metrics")
+        self.assertEqual(sm["spec"]["endpoints"][0]["path"], "/metrics")
+        np = c.one(objs, "NetworkPolicy")
+        ing = {r["ports"][0]["port"]: r for r in np["spec"]["ingress"]}
+        self.assertEqual(ing[8443]["from"], [{"ipBlock": {"cidr": "10.0.0.0/8"}}])
+        self.assertEqual(ing[9090]["from"][0]["namespaceSelector"]["matchLabels"],
+                         {"kubernetes.io/metadata.name": "monitoring"})
+        # default webhookFrom: the webhook port is open to every source (the API server)
+        objs = c.render({"networkPolicy": {"enabled": True}})
+        ing = {r["ports"][0]["port"]: r for r in c.one(objs, "NetworkPolicy")["spec"]["ingress"]}
+        self.assertNotIn("from", ing[8443])
+
+
+class CertManager(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.objs = c.render({"certificates": {"mode": "cert-manager"}})
+
+    def test_inject_annotation_and_no_ca_bundle(self):
+        m, v, mw, vw = webhooks(self.objs)
+        certs = {x["metadata"]["name"]: x for x in c.by_kind(self.objs, "Certificate")}
+        for cfg, w in ((m, mw), (v, vw)):
+            ref = cfg["metadata"]["annotations"]["cert-manager.io/inject-ca-from"]
+            ns, name = ref.split("/")
+            self.assertEqual(ns, c.RELEASE_NS)
+            self.assertIn(name, certs)
+            self.assertNotIn("caBundle", w["clientConfig"])
+        self.assertEqual([s for s in c.by_kind(self.objs, "Secret")], [])
+
+    def test_serving_certificate_feeds_the_pod(self):
+        vols = {v["name"]: v for v in pod_spec(self.objs)["volumes"]}
+        secret = vols["tls"]["secret"]["secretName"]
+        serving = [x for x in c.by_kind(self.objs, "Certificate")
+                   if x["spec"]["secretName"] == secret]
+        self.assertEqual(len(serving), 1)
+        s = serving[0]["spec"]
+        self.assertIn(f"{c.FULLNAME}.{c.RELEASE_NS}.svc", s["dnsNames"])
+        self.assertIn(f"{c.FULLNAME}.{c.RELEASE_NS}.svc.cluster.local", s["dnsNames"])
+        self.assertEqual(s["privateKey"]["algorithm"], "ECDSA")
+        self.assertNotIn("isCA", s)
+        # issued by the chart's CA Issuer, itself backed by a self-signed CA Certificate
+        issuers = {x["metadata"]["name"]: x for x in c.by_kind(self.objs, "Issuer")}
+        ca_issuer = issuers[s["issuerRef"]["name"]]
+        ca_cert = [x for x in c.by_kind(self.objs, "Certificate")
+                   if x["spec"]["secretName"] == ca_issuer["spec"]["ca"]["secretName"]][0]
+        self.assertIs(ca_cert["spec"]["isCA"], True)
+        self.assertEqual(issuers[ca_cert["spec"]["issuerRef"]["name"]]["spec"], {"selfSigned": {}})
+
+    def test_external_issuer(self):
+        objs = c.render({"certificates": {"mode": "cert-manager", "certManager": {
+            "issuerRef": {"name": "corp-ca", "kind": "ClusterIssuer"}}}})
+        self.assertEqual(c.by_kind(objs, "Issuer"), [])
+        cert = c.one(objs, "Certificate")
+        self.assertEqual(cert["spec"]["issuerRef"],
+                         {"name": "corp-ca", "kind": "ClusterIssuer", "group": "cert-manager.io"})
+
+
+class Existing(unittest.TestCase):
+    def test_existing_secret_and_ca_bundle(self):
+        bundle = base64.b64encode(b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n").decode()
+        objs = c.render({"certificates": {"mode": "existing", "existingSecret": "my-tls",
+                                          "caBundle": bundle}})
+        for w in webhooks(objs)[2:]:
+            self.assertEqual(w["clientConfig"]["caBundle"], bundle)
+        vols = {v["name"]: v for v in pod_spec(objs)["volumes"]}
+        self.assertEqual(vols["tls"]["secret"]["secretName"], "my-tls")
+        self.assertEqual(c.by_kind(objs, "Secret"), [])
+        self.assertEqual(c.by_kind(objs, "Certificate"), [])
+
+
+class URLMode(unittest.TestCase):
+    def test_url_replaces_service(self):
+        objs = c.render({"webhook": {"url": "https://127.0.0.1:18443/"}})
+        _, _, mw, vw = webhooks(objs)
+        self.assertEqual(mw["clientConfig"]["url"], "https://127.0.0.1:18443/mutate")
+        self.assertEqual(vw["clientConfig"]["url"], "https://127.0.0.1:18443/validate")
+        for w in (mw, vw):
+            self.assertNotIn("service", w["clientConfig"])
+            self.assertTrue(w["clientConfig"]["caBundle"])
+        # the generated certificate is valid for the URL's host
+        sec = c.one(objs, "Secret")
+        with tempfile.TemporaryDirectory() as d:
+            for n, k in (("ca", "ca.crt"), ("crt", "tls.crt")):
+                with open(f"{d}/{n}", "wb") as f:
+                    f.write(base64.b64decode(sec["data"][k]))
+            rc, out = openssl("verify", "-CAfile", f"{d}/ca", "-verify_ip", "127.0.0.1",
+                              f"{d}/crt")
+            self.assertEqual(rc, 0, out)
+
+    def test_url_with_dns_host_in_cert_manager_mode(self):
+        objs = c.render({"webhook": {"url": "https://webhook.example.com:9443/gpa"},
+                         "certificates": {"mode": "cert-manager"}})
+        _, _, mw, _ = webhooks(objs)
+        self.assertEqual(mw["clientConfig"]["url"], "https://webhook.example.com:9443/gpa/mutate")
+        serving = [x for x in c.by_kind(objs, "Certificate") if not x["spec"].get("isCA")][0]
+        self.assertIn("webhook.example.com", serving["spec"]["dnsNames"])
+
+
+class KubeVersions(unittest.TestCase):
+    def test_match_conditions_only_from_1_28(self):
+        for ver, want in (("1.20.2", False), ("1.27.9", False), ("1.28.0", True),
+                          ("1.30.1", True), ("1.34.0", True)):
+            _, _, mw, vw = webhooks(c.render(kube_version=ver))
+            self.assertEqual("matchConditions" in mw, want, ver)
+            self.assertEqual("matchConditions" in vw, want, ver)
+        _, _, mw, vw = webhooks(c.render({"webhook": {"matchConditions": {"enabled": False}}},
+                                         kube_version="1.30.0"))
+        self.assertNotIn("matchConditions", mw)
+        self.assertNotIn("matchConditions", vw)
+
+    def test_1_20(self):
+        objs = c.render(kube_version="1.20.2")
+        self.assertEqual(c.one(objs, "PodDisruptionBudget")["apiVersion"], "policy/v1beta1")
+        _, _, mw, vw = webhooks(objs)
+        self.assertEqual(mw["namespaceSelector"], NS_SELECTOR)
+
+    def test_match_condition_structure(self):
+        _, _, mw, vw = webhooks(c.render({"webhook": {"matchConditions": {
+            "resourcePrefixes": ["nvidia.com/", "example.org/gpu"]}}}, kube_version="1.30.0"))
+        (mc,) = mw["matchConditions"]
+        (vc,) = vw["matchConditions"]
+        self.assertEqual(mc["name"], "gpu-pod")
+        self.assertEqual(vc["name"], "gpu-relevant-pod")
+        for e in (mc["expression"], vc["expression"]):
+            self.assertIn("r.startsWith('example.org/gpu')", e)
+            self.assertIn("has(object.spec.initContainers) && object.spec.initContainers.exists(", e)
+            self.assertEqual(e.count("("), e.count(")"))
+        for needle in ("NVIDIA_VISIBLE_DEVICES", "NVIDIA_MIG_CONFIG_DEVICES",
+                       "c.securityContext.privileged", "object.spec.ephemeralContainers",
+                       "k.startsWith('gpu-admission.io/')"):
+            self.assertIn(needle, vc["expression"])
+            self.assertNotIn(needle, mc["expression"])
+        # the validating condition includes the mutating one (a superset of pods)
+        self.assertTrue(vc["expression"].startswith(mc["expression"]))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
