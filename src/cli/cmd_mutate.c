@@ -1,10 +1,424 @@
-/* cmd_mutate.c - placeholder until the owning work item lands; replaced, never shipped. */
+/*
+ * cmd_mutate.c - `gpu-admission mutate --policies DIR [-n NS] [--patch] [--explain] [FILE|-]`:
+ * dry-runs the mutating webhook on Pods written as YAML or JSON and prints what the server
+ * would make of them (the mutated Pod in the input's format, or the JSON Patch).
+ *
+ * The printed Pod is the original with the engine's JSON Patch applied, i.e. exactly what the
+ * API server would store after POST /mutate; the engine's own mutated copy is only used to
+ * check that the patch reproduces it.
+ *
+ * Must never: print a Pod the webhook would deny, or print anything but Pods/patches on
+ * stdout (notes, warnings, explanations and denials go to stderr).
+ *
+ * Exit codes: 0 every Pod allowed, 2 at least one Pod denied (the others are still printed),
+ * 1 usage error, unreadable or unparsable input, no Pod in the input, invalid policy set.
+ */
+#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
 #include "cli.h"
+#include "gpu_admission/engine.h"
+#include "gpu_admission/patch.h"
+#include "gpu_admission/policy.h"
+#include "gpu_admission/yamljson.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: gpu-admission mutate --policies DIR [-n NAMESPACE] [--patch] [--explain]\n"
+            "                            [FILE|-]\n"
+            "\n"
+            "Runs the mutating webhook offline on every Pod in FILE (or stdin): YAML (any number\n"
+            "of documents) or JSON (a Pod, an array, or a v1 List). Prints the Pods as the API\n"
+            "server would store them after the webhook, in the input's format. Documents that\n"
+            "are not Pods are skipped with a note on stderr.\n"
+            "\n"
+            "flags:\n"
+            "  -p, --policies DIR       policy directory (*.yaml / *.yml files); required\n"
+            "  -n, --namespace NS       namespace to admit the Pods into (default: the Pod's\n"
+            "                           metadata.namespace, else \"default\")\n"
+            "      --patch              print the JSON Patch (one compact line per Pod) instead\n"
+            "                           of the Pod\n"
+            "      --explain            print the engine's reasoning to stderr\n"
+            "  -h, --help               show this help\n"
+            "\n"
+            "exit codes: 0 all Pods allowed, 2 a Pod was denied (reason on stderr),\n"
+            "1 bad flags, unreadable input, no Pod in the input or invalid policies.\n");
+}
+
+/* Value of a flag given as "--name VALUE", "--name=VALUE" or "-x VALUE"; advances *i. */
+static int flag_value(const char **out, int argc, char **argv, int *i, const char *lng,
+                      const char *shrt)
+{
+    const char *a = argv[*i];
+    size_t n = strlen(lng);
+    if (strncmp(a, lng, n) == 0 && a[n] == '=') {
+        *out = a + n + 1;
+        return 1;
+    }
+    if (strcmp(a, lng) != 0 && strcmp(a, shrt) != 0) return 0;
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "gpu-admission mutate: %s needs a value\n", a);
+        return -1;
+    }
+    *out = argv[++*i];
+    return 1;
+}
+
+/* ---- JSON output: 2-space pretty printing (cJSON_Print indents with tabs) ---- */
+
+static bool pretty(FILE *f, const cJSON *v, int depth);
+
+static void indent(FILE *f, int depth)
+{
+    for (int i = 0; i < depth; i++)
+        fputs("  ", f);
+}
+
+static bool print_leaf(FILE *f, const cJSON *v)
+{
+    /* Leaves keep cJSON's own number and string formatting. */
+    char *s = cJSON_PrintUnformatted(v);
+    if (!s) return false;
+    fputs(s, f);
+    cJSON_free(s);
+    return true;
+}
+
+static bool pretty(FILE *f, const cJSON *v, int depth)
+{
+    bool obj = cJSON_IsObject(v);
+    if (!obj && !cJSON_IsArray(v)) return print_leaf(f, v);
+    if (!v->child) {
+        fputs(obj ? "{}" : "[]", f);
+        return true;
+    }
+    fputs(obj ? "{\n" : "[\n", f);
+    for (const cJSON *c = v->child; c; c = c->next) {
+        indent(f, depth + 1);
+        if (obj) {
+            cJSON *k = cJSON_CreateString(c->string ? c->string : "");
+            bool ok = k && print_leaf(f, k);
+            cJSON_Delete(k);
+            if (!ok) return false;
+            fputs(": ", f);
+        }
+        if (!pretty(f, c, depth + 1)) return false;
+        fputs(c->next ? ",\n" : "\n", f);
+    }
+    indent(f, depth);
+    fputc(obj ? '}' : ']', f);
+    return true;
+}
+
+/* ---- input ---- */
+
+typedef enum { IN_YAML, IN_JSON_OBJECT, IN_JSON_ARRAY, IN_JSON_LIST } input_shape;
+
+/* Parses the input into a cJSON array of documents (borrowed or owned via *owner). */
+static int read_docs(cJSON **owner, const cJSON **docs, input_shape *shape, const char *buf,
+                     size_t len, const char *name)
+{
+    gpa_error err = {0};
+    if (gpa_looks_like_json(buf, len)) {
+        const char *end = NULL;
+        cJSON *root = cJSON_ParseWithLengthOpts(buf, len, &end, 0);
+        if (!root) {
+            size_t off = end && end >= buf ? (size_t)(end - buf) : 0;
+            fprintf(stderr, "gpu-admission mutate: %s: invalid JSON near byte %zu\n", name, off);
+            return -1;
+        }
+        for (const char *q = end; q && q < buf + len; q++)
+            if (*q != ' ' && *q != '\t' && *q != '\n' && *q != '\r') {
+                fprintf(stderr, "gpu-admission mutate: %s: data after the JSON document\n", name);
+                cJSON_Delete(root);
+                return -1;
+            }
+        if (cJSON_IsArray(root)) {
+            *owner = root;
+            *docs = root;
+            *shape = IN_JSON_ARRAY;
+            return 0;
+        }
+        const cJSON *kind = cJSON_GetObjectItemCaseSensitive(root, "kind");
+        const cJSON *items = cJSON_GetObjectItemCaseSensitive(root, "items");
+        if (cJSON_IsString(kind) && strcmp(kind->valuestring, "List") == 0 &&
+            cJSON_IsArray(items)) {
+            *owner = root;
+            *docs = items;
+            *shape = IN_JSON_LIST;
+            return 0;
+        }
+        cJSON *arr = cJSON_CreateArray();
+        if (!arr) {
+            cJSON_Delete(root);
+            return -1;
+        }
+        cJSON_AddItemToArray(arr, root);
+        *owner = arr;
+        *docs = arr;
+        *shape = IN_JSON_OBJECT;
+        return 0;
+    }
+    cJSON *arr = NULL;
+    if (gpa_yaml_to_json(&arr, buf, len, &err) != GPA_OK) {
+        fprintf(stderr, "gpu-admission mutate: %s: %s\n", name, err.message);
+        return -1;
+    }
+    *owner = arr;
+    *docs = arr;
+    *shape = IN_YAML;
+    return 0;
+}
+
+static const char *str_at(const cJSON *o, const char *a, const char *b)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, a);
+    if (b) v = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, b) : NULL;
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* "Pod/name", "Deployment/name", "document 3" for messages. */
+static void describe(char *buf, size_t cap, const cJSON *doc, int index)
+{
+    const char *kind = cJSON_IsObject(doc) ? str_at(doc, "kind", NULL) : NULL;
+    const char *name = cJSON_IsObject(doc) ? str_at(doc, "metadata", "name") : NULL;
+    if (!name && cJSON_IsObject(doc)) name = str_at(doc, "metadata", "generateName");
+    if (kind && name)
+        snprintf(buf, cap, "%s/%s", kind, name);
+    else if (kind)
+        snprintf(buf, cap, "%s (document %d)", kind, index + 1);
+    else
+        snprintf(buf, cap, "document %d", index + 1);
+}
+
+typedef struct options {
+    const char *dir;
+    const char *ns;
+    const char *file;
+    bool patch;
+    bool explain;
+} options;
+
+/* Runs one pod; returns 0 allowed (*out set to the pod to print, or the patch), 2 denied,
+ * 1 error. */
+static int mutate_one(cJSON **out, const gpa_policy *p, const options *o, const cJSON *pod,
+                      const char *label)
+{
+    const char *ns = o->ns;
+    if (!ns || !*ns) ns = str_at(pod, "metadata", "namespace");
+    if (!ns || !*ns) ns = "default";
+    gpa_request req = {.namespace_ = ns, .op = GPA_OP_CREATE, .object = pod, .explain = o->explain};
+    gpa_decision d;
+    memset(&d, 0, sizeof d);
+    gpa_error err = {0};
+    if (gpa_engine_mutate(&d, p, &req, &err) != GPA_OK) {
+        fprintf(stderr, "gpu-admission mutate: %s: cannot evaluate: %s\n", label, err.message);
+        gpa_decision_clear(&d);
+        return 1;
+    }
+    for (size_t i = 0; i < d.n_explain; i++)
+        fprintf(stderr, "explain: %s: %s\n", label, d.explain[i]);
+    if (!d.allowed) {
+        fprintf(stderr, "gpu-admission mutate: %s denied in namespace %s: %s\n", label, ns,
+                d.message ? d.message : "denied by policy");
+        gpa_decision_clear(&d);
+        return 2;
+    }
+    /* Warnings only for an admitted pod: on a denial they would describe changes that never
+     * happen. */
+    for (size_t i = 0; i < d.n_warnings; i++)
+        fprintf(stderr, "Warning: %s: %s\n", label, d.warnings[i]);
+    if (d.message)
+        fprintf(stderr, "gpu-admission mutate: %s: policy violation let through: %s\n", label,
+                d.message);
+    int rc = 0;
+    cJSON *patch = d.patch ? cJSON_Duplicate(d.patch, 1) : cJSON_CreateArray();
+    cJSON *result = cJSON_Duplicate(pod, 1);
+    if (!patch || !result) {
+        fprintf(stderr, "gpu-admission mutate: out of memory\n");
+        rc = 1;
+    } else if (gpa_patch_apply(result, patch, &err) != GPA_OK) {
+        fprintf(stderr, "gpu-admission mutate: %s: internal error: the patch does not apply: %s\n",
+                label, err.message);
+        rc = 1;
+    } else if (d.mutated && !cJSON_Compare(result, d.mutated, 1)) {
+        fprintf(stderr,
+                "gpu-admission mutate: %s: internal error: the patch does not reproduce the "
+                "engine's mutated pod\n",
+                label);
+        rc = 1;
+    }
+    if (rc == 0) {
+        if (o->patch) {
+            *out = patch;
+            patch = NULL;
+        } else {
+            *out = result;
+            result = NULL;
+        }
+    }
+    cJSON_Delete(patch);
+    cJSON_Delete(result);
+    gpa_decision_clear(&d);
+    return rc;
+}
+
 int gpa_cmd_mutate(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "gpu-admission mutate: not built yet\n");
-    return 1;
+    options o = {0};
+    bool only_positional = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!only_positional && a[0] == '-' && a[1] != '\0') {
+            if (strcmp(a, "--") == 0) {
+                only_positional = true;
+                continue;
+            }
+            if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+                usage(stdout);
+                return 0;
+            }
+            if (strcmp(a, "--patch") == 0) {
+                o.patch = true;
+                continue;
+            }
+            if (strcmp(a, "--explain") == 0) {
+                o.explain = true;
+                continue;
+            }
+            int r = flag_value(&o.dir, argc, argv, &i, "--policies", "-p");
+            if (r == 0) r = flag_value(&o.ns, argc, argv, &i, "--namespace", "-n");
+            if (r < 0) return 1;
+            if (r > 0) continue;
+            fprintf(stderr, "gpu-admission mutate: unknown flag '%s'\n", a);
+            usage(stderr);
+            return 1;
+        }
+        if (o.file) {
+            fprintf(stderr, "gpu-admission mutate: unexpected argument '%s' (one FILE only)\n", a);
+            usage(stderr);
+            return 1;
+        }
+        o.file = a;
+    }
+    if (!o.dir) {
+        fprintf(stderr, "gpu-admission mutate: --policies DIR is required\n");
+        usage(stderr);
+        return 1;
+    }
+    if (o.ns && !*o.ns) {
+        fprintf(stderr, "gpu-admission mutate: --namespace must not be empty\n");
+        return 1;
+    }
+    if (!o.file) o.file = "-";
+    const char *name = strcmp(o.file, "-") == 0 ? "stdin" : o.file;
+
+    gpa_error err = {0};
+    gpa_policy *p = NULL;
+    if (gpa_policy_load_dir(&p, o.dir, &err) != GPA_OK) {
+        fprintf(stderr, "gpu-admission mutate: policy set in %s is invalid:\n%s\n", o.dir,
+                err.message);
+        return 1;
+    }
+    size_t len = 0;
+    char *buf = gpa_cli_read_file(o.file, &len);
+    if (!buf) {
+        fprintf(stderr, "gpu-admission mutate: cannot read %s: %s\n", name, strerror(errno));
+        gpa_policy_unref(p);
+        return 1;
+    }
+    cJSON *owner = NULL;
+    const cJSON *docs = NULL;
+    input_shape shape;
+    if (read_docs(&owner, &docs, &shape, buf, len, name) != 0) {
+        free(buf);
+        gpa_policy_unref(p);
+        return 1;
+    }
+    cJSON *outs = cJSON_CreateArray();
+    int n_pods = 0, worst = 0, index = 0;
+    for (const cJSON *doc = docs->child; doc && outs; doc = doc->next, index++) {
+        char label[300];
+        describe(label, sizeof label, doc, index);
+        const char *kind = cJSON_IsObject(doc) ? str_at(doc, "kind", NULL) : NULL;
+        const char *av = cJSON_IsObject(doc) ? str_at(doc, "apiVersion", NULL) : NULL;
+        if (!kind || strcmp(kind, "Pod") != 0 || (av && strcmp(av, "v1") != 0)) {
+            fprintf(stderr, "gpu-admission mutate: %s: not a v1 Pod, skipped\n", label);
+            continue;
+        }
+        n_pods++;
+        cJSON *res = NULL;
+        int rc = mutate_one(&res, p, &o, doc, label);
+        if (rc == 1) {
+            worst = 1;
+            break;
+        }
+        if (rc == 2) {
+            worst = 2;
+            continue;
+        }
+        cJSON_AddItemToArray(outs, res);
+    }
+    if (!outs) {
+        fprintf(stderr, "gpu-admission mutate: out of memory\n");
+        worst = 1;
+    } else if (worst != 1 && n_pods == 0) {
+        fprintf(stderr, "gpu-admission mutate: %s: no Pod in the input\n", name);
+        worst = 1;
+    }
+    if (worst != 1) {
+        bool ok = true;
+        if (o.patch) {
+            for (const cJSON *c = outs->child; c && ok; c = c->next) {
+                char *s = cJSON_PrintUnformatted(c);
+                ok = s != NULL;
+                if (s) printf("%s\n", s);
+                cJSON_free(s);
+            }
+        } else if (shape == IN_YAML) {
+            for (const cJSON *c = outs->child; c && ok; c = c->next) {
+                char *y = gpa_json_to_yaml(c);
+                ok = y != NULL;
+                if (y) printf("%s%s", c != outs->child ? "---\n" : "", y);
+                free(y);
+            }
+        } else if (shape == IN_JSON_OBJECT) {
+            if (outs->child) {
+                ok = pretty(stdout, outs->child, 0);
+                fputc('\n', stdout);
+            }
+        } else if (shape == IN_JSON_ARRAY) {
+            ok = pretty(stdout, outs, 0);
+            fputc('\n', stdout);
+        } else {
+            /* Keep the List envelope, items replaced by the admitted Pods. */
+            cJSON *list = cJSON_Duplicate(owner, 0);
+            for (const cJSON *c = owner->child; list && c; c = c->next)
+                if (strcmp(c->string ? c->string : "", "items") != 0)
+                    cJSON_AddItemToObject(list, c->string, cJSON_Duplicate(c, 1));
+            ok = list && cJSON_AddItemReferenceToObject(list, "items", outs) &&
+                 pretty(stdout, list, 0);
+            fputc('\n', stdout);
+            cJSON_Delete(list);
+        }
+        if (!ok) {
+            fprintf(stderr, "gpu-admission mutate: out of memory printing the result\n");
+            worst = 1;
+        }
+    }
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "gpu-admission mutate: cannot write stdout: %s\n", strerror(errno));
+        worst = 1;
+    }
+    cJSON_Delete(outs);
+    cJSON_Delete(owner);
+    free(buf);
+    gpa_policy_unref(p);
+    return worst;
 }

@@ -20,6 +20,7 @@
 
 #include "gpu_admission/review.h"
 #include "review_buf.h"
+#include "review_json.h"
 
 #define API_V1      "admission.k8s.io/v1"
 #define API_V1BETA1 "admission.k8s.io/v1beta1"
@@ -371,28 +372,35 @@ int gpa_review_handle(gpa_review_result *out, const gpa_policy *p, gpa_hook hook
     memset(out, 0, sizeof *out);
     if (!body || len == 0)
         return bad_request(out, err, "empty request body: expected an AdmissionReview");
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(body, len, &end, 0);
-    if (!root) return bad_request(out, err, "request body is not valid JSON");
-    /* Trailing bytes after the document mean a corrupted or concatenated body. */
-    for (const char *q = end; q && q < body + len; q++)
-        if (*q != ' ' && *q != '\t' && *q != '\n' && *q != '\r') {
-            cJSON_Delete(root);
-            return bad_request(out, err, "request body has data after the JSON document");
-        }
+    gpa_jdoc *doc = NULL;
+    const char *jwhy = NULL;
+    size_t off = 0;
+    int prc = gpa_jdoc_parse(&doc, body, len, &jwhy, &off);
+    if (prc == -2) {
+        out->http_status = 500;
+        out->outcome = "error";
+        return gpa_fail(err, GPA_ENOMEM, "out of memory reading the request");
+    }
+    if (prc != 0) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "request body is not valid JSON: %s at byte %zu",
+                 jwhy ? jwhy : "syntax error", off);
+        return bad_request(out, err, msg);
+    }
+    const cJSON *root = gpa_jdoc_root(doc);
 
     envelope env;
     const char *why = NULL;
     if (read_envelope(&env, out, root, hook, &why) != 0) {
         int rc = bad_request(out, err, why);
-        cJSON_Delete(root);
+        gpa_jdoc_free(doc);
         return rc;
     }
 
     int rc = GPA_OK;
     if (env.judge) {
         if (!p) {
-            cJSON_Delete(root);
+            gpa_jdoc_free(doc);
             return bad_request(out, err, "no policy loaded");
         }
         gpa_request req = {
@@ -408,7 +416,7 @@ int gpa_review_handle(gpa_review_result *out, const gpa_policy *p, gpa_hook hook
         else
             rc = gpa_engine_validate(&out->decision, p, &req, &eerr);
         if (rc == GPA_ENOMEM) {
-            cJSON_Delete(root);
+            gpa_jdoc_free(doc);
             out->http_status = 500;
             out->outcome = "error";
             return gpa_fail(err, GPA_ENOMEM, "out of memory in the engine");
@@ -420,7 +428,7 @@ int gpa_review_handle(gpa_review_result *out, const gpa_policy *p, gpa_hook hook
             gpa_decision_clear(&out->decision);
             memset(&out->decision, 0, sizeof out->decision);
             rc = bad_request(out, err, msg);
-            cJSON_Delete(root);
+            gpa_jdoc_free(doc);
             return rc;
         }
     }
@@ -430,7 +438,7 @@ int gpa_review_handle(gpa_review_result *out, const gpa_policy *p, gpa_hook hook
         out->http_status = 500;
         out->outcome = "error";
     }
-    cJSON_Delete(root);
+    gpa_jdoc_free(doc);
     return rc;
 }
 
