@@ -2,9 +2,13 @@
  * webhook_http.c - POST /mutate and /validate over HTTPS (see webhook_http.h).
  *
  * A request is judged on its headers before any body byte is read: method (405), client
- * certificate (403), Content-Type (415), Content-Length over the cap (413). A chunked body
- * is collected until it passes the cap, then answered 413 at once. The complete body goes
- * to gpa_review_handle with one policy snapshot reference held across the call.
+ * certificate (403), Content-Type (415), Content-Length over the cap (413). The complete
+ * body goes to gpa_review_handle with one policy snapshot reference held across the call.
+ *
+ * A chunked body has no length up front: once it passes the cap nothing more is stored;
+ * libmicrohttpd 0.9.75 can only answer once the body has ended, so up to OVER_CAP_DISCARD
+ * more bytes are read and dropped to give an honest client its 413, then the connection is
+ * closed.
  *
  * Must never: buffer more than max_body + 1 bytes per request, or block a worker thread on
  * anything but the engine itself.
@@ -33,9 +37,15 @@ typedef struct req_state {
     gpa_hook hook;
     char *buf;
     size_t len, cap, expected; /* expected: Content-Length, or 0 when chunked/absent */
-    bool answered;             /* a response (413) was queued before the body ended */
+    bool answered;             /* the response is queued */
+    bool too_big;              /* passed max_body: the rest is discarded, then 413 */
+    size_t discarded;
     struct timespec start;
 } req_state;
+
+/* How far past --max-body a chunked body is read (and thrown away) before the connection
+ * is cut instead of answered 413. */
+#define OVER_CAP_DISCARD (1u << 20)
 
 /* Sentinel for requests answered on their first call (probes, 404, 405, ...): nothing to
  * free, but the completed callback must not count them as webhook requests. */
@@ -261,10 +271,26 @@ enum MHD_Result gpa_webhook_access(void *cls, struct MHD_Connection *c, const ch
     if (*upload_data_size) {
         size_t n = *upload_data_size;
         *upload_data_size = 0;
-        if (rq->answered) return MHD_YES;
+        if (rq->too_big) {
+            /* libmicrohttpd 0.9.75 cannot queue a response in the middle of a body, so an
+             * over-cap chunked body is discarded (never stored) for a bounded distance in
+             * the hope it ends and can be told 413; past that the connection is cut. */
+            rq->discarded += n;
+            if (rq->discarded > OVER_CAP_DISCARD) {
+                gpa_metrics_http_error(413);
+                gpa_log_msg(GPA_LOG_INFO, "request body too large; connection closed",
+                            "chunked body kept coming after passing --max-body");
+                return MHD_NO;
+            }
+            return MHD_YES;
+        }
         if (rq->len + n > st->max_body) {
-            rq->answered = true;
-            return too_large(c, st);
+            rq->too_big = true;
+            rq->discarded = rq->len + n - st->max_body;
+            free(rq->buf);
+            rq->buf = NULL;
+            rq->len = rq->cap = 0;
+            return MHD_YES;
         }
         if (rq->len + n + 1 > rq->cap) {
             size_t ncap = rq->cap * 2;
@@ -282,6 +308,7 @@ enum MHD_Result gpa_webhook_access(void *cls, struct MHD_Connection *c, const ch
     }
     if (rq->answered) return MHD_YES;
     rq->answered = true;
+    if (rq->too_big) return too_large(c, st);
     return answer_review(c, st, rq);
 }
 
