@@ -28,7 +28,7 @@ static cJSON *child_of_type(gpa_eng *e, cJSON *parent, const char *key, bool arr
         return NULL;
     }
     if (c)
-        cJSON_ReplaceItemViaPointer(parent, c, n);
+        cJSON_ReplaceItemInObjectCaseSensitive(parent, key, n); /* ViaPointer drops the key */
     else
         cJSON_AddItemToObject(parent, key, n);
     return n;
@@ -54,7 +54,7 @@ bool gpa_eng_set_str(gpa_eng *e, cJSON *obj, const char *key, const char *value)
         return false;
     }
     if (cur)
-        cJSON_ReplaceItemViaPointer(obj, cur, n);
+        cJSON_ReplaceItemInObjectCaseSensitive(obj, key, n); /* ViaPointer drops the key */
     else
         cJSON_AddItemToObject(obj, key, n);
     return true;

@@ -34,7 +34,7 @@ static bool rename_one(gpa_eng *e, cJSON *obj, const char *target)
             e->oom = true;
             return false;
         }
-        cJSON_ReplaceItemViaPointer(obj, existing, sum);
+        cJSON_ReplaceItemInObjectCaseSensitive(obj, target, sum); /* ViaPointer drops the key */
         cJSON_Delete(cJSON_DetachItemViaPointer(obj, item));
         return true;
     }
@@ -236,6 +236,12 @@ int gpa_engine_mutate(gpa_decision *out, const gpa_policy *p, const gpa_request 
     gpa_pod v;
     gpa_pod_init(&v, copy);
     gpa_eng_check(&e, &v);
+    if (e.n_viol > 0 && p->enforcement == GPA_ENFORCE_DENY) {
+        /* nothing will change: lines announcing changes would mislead */
+        gpa_eng_drop_warnings_from(&e, mark);
+        cJSON_Delete(copy);
+        return gpa_eng_finish(&e, err);
+    }
     cJSON *ops = NULL;
     if (!e.oom && gpa_patch_diff(&ops, req->object, copy, NULL) != GPA_OK) e.oom = true;
     if (ops && cJSON_GetArraySize(ops) > 0) {

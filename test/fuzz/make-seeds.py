@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""make-seeds.py - (re)builds the seed corpora in test/fuzz/corpus/<target>/ from the project's
+own inputs: test/fixtures (real public pods and AdmissionReviews, see
+test/fixtures/PROVENANCE.md), policies/, test/fuzz/policies/ and test/golden/ when present.
+Pods become AdmissionReviews (v1 and v1beta1, CREATE and UPDATE) for the review fuzzer and
+plain JSON pods for the patch fuzzer. Deterministic: same inputs, same files (named by
+content hash), so re-running only adds what is new.
+
+Must never: write outside test/fuzz/corpus/, or delete a seed (old seeds keep their coverage).
+"""
+import copy
+import hashlib
+import json
+import os
+import pathlib
+import sys
+
+import yaml
+
+here = pathlib.Path(__file__).resolve().parent
+root = here.parent.parent
+out = here / "corpus"
+
+
+def put(target, data):
+    if isinstance(data, str):
+        data = data.encode()
+    d = out / target
+    d.mkdir(parents=True, exist_ok=True)
+    name = hashlib.sha1(data).hexdigest()[:16]
+    p = d / name
+    if not p.exists():
+        p.write_bytes(data)
+
+
+def pods_from(obj):
+    """Every pod in a fixture object: a Pod, or a workload's pod template(s)."""
+    if not isinstance(obj, dict):
+        return
+    if obj.get("kind") == "Pod":
+        yield obj
+        return
+    def walk(o):
+        if isinstance(o, dict):
+            t = o.get("template")
+            if isinstance(t, dict) and isinstance(t.get("spec"), dict) and "containers" in t["spec"]:
+                yield {"apiVersion": "v1", "kind": "Pod", "metadata": dict(t.get("metadata") or {}),
+                       "spec": t["spec"]}
+            for v in o.values():
+                yield from walk(v)
+        elif isinstance(o, list):
+            for v in o:
+                yield from walk(v)
+    yield from walk(obj)
+
+
+def review(pod, ns, op="CREATE", version="v1", old=None, uid="f0000000-0000-4000-8000-000000000001"):
+    req = {
+        "uid": uid,
+        "kind": {"group": "", "version": "v1", "kind": "Pod"},
+        "resource": {"group": "", "version": "v1", "resource": "pods"},
+        "requestKind": {"group": "", "version": "v1", "kind": "Pod"},
+        "requestResource": {"group": "", "version": "v1", "resource": "pods"},
+        "name": (pod.get("metadata") or {}).get("name", ""),
+        "namespace": ns,
+        "operation": op,
+        "userInfo": {"username": "system:serviceaccount:kube-system:job-controller"},
+        "object": pod,
+        "oldObject": old,
+        "dryRun": False,
+        "options": {"apiVersion": "meta.k8s.io/v1", "kind": "CreateOptions"},
+    }
+    return {"apiVersion": "admission.k8s.io/" + version, "kind": "AdmissionReview", "request": req}
+
+
+def main():
+    fixtures = root / "test" / "fixtures"
+    pods = []
+    for f in sorted(fixtures.rglob("*")):
+        if not f.is_file() or f.suffix not in (".yaml", ".yml", ".json"):
+            continue
+        raw = f.read_bytes()
+        if f.suffix in (".yaml", ".yml"):
+            put("yamljson", raw)
+        try:
+            docs = list(yaml.safe_load_all(raw))
+        except Exception:
+            continue
+        for d in docs:
+            if not isinstance(d, dict):
+                continue
+            if d.get("kind") == "AdmissionReview" or "request" in d:
+                put("review", json.dumps(d, separators=(",", ":")))
+                obj = (d.get("request") or {}).get("object")
+                if isinstance(obj, dict):
+                    pods.append(obj)
+            elif "operation" in d and "object" in d:
+                # a bare AdmissionRequest (kubewarden fixtures): wrap it
+                put("review", json.dumps({"apiVersion": "admission.k8s.io/v1",
+                                          "kind": "AdmissionReview", "request": d}, separators=(",", ":")))
+                if isinstance(d.get("object"), dict):
+                    pods.append(d["object"])
+            else:
+                pods.extend(pods_from(d))
+    namespaces = ["default", "inference-a", "notebooks", "research-x", "ml-platform", "sandbox"]
+    for i, pod in enumerate(pods):
+        ns = (pod.get("metadata") or {}).get("namespace") or namespaces[i % len(namespaces)]
+        pj = json.dumps(pod, sort_keys=True, separators=(",", ":"))
+        put("patch", pj)
+        put("review", json.dumps(review(pod, ns, version="v1" if i % 3 else "v1beta1"), separators=(",", ":")))
+        if i % 4 == 0:
+            new = copy.deepcopy(pod)
+            new.setdefault("metadata", {}).setdefault("labels", {})["gpu-admission.io/tenant"] = "research"
+            put("review", json.dumps(review(new, ns, op="UPDATE", old=pod), separators=(",", ":")))
+            put("patch", json.dumps([pod, new]))
+        put("yamljson", yaml.safe_dump(pod, sort_keys=False))
+    # The request kinds the codec must skip or refuse.
+    base = pods[0] if pods else {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                                 "spec": {"containers": [{"name": "c", "image": "x"}]}}
+    r = review(base, "default", op="DELETE")
+    r["request"]["object"] = None
+    r["request"]["oldObject"] = base
+    put("review", json.dumps(r))
+    r = review(base, "default")
+    r["request"]["subResource"] = "status"
+    put("review", json.dumps(r))
+    r = review(base, "default")
+    r["request"]["kind"] = {"group": "apps", "version": "v1", "kind": "Deployment"}
+    put("review", json.dumps(r))
+    put("review", '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}')
+    # Policies: each file alone, and each whole set joined into one multi-file input.
+    sets = [root / "policies"] + sorted(p for p in (here / "policies").glob("*") if p.is_dir())
+    for s in sets:
+        files = sorted(list(s.glob("*.yaml")) + list(s.glob("*.yml")))
+        for f in files:
+            put("policy", f.read_bytes())
+            put("yamljson", f.read_bytes())
+        if files:
+            put("policy", b"#%file\n".join(f.read_bytes() for f in files[:4]))
+    golden = root / "test" / "golden"
+    if golden.is_dir():
+        for f in sorted(golden.rglob("*")):
+            if f.is_file() and f.suffix in (".yaml", ".yml", ".json"):
+                put("yamljson", f.read_bytes())
+                try:
+                    for d in yaml.safe_load_all(f.read_bytes()):
+                        for pod in pods_from(d if isinstance(d, dict) else {}):
+                            put("patch", json.dumps(pod, separators=(",", ":")))
+                            ns = (pod.get("metadata") or {}).get("namespace") or "default"
+                            put("review", json.dumps(review(pod, ns), separators=(",", ":")))
+                except Exception:
+                    pass
+    for q in ["1", "0", "500m", "8Gi", "1.5", "1e3", "1E-2", "-1", "+2", "0.001", "1n", "1u",
+              "40G", "10Mi", "1Ki", "2Ei", "9223372036854775807", "9223372036854775", "1.25Gi",
+              ".5", "5.", "1e", "Ki", "1ki", "1 ", "0x10", "1e18", "123456789012345678901234"]:
+        put("quantity", q)
+    # A few generator-mode inputs for the patch fuzzer (first byte not '{' or '[').
+    for i in range(16):
+        put("patch", bytes([(i * 37 + k * 11) % 256 for k in range(64)]).replace(b"{", b"z").replace(b"[", b"y") or b"x")
+    print("seeds:", {t.name: len(list(t.iterdir())) for t in sorted(out.iterdir()) if t.is_dir()})
+
+
+if __name__ == "__main__":
+    sys.exit(main())
