@@ -91,7 +91,7 @@ static const gpa_pool *check_container(gpa_eng *e, const cJSON *c, const char *c
                           cname, GPA_POD_MAX_GPU_RES);
     int64_t n_shared = 0, n_mig = 0;
     const char *shared_name = NULL;
-    char b1[40], b2[40], served[512];
+    char b1[40], b2[40];
     for (size_t i = 0; i < g.n; i++) {
         const gpa_gpu_res *r = &g.res[i];
         if (create && r->bad) {
@@ -110,22 +110,9 @@ static const gpa_pool *check_container(gpa_eng *e, const cJSON *c, const char *c
                               cname, r->name, qty_text(r->request, b1, sizeof b1),
                               qty_text(r->limit, b2, sizeof b2));
         }
-        if (pool && create && !pool_serves(pool, r->name) &&
-            !(pool->sharing == GPA_SHARING_MIG && !e->mig && strcmp(r->name, GPA_RES_GPU) == 0)) {
-            served_text(pool, served, sizeof served);
-            gpa_eng_violation(e, "resource-pool-mismatch",
-                              "container %s asks for %s but rule %s places the pod in pool %s, "
-                              "which serves %s; ask for %s%s",
-                              cname, r->name, e->rule->name, pool->name, served,
-                              pool->sharing == GPA_SHARING_EXCLUSIVE
-                                  ? ""
-                                  : "nvidia.com/gpu "
-                                    "(the mutating webhook rewrites it) or ",
-                              pool->sharing == GPA_SHARING_EXCLUSIVE ? GPA_RES_GPU : served);
-        }
         const gpa_pool *sp = NULL;
-        if (pool && is_shared(pool) && strcmp(r->name, pool->shared_resource) == 0)
-            sp = pool;
+        if (pool && is_shared(pool))
+            sp = pool; /* whatever it asks, it runs on the shared pool */
         else if (!pool)
             sp = shared_pool_of(e->p, r->name);
         if (sp) {
@@ -206,6 +193,42 @@ static void check_shared(gpa_eng *e, const gpa_pod *v, const gpa_pool *sp, bool 
                           sp->shared_resource, sp->name, missing, e->ns);
 }
 
+/* Every GPU resource the pod asks for must be one the placed pool hands out. */
+static void check_served(gpa_eng *e, const gpa_pod *v)
+{
+    const gpa_pool *pool = e->pool;
+    char nb[16], served[512];
+    for (int k = GPA_PODC_MAIN; k <= GPA_PODC_INIT; k++) {
+        const cJSON *c;
+        int i = 0;
+        cJSON_ArrayForEach(c, gpa_pod_containers(v, (gpa_podc_kind)k))
+        {
+            const char *cname = gpa_podc_name(c, i++, nb, sizeof nb);
+            gpa_ctr_gpus g;
+            gpa_ctr_gpus_scan(&g, e->p, c);
+            for (size_t j = 0; j < g.n; j++) {
+                const char *name = g.res[j].name;
+                if (pool_serves(pool, name)) continue;
+                /* no profile fits: mig-memory already says why it was not rewritten */
+                if (pool->sharing == GPA_SHARING_MIG && !e->mig && strcmp(name, GPA_RES_GPU) == 0)
+                    continue;
+                served_text(pool, served, sizeof served);
+                if (pool->sharing == GPA_SHARING_EXCLUSIVE)
+                    gpa_eng_violation(e, "resource-pool-mismatch",
+                                      "container %s asks for %s but rule %s places the pod in "
+                                      "pool %s, which serves %s; ask for %s",
+                                      cname, name, e->rule->name, pool->name, served, GPA_RES_GPU);
+                else
+                    gpa_eng_violation(e, "resource-pool-mismatch",
+                                      "container %s asks for %s but rule %s places the pod in "
+                                      "pool %s, which serves %s; ask for nvidia.com/gpu and let "
+                                      "the mutating webhook rewrite it, or for one of those",
+                                      cname, name, e->rule->name, pool->name, served);
+            }
+        }
+    }
+}
+
 static void check_placement(gpa_eng *e, const gpa_pod *v)
 {
     const gpa_pool *pool = e->pool;
@@ -221,6 +244,7 @@ static void check_placement(gpa_eng *e, const gpa_pod *v)
                               GPA_ANN_GPU_MEMORY, gpa_pod_annotation(&e->orig, GPA_ANN_GPU_MEMORY),
                               pool->name, largest ? largest->name : "none");
     }
+    check_served(e, v);
     const char *rc = gpa_json_str(v->spec, "runtimeClassName");
     if (pool->runtime_class && rc && strcmp(rc, pool->runtime_class) != 0)
         gpa_eng_violation(e, "runtime-class",
