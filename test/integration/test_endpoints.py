@@ -116,6 +116,15 @@ with S.Server(BIN, policies, certs, extra=["--idle-timeout", "3s"]) as srv:
     T.check(resp["allowed"] is True and "patch" in resp and resp["patchType"] == "JSONPatch",
             "mutate of a 4-GPU training pod returns a JSONPatch")
 
+    # the review docs/operations.md tells users to curl gets a patch back
+    doc_review = open(os.path.join(A["src"], "test", "integration", "reviews", "training-pod.json"),
+                      "rb").read()
+    st, _, data = S.post(srv.port, ctx, "/mutate", doc_review)
+    T.check(st == 200 and "patch" in json.loads(data)["response"],
+            "the documented curl example (reviews/training-pod.json) yields a patch")
+    T.check("reviews/training-pod.json" in open(os.path.join(A["src"], "docs", "operations.md")).read(),
+            "docs/operations.md uses reviews/training-pod.json")
+
     # query strings as the API server sends them
     st, _, data = S.post(srv.port, ctx, "/mutate?timeout=10s", GOOD)
     T.eq(st, 200, "query string ?timeout=10s accepted")
