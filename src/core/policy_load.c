@@ -106,8 +106,13 @@ static void load_tenancy(loader *L, const gpa_ynode *key, const gpa_ynode *n)
     const gpa_ynode *v[2];
     map_fields(L, n, "tenancy", f, v);
     if (v[0] && !is_null(v[0]) && want_seq(L, v[0], "tenancy.tenants"))
-        for (size_t i = 0; i < v[0]->n; i++)
+        for (size_t i = 0; i < v[0]->n; i++) {
+            if (L->n_tenants >= GPA_POLICY_MAX_ITEMS) {
+                lerr(L, v[0]->kids[i], "too many tenants (at most %d)", GPA_POLICY_MAX_ITEMS);
+                break;
+            }
             load_tenant(L, v[0]->kids[i]);
+        }
     if (v[1] && !is_null(v[1]) && want_map(L, v[1], "tenancy.default")) {
         const gpa_ynode *d[1];
         map_fields(L, v[1], "tenancy.default", fd, d);
@@ -294,11 +299,21 @@ static void load_spec(loader *L, const gpa_ynode *n)
             if (strcmp(gpa_ymap_key(n, i)->value, f[j]) == 0) keys[j] = gpa_ymap_key(n, i);
     if (v[0]) load_tenancy(L, keys[0], v[0]);
     if (v[1] && !is_null(v[1]) && want_seq(L, v[1], "spec.pools"))
-        for (size_t i = 0; i < v[1]->n; i++)
+        for (size_t i = 0; i < v[1]->n; i++) {
+            if (L->n_pools >= GPA_POLICY_MAX_ITEMS) {
+                lerr(L, v[1]->kids[i], "too many pools (at most %d)", GPA_POLICY_MAX_ITEMS);
+                break;
+            }
             load_pool(L, v[1]->kids[i]);
+        }
     if (v[2] && !is_null(v[2]) && want_seq(L, v[2], "spec.rules"))
-        for (size_t i = 0; i < v[2]->n; i++)
+        for (size_t i = 0; i < v[2]->n; i++) {
+            if (L->n_rules >= GPA_POLICY_MAX_ITEMS) {
+                lerr(L, v[2]->kids[i], "too many rules (at most %d)", GPA_POLICY_MAX_ITEMS);
+                break;
+            }
             load_rule(L, v[2]->kids[i]);
+        }
     if (v[3]) {
         int e = (int)L->enforcement;
         load_once_enum(L, keys[3], v[3], &L->has_enforcement, &L->enforcement_pos, "enforcement",

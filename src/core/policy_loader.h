@@ -106,5 +106,8 @@ int gpa_policy_compute_revision(gpa_policy *p);
 /* Largest policy file accepted, in bytes. */
 #define GPA_POLICY_MAX_FILE  (4u << 20)
 #define GPA_POLICY_MAX_FILES 1024
+/* Bounds that keep every name check (quadratic in the worst case) well under a second. */
+#define GPA_POLICY_MAX_ITEMS 4096 /* pools, rules, tenants */
+#define GPA_POLICY_MAX_LIST  1024 /* entries of one string list or map */
 
 #endif

@@ -239,6 +239,10 @@ bool get_strlist(loader *L, const gpa_ynode *n, const char *what, bool allow_emp
         lerr(L, n, "%s: must not be empty", what);
         return false;
     }
+    if (n->n > GPA_POLICY_MAX_LIST) {
+        lerr(L, n, "%s: too many entries (%zu; at most %d)", what, n->n, GPA_POLICY_MAX_LIST);
+        return false;
+    }
     out->items = gpa_arena_array(L->arena, n->n, sizeof(char *));
     gpa_srcpos *pos = pos_out ? gpa_arena_array(L->arena, n->n, sizeof *pos) : NULL;
     if (!out->items || (pos_out && !pos)) {
@@ -280,6 +284,10 @@ bool get_labelmap(loader *L, const gpa_ynode *n, const char *what, gpa_kvlist *o
     out->n = 0;
     out->keys = out->values = NULL;
     if (!want_map(L, n, what)) return false;
+    if (n->n > GPA_POLICY_MAX_LIST) {
+        lerr(L, n, "%s: too many entries (%zu; at most %d)", what, n->n, GPA_POLICY_MAX_LIST);
+        return false;
+    }
     out->keys = gpa_arena_array(L->arena, n->n, sizeof(char *));
     out->values = gpa_arena_array(L->arena, n->n, sizeof(char *));
     if (!out->keys || !out->values) {

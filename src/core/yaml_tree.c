@@ -62,6 +62,8 @@ gpa_yscalar_type gpa_yaml_resolve_plain(const char *s, size_t n)
 
 typedef struct builder {
     yaml_parser_t parser;
+    const char *buf;
+    size_t len;
     gpa_ystream *s;
     int line, col;
     gpa_error *err;
@@ -106,8 +108,17 @@ static int syntax_error(builder *b)
     b->line = (int)p->problem_mark.line + 1;
     b->col = (int)p->problem_mark.column + 1;
     if (p->error == YAML_READER_ERROR) {
-        b->line = 1; /* libyaml gives only a byte offset for encoding errors */
+        /* libyaml gives only a byte offset for encoding errors: turn it into line:col */
+        b->line = 1;
         b->col = 1;
+        for (size_t i = 0; i < p->problem_offset && i < b->len; i++) {
+            if (b->buf[i] == '\n') {
+                b->line++;
+                b->col = 1;
+            } else if (((unsigned char)b->buf[i] & 0xC0) != 0x80) {
+                b->col++;
+            }
+        }
         return gpa_fail(b->err, GPA_EPARSE, "invalid input at byte %zu: %s", p->problem_offset,
                         p->problem ? p->problem : "unreadable");
     }
@@ -326,7 +337,7 @@ static int build_node(builder *b, yaml_event_t *ev, int depth, gpa_ynode **out)
 int gpa_ystream_parse(gpa_ystream **out, const char *buf, size_t len, int *line, int *col,
                       gpa_error *err)
 {
-    builder b = {.err = err, .line = 1, .col = 1};
+    builder b = {.err = err, .line = 1, .col = 1, .buf = buf, .len = len};
     *out = NULL;
     b.s = calloc(1, sizeof *b.s);
     if (!b.s) return gpa_fail(err, GPA_ENOMEM, "out of memory");

@@ -628,6 +628,35 @@ static void test_multi(void)
     CHECK_CONTAINS(e.message, "x/1.yaml:2:1: YAML syntax error");
     CHECK_CONTAINS(e.message, "\nx/2.yaml:4:14: unmatched: invalid value \"maybe\"");
 
+    /* bytes that are not UTF-8: position computed from libyaml's byte offset */
+    const char *nonutf = HDR "  pools: [{name: \"\xff\"}]\n";
+    gpa_policy_source s6 = {"u.yaml", nonutf, strlen(nonutf)};
+    CHECK_INT(gpa_policy_load_sources(&p, &s6, 1, &e), GPA_EPOLICY);
+    CHECK_CONTAINS(e.message, "u.yaml:4:19: invalid input at byte");
+
+    /* bounded sizes: lists and maps, and the number of pools */
+    char *many = malloc(400000);
+    off = (size_t)sprintf(many, HDR "  rules:\n  - name: r\n    deny: d\n    match:\n"
+                                    "      namespaces:\n");
+    for (int i = 0; i < 1100; i++)
+        off += (size_t)sprintf(many + off, "      - ns%d\n", i);
+    gpa_policy_source s7 = {"m.yaml", many, off};
+    CHECK_INT(gpa_policy_load_sources(&p, &s7, 1, &e), GPA_EPOLICY);
+    CHECK_STR(e.message, "m.yaml:9:7: match.namespaces: too many entries (1100; at most 1024)");
+    off = (size_t)sprintf(many, HDR "  pools:\n");
+    for (int i = 0; i < 4100; i++)
+        off += (size_t)sprintf(many + off, "  - {name: p%d}\n", i);
+    s7.len = off;
+    CHECK_INT(gpa_policy_load_sources(&p, &s7, 1, &e), GPA_EPOLICY);
+    CHECK_STR(e.message, "m.yaml:4101:5: too many pools (at most 4096)");
+    off = (size_t)sprintf(many, HDR "  pools:\n  - name: a\n    nodeSelector:\n");
+    for (int i = 0; i < 1025; i++)
+        off += (size_t)sprintf(many + off, "      k%d: v\n", i);
+    s7.len = off;
+    CHECK_INT(gpa_policy_load_sources(&p, &s7, 1, &e), GPA_EPOLICY);
+    CHECK_STR(e.message, "m.yaml:7:7: nodeSelector: too many entries (1025; at most 1024)");
+    free(many);
+
     /* invalid arguments */
     CHECK_INT(gpa_policy_load_sources(NULL, s5, 2, &e), GPA_EINVAL);
     CHECK_INT(gpa_policy_load_sources(&p, NULL, 1, &e), GPA_EINVAL);
