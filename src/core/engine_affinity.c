@@ -220,8 +220,7 @@ int gpa_eng_node_conflict(const gpa_pod *v, const gpa_node_req *reqs, size_t n, 
         if (hit < 0) return -1; /* this term can still be met: the terms are ORed */
         if (first < 0) first = hit;
     }
-    snprintf(detail, cap, "every nodeSelectorTerm of its node affinity excludes %s=%s",
-             reqs[first].key, reqs[first].value);
+    snprintf(detail, cap, "every nodeSelectorTerm of its node affinity rules those nodes out");
     return first;
 }
 

@@ -284,12 +284,12 @@ static void check_pool_label(gpa_eng *e, const gpa_pod *v, const gpa_pool *place
     if (placed)
         gpa_eng_violation(e, "pool-label",
                           "pod carries label %s: %s but is placed in pool %s; remove the label "
-                          "(the webhook sets it)",
+                          "(the webhook sets it on pods it places in a shared pool)",
                           GPA_LABEL_POOL, pl, placed->name);
     else
         gpa_eng_violation(e, "pool-label",
                           "pod carries label %s: %s but no rule places it in that pool; remove "
-                          "the label (the webhook sets it on pods it places)",
+                          "the label (the webhook sets it on pods it places in a shared pool)",
                           GPA_LABEL_POOL, pl);
 }
 

@@ -691,6 +691,37 @@ static void doc_case(FILE *out, gcase *c)
         print_block(out, "text", s);
         free(s);
     }
+    if (d->n_audit) {
+        fprintf(out, "Audit annotations:");
+        for (size_t i = 0; i < d->n_audit; i++)
+            fprintf(out, "%s `%s`: `%s`", i ? "," : "", d->audit_keys[i],
+                    strlen(d->audit_values[i]) > 60 ? "(the message above)" : d->audit_values[i]);
+        fprintf(out, "\n\n");
+    }
+}
+
+typedef struct doc_entry {
+    int rank;
+    size_t seq;
+    char *title;
+    char *text;
+} doc_entry;
+
+/* Mutations first (by number), then denials, then the rest, each group by title. */
+static int doc_rank(const char *title)
+{
+    if (strncmp(title, "Mutation", 8) == 0) return 0;
+    if (strncmp(title, "Denial", 6) == 0) return 1;
+    if (strncmp(title, "Enforcement", 11) == 0) return 2;
+    return 3;
+}
+
+static int cmp_docs(const void *a, const void *b)
+{
+    const doc_entry *x = a, *y = b;
+    if (x->rank != y->rank) return x->rank - y->rank;
+    int c = strcmp(x->title, y->title);
+    return c ? c : (x->seq < y->seq ? -1 : 1);
 }
 
 static int gen_docs(const char *cases_dir, const char *header)
@@ -703,16 +734,32 @@ static int gen_docs(const char *cases_dir, const char *header)
     fputs(h, stdout);
     free(h);
     char **names;
-    size_t n = list_cases(cases_dir, &names);
+    size_t n = list_cases(cases_dir, &names), nd = 0;
+    doc_entry *docs = calloc(n ? n : 1, sizeof *docs);
     for (size_t i = 0; i < n; i++) {
         gcase c;
-        if (run_case(&c, cases_dir, names[i]) && cJSON_GetObjectItemCaseSensitive(c.spec, "doc"))
-            doc_case(stdout, &c);
+        const char *title;
+        if (run_case(&c, cases_dir, names[i]) &&
+            (title = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c.spec, "doc")))) {
+            size_t len = 0;
+            char *text = NULL;
+            FILE *mem = open_memstream(&text, &len);
+            doc_case(mem, &c);
+            fclose(mem);
+            docs[nd++] = (doc_entry){doc_rank(title), i, strdup(title), text};
+        }
         if (c.failed) failures++;
         free_case(&c);
         free(names[i]);
     }
     free(names);
+    qsort(docs, nd, sizeof *docs, cmp_docs);
+    for (size_t i = 0; i < nd; i++) {
+        fputs(docs[i].text, stdout);
+        free(docs[i].text);
+        free(docs[i].title);
+    }
+    free(docs);
     return failures ? 1 : 0;
 }
 
