@@ -6,7 +6,8 @@ addresses substituted), then: the probes answer on the metrics port, the TLS por
 certificate the webhook caBundle verifies for the Service's DNS name, /validate answers an
 AdmissionReview, a ConfigMap update (atomic ..data swap) and a certificate rotation are picked
 up without a restart, and SIGTERM turns /readyz 503 before the process exits within
-terminationGracePeriodSeconds."""
+terminationGracePeriodSeconds. With server.clientCA, only a client holding a certificate from
+that CA (the API server) gets an answer."""
 import base64
 import http.client
 import json
@@ -94,10 +95,17 @@ class Boot(unittest.TestCase):
         spec = dep["spec"]["template"]["spec"]
         ctr = spec["containers"][0]
         mounts = {m["name"]: m["mountPath"] for m in ctr["volumeMounts"]}
-        cm = c.one(objs, "ConfigMap")
-        self.pol = KubeletVolume(os.path.join(self.tmp, "policies"), cm["data"])
-        self.tls = KubeletVolume(os.path.join(self.tmp, "tls"), secret_files(objs))
-        paths = {mounts["policies"]: self.pol.path, mounts["tls"]: self.tls.path}
+        # Every volume from the object the chart rendered for it, laid out like the kubelet.
+        cms = {x["metadata"]["name"]: x["data"] for x in c.by_kind(objs, "ConfigMap")}
+        secs = {x["metadata"]["name"]: {k: base64.b64decode(v) for k, v in x["data"].items()}
+                for x in c.by_kind(objs, "Secret")}
+        self.vols, paths = {}, {}
+        for v in spec["volumes"]:
+            files = cms[v["configMap"]["name"]] if "configMap" in v else \
+                secs[v["secret"]["secretName"]]
+            self.vols[v["name"]] = KubeletVolume(os.path.join(self.tmp, v["name"]), files)
+            paths[mounts[v["name"]]] = self.vols[v["name"]].path
+        self.pol, self.tls = self.vols["policies"], self.vols["tls"]
         args = []
         for a in ctr["args"]:
             if a.startswith("--listen="):
@@ -237,6 +245,34 @@ class Boot(unittest.TestCase):
         shut = [a for a in spec["containers"][0]["args"] if a.startswith("--shutdown-grace=")][0]
         self.assertGreaterEqual(time.time() - t0, int(re.sub(r"\D", "", shut)) - 0.5,
                                 "the server must keep answering for the shutdown grace")
+
+    def test_client_ca_only_admits_the_api_server(self):
+        d = self.tmp
+        def ossl(*a):
+            subprocess.run(["openssl", *a], check=True, capture_output=True)
+        ossl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+             "-keyout", f"{d}/cca.key", "-out", f"{d}/cca.crt", "-subj", "/CN=client-ca",
+             "-days", "2")
+        ossl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+             "-keyout", f"{d}/apiserver.key", "-out", f"{d}/apiserver.csr",
+             "-subj", "/CN=kube-apiserver")
+        ossl("x509", "-req", "-in", f"{d}/apiserver.csr", "-CA", f"{d}/cca.crt",
+             "-CAkey", f"{d}/cca.key", "-CAcreateserial", "-out", f"{d}/apiserver.crt",
+             "-days", "2")
+        with open(f"{d}/cca.crt") as f:
+            objs = c.render({"server": {"clientCA": f.read()}})
+        self.start(objs)
+        self.wait_for(lambda: self.http_get("/readyz")[0] == 200, "/readyz 200")
+        bundle = c.one(objs, "ValidatingWebhookConfiguration")["webhooks"][0]["clientConfig"]["caBundle"]
+        ctx = self.tls_context(bundle)
+        ctx.load_cert_chain(f"{d}/apiserver.crt", f"{d}/apiserver.key")
+        st, body = self.post(ctx, "/validate", review("c-1"))
+        self.assertEqual((st, body["response"]["uid"]), (200, "c-1"))
+        try:
+            st, _ = self.post(self.tls_context(bundle), "/validate", review("c-2"))
+        except (ssl.SSLError, OSError):
+            st = "handshake refused"
+        self.assertIn(st, (403, "handshake refused"), "no client certificate must not pass")
 
 
 if __name__ == "__main__":

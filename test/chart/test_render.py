@@ -247,11 +247,37 @@ class Options(unittest.TestCase):
         vols = {v["name"]: v for v in spec["volumes"]}
         self.assertEqual(vols["client-ca"]["secret"]["secretName"], "apiserver-ca")
 
-    def test_grace_period_must_exceed_shutdown_grace(self):
-        r = c.template({"terminationGracePeriodSeconds": 12,
+    def test_grace_period_must_exceed_twice_the_shutdown_grace(self):
+        # the server answers for the grace, then gives open connections as long again
+        r = c.template({"terminationGracePeriodSeconds": 20,
                         "server": {"shutdownGraceSeconds": 10}}, check=False)
         self.assertNotEqual(r.returncode, 0)
-        self.assertIn("terminationGracePeriodSeconds (12) must be greater", r.stderr)
+        self.assertIn("terminationGracePeriodSeconds (20) must be greater than 20", r.stderr)
+        r = c.template({"terminationGracePeriodSeconds": 21,
+                        "server": {"shutdownGraceSeconds": 10}}, check=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = c.template({"terminationGracePeriodSeconds": 30, "webhook": {"timeoutSeconds": 30},
+                        "server": {"shutdownGraceSeconds": 2}}, check=False)
+        self.assertIn("must be greater than 32", r.stderr)
+
+    def test_client_ca_is_the_only_restart_trigger(self):
+        pem = ("-----BEGIN CERTIFICATE-----\nMIIBAA==\n-----END CERTIFICATE-----\n")
+        objs = c.render({"server": {"clientCA": pem}})
+        cms = {x["metadata"]["name"]: x for x in c.by_kind(objs, "ConfigMap")}
+        self.assertEqual(cms[c.FULLNAME + "-client-ca"]["data"], {"ca.crt": pem})
+        tpl = c.one(objs, "Deployment")["spec"]["template"]
+        ann = tpl["metadata"]["annotations"]
+        self.assertEqual(list(ann), ["checksum/client-ca"])
+        self.assertIn("--client-ca=/etc/gpu-admission/client-ca/ca.crt",
+                      tpl["spec"]["containers"][0]["args"])
+        vols = {v["name"]: v for v in tpl["spec"]["volumes"]}
+        self.assertEqual(vols["client-ca"]["configMap"]["name"], c.FULLNAME + "-client-ca")
+        other = c.one(c.render({"server": {"clientCA": pem.replace("AA==", "AB==")}}),
+                      "Deployment")["spec"]["template"]["metadata"]["annotations"]
+        self.assertNotEqual(other["checksum/client-ca"], ann["checksum/client-ca"])
+        # policies and certificates never add a checksum (they hot-reload)
+        changed = c.one(c.render({"policies": {"x.yaml": "# x\n"}}), "Deployment")
+        self.assertNotIn("annotations", changed["spec"]["template"]["metadata"])
 
     def test_service_monitor_and_network_policy(self):
         objs = c.render({"metrics": {"serviceMonitor": {"enabled": True}},

@@ -38,6 +38,10 @@ BAD = [
      "/webhook/excludeNamespaces/0"),
     ("spread policy", {"topologySpread": {"whenUnsatisfiable": "Maybe"}},
      "/topologySpread/whenUnsatisfiable"),
+    ("client CA not PEM", {"server": {"clientCA": "not a certificate"}}, "/server/clientCA"),
+    ("both client CA sources", {"server": {
+        "clientCA": "-----BEGIN CERTIFICATE-----\nx\n-----END CERTIFICATE-----\n",
+        "clientCASecret": "s"}}, "/server"),
     ("issuer kind", {"certificates": {"certManager": {"issuerRef": {"name": "x",
                                                                     "kind": "Foo"}}}},
      "/certificates/certManager/issuerRef/kind"),
