@@ -251,6 +251,30 @@ static void write_string(sbuf *b, const char *s)
             if (*p < 0x20 || *p == 0x7f) {
                 snprintf(esc, sizeof esc, "\\x%02x", *p);
                 sb_str(b, esc);
+            } else if (*p >= 0xC2 && *p <= 0xEF && (p[1] & 0xC0) == 0x80) {
+                /* characters YAML reads as line breaks or refuses as non-printable must be
+                 * escaped, or a double-quoted scalar would not read back the same */
+                unsigned cp;
+                size_t n;
+                if (*p < 0xE0) {
+                    cp = ((unsigned)(*p & 0x1F) << 6) | (p[1] & 0x3F);
+                    n = 2;
+                } else if ((p[2] & 0xC0) == 0x80) {
+                    cp = ((unsigned)(*p & 0x0F) << 12) | ((unsigned)(p[1] & 0x3F) << 6) |
+                         (p[2] & 0x3F);
+                    n = 3;
+                } else {
+                    sb_put(b, (const char *)p, 1);
+                    break;
+                }
+                if ((cp >= 0x80 && cp <= 0x9F) || cp == 0x2028 || cp == 0x2029 || cp == 0xFEFF ||
+                    cp == 0xFFFE || cp == 0xFFFF) {
+                    snprintf(esc, sizeof esc, "\\u%04X", cp);
+                    sb_str(b, esc);
+                } else {
+                    sb_put(b, (const char *)p, n);
+                }
+                p += n - 1;
             } else {
                 sb_put(b, (const char *)p, 1);
             }
@@ -313,8 +337,24 @@ static void write_value(sbuf *b, const cJSON *v, int indent)
 {
     if (cJSON_IsObject(v) && v->child) {
         for (const cJSON *c = v->child; c; c = c->next) {
+            const char *key = c->string ? c->string : "";
             sb_indent(b, indent);
-            write_string(b, c->string ? c->string : "");
+            if (strlen(key) > 512) {
+                /* YAML limits implicit keys to 1024 characters: use an explicit "? key" */
+                sb_str(b, "? ");
+                write_string(b, key);
+                sb_put(b, "\n", 1);
+                sb_indent(b, indent);
+                sb_put(b, ":", 1);
+                if (cJSON_IsArray(c) && c->child) {
+                    sb_put(b, "\n", 1);
+                    write_value(b, c, indent + 2);
+                } else {
+                    write_after_key(b, c, indent);
+                }
+                continue;
+            }
+            write_string(b, key);
             sb_put(b, ":", 1);
             write_after_key(b, c, indent);
         }

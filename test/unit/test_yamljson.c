@@ -292,6 +292,28 @@ int main(void)
         if (t) roundtrip(t, __LINE__);
         cJSON_Delete(t);
     }
+    /* characters YAML treats as line breaks or refuses (NEL, LS, PS, C1, BOM) */
+    cJSON *u = cJSON_Parse("{\"a\":\"x\\u0085y\\u2028z\\u2029w\\u0080v\\ufeffq\\uffffé\"}");
+    CHECK(u != NULL);
+    roundtrip(u, __LINE__);
+    cJSON_Delete(u);
+    /* keys longer than YAML's 1024-character implicit-key limit, with every value shape */
+    char longkey[1500];
+    memset(longkey, 'k', sizeof longkey - 1);
+    longkey[sizeof longkey - 1] = '\0';
+    cJSON *lk = cJSON_CreateObject();
+    cJSON_AddStringToObject(lk, longkey, "v");
+    longkey[0] = 'a';
+    cJSON_AddItemToObject(lk, longkey, cJSON_Parse("[1, {\"x\": [2]}, []]"));
+    longkey[0] = 'b';
+    cJSON_AddItemToObject(lk, longkey, cJSON_Parse("{\"n\": {\"m\": 1}}"));
+    longkey[0] = 'c';
+    cJSON_AddItemToObject(lk, longkey, cJSON_CreateObject());
+    cJSON *lka = cJSON_CreateArray();
+    cJSON_AddItemToArray(lka, lk);
+    roundtrip(lka, __LINE__);
+    roundtrip(lk, __LINE__);
+    cJSON_Delete(lka);
     /* the writer's shape: block style, strings that would re-type are quoted */
     cJSON *o = cJSON_Parse("{\"a\":{\"b\":[\"x\",{\"c\":\"1\",\"d\":2}]},\"e\":\"8Gi\"}");
     char *y = gpa_json_to_yaml(o);
