@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "fuzz_common.h"
 
@@ -48,7 +49,7 @@ void fz_fail(const char *what, const cJSON *a, const cJSON *b)
 
 /* ------------------------------------------------------------------ policies */
 
-#define FZ_MAX_POLICIES 16
+#define FZ_MAX_POLICIES 32
 static gpa_policy *fz_sets[FZ_MAX_POLICIES];
 static char *fz_names[FZ_MAX_POLICIES];
 static size_t fz_nsets;
@@ -74,29 +75,41 @@ static int cmp_names(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void fz_load_all(void)
+/* Loads every subdirectory of parent (name order) as a set named prefix + directory name. */
+static void fz_load_children(const char *parent, const char *prefix)
 {
-    if (fz_loaded) return;
-    fz_loaded = 1;
-    fz_try_load(GPA_FUZZ_SHIPPED_POLICIES, "shipped");
-    DIR *d = opendir(GPA_FUZZ_VARIANT_POLICIES);
+    DIR *d = opendir(parent);
     char *names[FZ_MAX_POLICIES];
     size_t n = 0;
     if (d) {
         struct dirent *e;
         while ((e = readdir(d)) && n < FZ_MAX_POLICIES) {
-            if (e->d_name[0] == '.') continue;
+            if (e->d_name[0] == '.')
+                continue;
             names[n++] = strdup(e->d_name);
         }
         closedir(d);
     }
     qsort(names, n, sizeof names[0], cmp_names);
     for (size_t i = 0; i < n; i++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", GPA_FUZZ_VARIANT_POLICIES, names[i]);
-        fz_try_load(path, names[i]);
+        char path[4096], name[256];
+        snprintf(path, sizeof path, "%s/%s", parent, names[i]);
+        snprintf(name, sizeof name, "%s%s", prefix, names[i]);
+        struct stat st;
+        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+            fz_try_load(path, name);
         free(names[i]);
     }
+}
+
+static void fz_load_all(void)
+{
+    if (fz_loaded)
+        return;
+    fz_loaded = 1;
+    fz_try_load(GPA_FUZZ_SHIPPED_POLICIES, "shipped");
+    fz_load_children(GPA_FUZZ_VARIANT_POLICIES, "");
+    fz_load_children(GPA_FUZZ_GOLDEN_POLICIES, "golden-");
     if (fz_nsets == 0) {
         fprintf(stderr, "fuzz: no policy set loads; nothing to fuzz the engine with\n");
         abort();

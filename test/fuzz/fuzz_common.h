@@ -24,8 +24,9 @@ char *fz_dup_str(const uint8_t *data, size_t n);
 /* Prints the message (and the JSON values, if any) and aborts. */
 void fz_fail(const char *what, const cJSON *a, const cJSON *b) __attribute__((noreturn));
 
-/* Policy sets: index 0 = the shipped policies/ directory, then every subdirectory of
- * test/fuzz/policies/ in name order. Loaded on first use and kept for the process. A set that
+/* Policy sets: index 0 = the shipped policies/ directory ("shipped"), then every
+ * subdirectory of test/fuzz/policies/ (named by directory), then of test/golden/policies/
+ * ("golden-<dir>"), each in name order. Loaded on first use and kept for the process. A set that
  * does not load is reported on stderr and left out; no set at all aborts. */
 size_t fz_policy_count(void);
 const gpa_policy *fz_policy(size_t i);

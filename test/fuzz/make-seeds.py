@@ -138,6 +138,39 @@ def main():
         if files:
             put("policy", b"#%file\n".join(f.read_bytes() for f in files[:4]))
     golden = root / "test" / "golden"
+    for case in sorted((golden / "cases").glob("*/case.yaml")):
+        try:
+            c = yaml.safe_load(case.read_bytes())
+        except Exception:
+            continue
+        if not isinstance(c, dict):
+            continue
+
+        def ref(v):
+            # a case may name its pod by a path relative to the case directory
+            if isinstance(v, str):
+                try:
+                    docs = [d for d in yaml.safe_load_all((case.parent / v).read_bytes()) if d]
+                except Exception:
+                    return None
+                pods = [p for d in docs for p in pods_from(d)]
+                return pods[0] if pods else None
+            return v if isinstance(v, dict) else None
+        pod = ref(c.get("pod"))
+        if pod is None:
+            continue
+        ns = c.get("namespace") or "default"
+        pol = c.get("policy", "shipped")
+        if isinstance(pol, str) and (golden / "policies" / pol / "..").exists() and pol != "modes":
+            # a whole golden policy directory the patch fuzzer loads as "golden-<dir>"
+            put("patch", json.dumps({"policy": "golden-" + pol, "namespace": ns, "pod": pod},
+                                    separators=(",", ":")))
+        else:
+            put("patch", json.dumps(pod, separators=(",", ":")))
+        op = c.get("operation", "CREATE")
+        old = ref(c.get("oldPod")) if op == "UPDATE" else None
+        put("review", json.dumps(review(pod, ns, op=op, old=old), separators=(",", ":")))
+        put("yamljson", case.read_bytes())
     if golden.is_dir():
         for f in sorted(golden.rglob("*")):
             if f.is_file() and f.suffix in (".yaml", ".yml", ".json"):
