@@ -341,6 +341,21 @@ static void test_errors(void)
          "duplicate key \"x\" (first at 6:20)");
     ERR1(HDR "  pools: !!set {}\n", "4:10", "YAML tag tag:yaml.org,2002:set is not supported");
 
+    ERR1(HDR "  tenancy: {tenants: [{name: t}]}\n", "4:23",
+         "tenant t: namespaces is required (a list of namespace globs)");
+    ERR1(HDR "  tenancy: {tenants: [{name: Team_A, namespaces: [a]}]}\n", "4:30",
+         "tenant name \"Team_A\" must start and end with a lowercase letter or digit");
+    ERR1(HDR "  tenancy: {tenants: [{namespaces: [a]}]}\n", "4:23", "tenant: name is required");
+    {
+        char deep[1024];
+        int o = snprintf(deep, sizeof deep, HDR "  pools: ");
+        for (int i = 0; i < 80; i++)
+            deep[o++] = '[';
+        deep[o] = '\0';
+        ERR1(deep, "4:72", "YAML nesting is too deep");
+    }
+    ERR1(HDR "  rules:\n  - name: r\n    deny:\n", "6:10", "deny: expected a string, got null");
+
     /* --- wrong types --- */
     ERR1(HDR "  pools: {a: 1}\n", "4:10", "spec.pools: expected a list, got a mapping");
     ERR1(HDR "  pools:\n  - name: 5\n", "5:11", "pool name: expected a string, got an integer");
