@@ -518,9 +518,12 @@ static int report_errors(loader *L, gpa_error *err)
     err->message[0] = '\0';
     for (size_t i = 0; i < L->n_errs && shown < GPA_POLICY_MAX_ERRORS; i++) {
         size_t need = strlen(L->errs[i].text) + 1;
-        if (off + need + reserve >= cap) break;
-        off += (size_t)snprintf(err->message + off, cap - off, "%s%s", shown ? "\n" : "",
-                                L->errs[i].text);
+        if (off + need + reserve >= cap && shown > 0) break;
+        /* the first error is always shown, cut if a huge path makes it longer than the
+         * whole buffer */
+        int w = snprintf(err->message + off, cap - reserve - off, "%s%s", shown ? "\n" : "",
+                         L->errs[i].text);
+        off += (size_t)w < cap - reserve - off ? (size_t)w : cap - reserve - off - 1;
         shown++;
     }
     if (shown < L->n_errs)

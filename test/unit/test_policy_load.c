@@ -626,6 +626,19 @@ static void test_multi(void)
     CHECK(strlen(e.message) < sizeof e.message);
     free(big);
 
+    /* a path longer than the message buffer still yields its (cut) first error */
+    char *lp = malloc(6001);
+    memset(lp, 'd', 6000);
+    lp[6000] = '\0';
+    lp[5990] = '/';
+    const char *bad2 = HDR "  unmatched: maybe\n  enforcement: nope\n";
+    gpa_policy_source s3b = {lp, bad2, strlen(bad2)};
+    CHECK_INT(gpa_policy_load_sources(&p, &s3b, 1, &e), GPA_EPOLICY);
+    CHECK(strncmp(e.message, "dddd", 4) == 0);
+    CHECK_CONTAINS(e.message, "\n... and 1 more error");
+    CHECK(strlen(e.message) < sizeof e.message);
+    free(lp);
+
     /* a file over the size cap is refused, naming it */
     size_t huge = (4u << 20) + 1;
     char *h = malloc(huge);
