@@ -158,7 +158,6 @@ static enum MHD_Result answer_review(struct MHD_Connection *c, gpa_http_state *s
     /* The codec reads a NUL-terminated copy so no parser can run past the body. */
     rq->buf[rq->len] = '\0';
     gpa_review_handle(&r, gpa_policy_snap_policy(snap), rq->hook, rq->buf, rq->len, &err);
-    gpa_policy_store_release(snap);
 
     double secs = elapsed_s(&rq->start);
     enum MHD_Result ret;
@@ -177,6 +176,9 @@ static enum MHD_Result answer_review(struct MHD_Connection *c, gpa_http_state *s
     if (result && strcmp(result, "denied") == 0) gpa_metrics_denial(r.decision.reason);
     log_request(rq->hook, &r, secs, r.http_status == 200 ? NULL : err.message);
     gpa_review_result_clear(&r);
+    /* Only now: decision.rule/pool/reason point into the policy, and a reload may free the
+     * old set as soon as this last reference goes. */
+    gpa_policy_store_release(snap);
     return ret;
 }
 

@@ -30,6 +30,24 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 
 _procs = []
+_servers = []
+
+
+def _dump_servers():
+    for srv in _servers:
+        print("---- server %s stderr (last 30 lines):" % " ".join(srv.cmd[1:3]), flush=True)
+        lines = srv.stderr_text().splitlines()
+        asan = [i for i, l in enumerate(lines) if "ERROR: AddressSanitizer" in l or "runtime error" in l]
+        print("\n".join(lines[asan[0]:asan[0] + 60] if asan else lines[-30:]), flush=True)
+
+
+def _excepthook(t, v, tb):
+    sys.__excepthook__(t, v, tb)
+    _dump_servers()
+    _kill_all()
+
+
+sys.excepthook = _excepthook
 
 
 def _kill_all():
@@ -84,6 +102,8 @@ class Checks:
 
     def done(self):
         print("%s: %d checks, %d failed" % (self.name, self.total, self.failed), flush=True)
+        if self.failed:
+            _dump_servers()
         _kill_all()
         sys.exit(1 if self.failed or self.total == 0 else 0)
 
@@ -194,6 +214,7 @@ class Server:
         self.proc = None
         self.port = self.metrics_port = None
         self.startup = None
+        _servers.append(self)
 
     def __enter__(self):
         return self.start()
@@ -232,7 +253,10 @@ class Server:
         """Every stderr line parsed as JSON; a line that is not JSON raises (the log format
         is part of the contract)."""
         out = []
-        for line in self.stderr_text().splitlines():
+        text = self.stderr_text()
+        if not text.endswith("\n"):  # a line still being written
+            text = text[: text.rfind("\n") + 1]
+        for line in text.splitlines():
             if line.strip():
                 out.append(json.loads(line))
         return out

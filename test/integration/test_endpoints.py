@@ -184,13 +184,17 @@ with S.Server(BIN, policies, certs, extra=["--idle-timeout", "3s"]) as srv:
                    b"POST /mutate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
                    b"Content-Length: 8388608\r\n\r\n", 413)
     T.check(time.monotonic() - t0 < 2.5, "413 came without waiting for the body")
-    # and a client that does send all 8 MiB also gets 413 (or a reset after it)
+    # and a client that does send all 8 MiB: refused on Content-Length as well; the kernel may
+    # reset the connection under the unread body before the client reads the 413
+    before = S.metric(srv.metrics(), "gpa_http_errors_total", {"code": "413"}) or 0
     big = b'{"x":"' + b"a" * (8 << 20) + b'"}'
     try:
-        st, _, _ = S.post(srv.port, ctx, "/mutate", big)
-    except (ConnectionError, ssl.SSLError, BrokenPipeError) as e:
-        st = 413 if "reset" in repr(e).lower() or "broken" in repr(e).lower() or "EOF" in repr(e) else repr(e)
-    T.eq(st, 413, "8 MiB body sent in full")
+        st = S.post(srv.port, ctx, "/mutate", big)[0]
+    except (ConnectionError, ssl.SSLError, OSError):
+        st = "reset"
+    T.check(st in (413, "reset"), "8 MiB body sent in full: 413 or reset, got %r" % st)
+    T.eq(S.metric(srv.metrics(), "gpa_http_errors_total", {"code": "413"}), before + 1,
+         "8 MiB body answered 413 by the server")
     still_answers(srv, ctx, "8 MiB body sent in full")
 
     # chunked: under the cap works; over the cap is cut off once the cap is passed
@@ -229,9 +233,18 @@ with S.Server(BIN, policies, certs, extra=["--idle-timeout", "3s"]) as srv:
              b"POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
              b"Content-Length: abc\r\n\r\n", 400)
     raw_case(srv, ctx, "request line garbage", b"\x01\x02 GARBAGE\r\n\r\n", 400)
-    raw = raw_case(srv, ctx, "huge header (100 KB)",
-                   b"POST /mutate HTTP/1.1\r\nHost: x\r\nX-Big: " + b"b" * 100000 + b"\r\n\r\n",
-                   431)
+    # libmicrohttpd answers 431 once its 32 KiB header buffer is full and closes; the bytes
+    # the client is still sending then make the kernel reset the connection, which can
+    # overtake the 431 on a slow (sanitized) server. Either way: refused, server unharmed.
+    try:
+        raw = S.raw_tls(srv.port, ctx, b"POST /mutate HTTP/1.1\r\nHost: x\r\nX-Big: " +
+                        b"b" * 100000 + b"\r\n\r\n")
+        st = S.status_of(raw) or "reset"
+    except (ssl.SSLError, ConnectionError):
+        st = "reset"
+    T.check(st in (431, "reset"), "huge header (100 KB): 431 or reset, got %r" % st)
+    T.check(st != 200, "huge header never answered 200")
+    still_answers(srv, ctx, "huge header")
     raw_case(srv, ctx, "plaintext HTTP to the TLS port",
              b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", None, tls=False)
     raw_case(srv, ctx, "TLS garbage bytes", os.urandom(4096), None, tls=False)
@@ -280,7 +293,11 @@ with S.Server(BIN, policies, certs, extra=["--idle-timeout", "3s"]) as srv:
     T.check(S.metric(m, "gpa_request_duration_seconds_bucket",
                      {"webhook": "mutate", "le": "0.0001"}) is not None,
             "duration histogram has the 100us bucket")
-    T.eq(S.metric(m, "gpa_inflight_requests"), 0.0, "no requests in flight at rest")
+    # connections cut above finish their clean-up on the server's own schedule: poll
+    deadline = time.monotonic() + 5
+    while S.metric(srv.metrics(), "gpa_inflight_requests") != 0.0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    T.eq(S.metric(srv.metrics(), "gpa_inflight_requests"), 0.0, "in-flight gauge back to 0 at rest")
     T.check(S.metric(m, "gpa_cert_expiry_timestamp_seconds") > time.time(),
             "cert expiry in the future")
     rev = srv.startup["policy_revision"]
