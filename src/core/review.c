@@ -51,6 +51,50 @@ static const char *opt_string(const cJSON *o, const char *key, bool *bad)
     return v->valuestring;
 }
 
+/* The string value of v: NULL when absent or JSON null; *bad set for another type. */
+static const char *str_of(const cJSON *v, bool *bad)
+{
+    if (!v || cJSON_IsNull(v)) return NULL;
+    if (!cJSON_IsString(v) || !v->valuestring) {
+        *bad = true;
+        return NULL;
+    }
+    return v->valuestring;
+}
+
+/* One pass over obj's members filling found[i] with the FIRST member named names[i] (what
+ * cJSON_GetObjectItemCaseSensitive would return), instead of one scan per lookup. */
+static void index_members(const cJSON *obj, const char *const *names, const cJSON **found, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        found[i] = NULL;
+    for (const cJSON *c = obj->child; c; c = c->next) {
+        if (!c->string) continue;
+        for (size_t i = 0; i < n; i++)
+            if (!found[i] && c->string[0] == names[i][0] && strcmp(c->string, names[i]) == 0) {
+                found[i] = c;
+                break;
+            }
+    }
+}
+
+/* Members of request the codec reads. */
+enum {
+    R_UID,
+    R_KIND,
+    R_RESOURCE,
+    R_SUBRESOURCE,
+    R_NAMESPACE,
+    R_OPERATION,
+    R_OBJECT,
+    R_OLD,
+    R_NAME,
+    R_COUNT
+};
+static const char *const request_members[R_COUNT] = {"uid",         "kind",      "resource",
+                                                     "subResource", "namespace", "operation",
+                                                     "object",      "oldObject", "name"};
+
 /* The 400 answer: a metav1.Status, which is what the API server logs for a failed call. */
 static int bad_request(gpa_review_result *out, gpa_error *err, const char *msg)
 {
@@ -102,10 +146,10 @@ static int op_from_string(gpa_operation *op, const char *s)
 
 /* Is this request about the core/v1 Pod resource itself (not a subresource, not another
  * kind)? Returns 1 yes, 0 no, -1 malformed (message in *why). */
-static int is_pod(const cJSON *req, const cJSON *object, const char **why)
+static int is_pod(const cJSON *const *m, const cJSON *object, const char **why)
 {
     bool bad = false;
-    const cJSON *kind = get(req, "kind");
+    const cJSON *kind = m[R_KIND];
     if (kind && !cJSON_IsNull(kind)) {
         if (!cJSON_IsObject(kind)) {
             *why = "request.kind must be an object {group, version, kind}";
@@ -119,7 +163,7 @@ static int is_pod(const cJSON *req, const cJSON *object, const char **why)
         }
         if (!k || strcmp(k, "Pod") != 0 || (g && *g)) return 0;
     }
-    const cJSON *res = get(req, "resource");
+    const cJSON *res = m[R_RESOURCE];
     if (res && !cJSON_IsNull(res)) {
         if (!cJSON_IsObject(res)) {
             *why = "request.resource must be an object {group, version, resource}";
@@ -133,7 +177,7 @@ static int is_pod(const cJSON *req, const cJSON *object, const char **why)
         }
         if ((r && strcmp(r, "pods") != 0) || (g && *g)) return 0;
     }
-    const char *sub = opt_string(req, "subResource", &bad);
+    const char *sub = str_of(m[R_SUBRESOURCE], &bad);
     if (bad) {
         *why = "request.subResource must be a string";
         return -1;
@@ -176,7 +220,10 @@ static int read_envelope(envelope *env, gpa_review_result *out, const cJSON *roo
         *why = "AdmissionReview must be a JSON object";
         return -1;
     }
-    const char *av = opt_string(root, "apiVersion", &bad);
+    static const char *const top_names[] = {"apiVersion", "kind", "request"};
+    const cJSON *top[3];
+    index_members(root, top_names, top, 3);
+    const char *av = str_of(top[0], &bad);
     if (bad || !av) {
         *why = "apiVersion must be \"" API_V1 "\" or \"" API_V1BETA1 "\"";
         return -1;
@@ -192,7 +239,7 @@ static int read_envelope(envelope *env, gpa_review_result *out, const cJSON *roo
         *why = env->why;
         return -1;
     }
-    const char *kind = opt_string(root, "kind", &bad);
+    const char *kind = str_of(top[1], &bad);
     if (bad || !kind) {
         *why = "kind must be \"AdmissionReview\"";
         return -1;
@@ -203,13 +250,15 @@ static int read_envelope(envelope *env, gpa_review_result *out, const cJSON *roo
         *why = env->why;
         return -1;
     }
-    const cJSON *req = get(root, "request");
+    const cJSON *req = top[2];
     if (!cJSON_IsObject(req)) {
         *why = "AdmissionReview has no request object";
         return -1;
     }
     env->request = req;
-    const char *uid = opt_string(req, "uid", &bad);
+    const cJSON *m[R_COUNT];
+    index_members(req, request_members, m, R_COUNT);
+    const char *uid = str_of(m[R_UID], &bad);
     if (bad || !uid || !*uid) {
         *why = "request.uid must be a non-empty string";
         return -1;
@@ -217,26 +266,26 @@ static int read_envelope(envelope *env, gpa_review_result *out, const cJSON *roo
     env->uid = uid;
     out->uid = dup_str(uid);
 
-    const char *ops = opt_string(req, "operation", &bad);
+    const char *ops = str_of(m[R_OPERATION], &bad);
     if (bad || !ops) {
         *why = "request.operation must be a string (CREATE, UPDATE, DELETE or CONNECT)";
         return -1;
     }
     out->operation = dup_str(ops);
 
-    const char *ns = opt_string(req, "namespace", &bad);
+    const char *ns = str_of(m[R_NAMESPACE], &bad);
     if (bad) {
         *why = "request.namespace must be a string";
         return -1;
     }
 
-    const cJSON *obj = get(req, "object");
+    const cJSON *obj = m[R_OBJECT];
     if (obj && cJSON_IsNull(obj)) obj = NULL;
     if (obj && !cJSON_IsObject(obj)) {
         *why = "request.object must be an object or null";
         return -1;
     }
-    const cJSON *old = get(req, "oldObject");
+    const cJSON *old = m[R_OLD];
     if (old && cJSON_IsNull(old)) old = NULL;
     if (old && !cJSON_IsObject(old)) {
         *why = "request.oldObject must be an object or null";
@@ -249,14 +298,14 @@ static int read_envelope(envelope *env, gpa_review_result *out, const cJSON *roo
     const cJSON *md = obj ? get(obj, "metadata") : NULL;
     if (cJSON_IsObject(md)) {
         bool ignore = false;
-        const char *name = opt_string(req, "name", &ignore);
+        const char *name = str_of(m[R_NAME], &ignore);
         if (!name || !*name) name = opt_string(md, "name", &ignore);
         if (!name || !*name) name = opt_string(md, "generateName", &ignore);
         out->name = dup_str(name && *name ? name : NULL);
         if (!ns || !*ns) ns = opt_string(md, "namespace", &ignore);
     } else {
         bool ignore = false;
-        const char *name = opt_string(req, "name", &ignore);
+        const char *name = str_of(m[R_NAME], &ignore);
         out->name = dup_str(name && *name ? name : NULL);
     }
     /* The API server always names the namespace of a pod; a hand-written review without one
@@ -264,7 +313,7 @@ static int read_envelope(envelope *env, gpa_review_result *out, const cJSON *roo
     env->namespace_ = ns && *ns ? ns : "default";
     out->namespace_ = dup_str(env->namespace_);
 
-    int pod = is_pod(req, obj, why);
+    int pod = is_pod(m, obj, why);
     if (pod < 0) return -1;
     gpa_operation op;
     if (op_from_string(&op, ops) != 0) {

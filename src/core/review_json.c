@@ -16,6 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "review_json.h"
 
 typedef struct chunk {
@@ -40,15 +44,32 @@ typedef struct parser {
     bool oom;
 } parser;
 
-/* The copy is followed by PAD zero bytes so the 8-byte scan below may read past the
+/* The copy is followed by PAD zero bytes so the 16-byte scan below may read past the
  * terminating NUL without leaving the allocation. */
-#define PAD 8
+#define PAD 16
 
+/* Returns the first byte at or after p that is '"', '\\' or below 0x20 (the terminating NUL
+ * always qualifies). Strings are most of a pod, so this loop is most of the parse. */
+#if defined(__SSE2__)
+static inline const char *scan_plain(const char *p)
+{
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+    const __m128i ctl = _mm_set1_epi8(0x1f);
+    for (;;) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+        /* x <= 0x1f (unsigned) <=> min(x, 0x1f) == x */
+        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash)),
+                                 _mm_cmpeq_epi8(_mm_min_epu8(x, ctl), x));
+        int mask = _mm_movemask_epi8(m);
+        if (mask) return p + __builtin_ctz((unsigned)mask);
+        p += 16;
+    }
+}
+#else
 #define ONES  0x0101010101010101ULL
 #define HIGHS 0x8080808080808080ULL
-
-/* Skips 8 bytes at a time while none of them is '"', '\\' or below 0x20 (SWAR: the lowest
- * flagged byte is exact; borrows only flag bytes above it). Strings are most of a pod. */
+/* SWAR, 8 bytes at a time: the lowest flagged byte is exact (borrows only flag bytes above a
+ * real match). */
 static inline const char *scan_plain(const char *p)
 {
     for (;;) {
@@ -69,6 +90,7 @@ static inline const char *scan_plain(const char *p)
         p += 8;
     }
 }
+#endif
 
 static cJSON *new_node_slow(parser *ps)
 {
@@ -96,14 +118,6 @@ static inline cJSON *new_node(parser *ps)
     return node;
 }
 
-static inline void skip_ws(parser *ps)
-{
-    char *p = ps->p;
-    while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')
-        p++;
-    ps->p = p;
-}
-
 static int fail(parser *ps, const char *why)
 {
     if (!ps->why) ps->why = why;
@@ -129,20 +143,27 @@ static int hex4(const char *s, unsigned *out)
     return 0;
 }
 
+static int parse_string_slow(parser *ps, char *start, char *p, char **out);
+
 /* ps->p is at the opening quote. Unescapes in place; *out points at the NUL-terminated
  * result inside the copy. */
-static int parse_string(parser *ps, char **out)
+static inline int parse_string(parser *ps, char **out)
 {
     char *start = ps->p + 1;
-    char *p = start;
     /* Fast path: no escapes (nearly every string Kubernetes sends). */
-    p = (char *)scan_plain(p);
+    char *p = (char *)scan_plain(start);
     if (*p == '"') {
         *p = '\0';
         *out = start;
         ps->p = p + 1;
         return 0;
     }
+    return parse_string_slow(ps, start, p, out);
+}
+
+/* From the first escape or control character on: unescape in place. */
+static int parse_string_slow(parser *ps, char *start, char *p, char **out)
+{
     char *w = p;
     for (;;) {
         unsigned char c = (unsigned char)*p;
@@ -309,56 +330,6 @@ static int parse_number(parser *ps, cJSON *n)
     return 0;
 }
 
-static int parse_value(parser *ps, cJSON *n, int depth);
-
-static int parse_container(parser *ps, cJSON *n, int depth, bool object)
-{
-    if (depth >= GPA_JSON_MAX_DEPTH) return fail(ps, "nested too deeply");
-    n->type = object ? cJSON_Object : cJSON_Array;
-    char close = object ? '}' : ']';
-    ps->p++;
-    skip_ws(ps);
-    if (*ps->p == close) {
-        ps->p++;
-        return 0;
-    }
-    cJSON *last = NULL;
-    for (;;) {
-        char *key = NULL;
-        if (object) {
-            if (*ps->p != '"') return fail(ps, "expected a string key");
-            if (parse_string(ps, &key) != 0) return -1;
-            skip_ws(ps);
-            if (*ps->p != ':') return fail(ps, "expected ':'");
-            ps->p++;
-            skip_ws(ps);
-        }
-        cJSON *c = new_node(ps);
-        if (!c) return -1;
-        c->string = key;
-        if (last) {
-            last->next = c;
-            c->prev = last;
-        } else {
-            n->child = c;
-        }
-        last = c;
-        n->child->prev = c; /* cJSON keeps the tail in the first child's prev */
-        if (parse_value(ps, c, depth + 1) != 0) return -1;
-        skip_ws(ps);
-        if (*ps->p == ',') {
-            ps->p++;
-            skip_ws(ps);
-            continue;
-        }
-        if (*ps->p == close) {
-            ps->p++;
-            return 0;
-        }
-        return fail(ps, object ? "expected ',' or '}'" : "expected ',' or ']'");
-    }
-}
-
 static int literal(parser *ps, const char *word, size_t len)
 {
     if ((size_t)(ps->end - ps->p) < len || memcmp(ps->p, word, len) != 0)
@@ -367,16 +338,10 @@ static int literal(parser *ps, const char *word, size_t len)
     return 0;
 }
 
-static int parse_value(parser *ps, cJSON *n, int depth)
+/* Numbers and true/false/null at ps->p. */
+static int parse_scalar(parser *ps, cJSON *n)
 {
     switch (*ps->p) {
-    case '{':
-        return parse_container(ps, n, depth, true);
-    case '[':
-        return parse_container(ps, n, depth, false);
-    case '"':
-        n->type = cJSON_String;
-        return parse_string(ps, &n->valuestring);
     case 't':
         n->type = cJSON_True;
         n->valueint = 1;
@@ -393,6 +358,101 @@ static int parse_value(parser *ps, cJSON *n, int depth)
         if (*ps->p == '-' || (*ps->p >= '0' && *ps->p <= '9')) return parse_number(ps, n);
         return fail(ps, "unexpected character");
     }
+}
+
+static inline char *ws(char *p)
+{
+    /* Kubernetes sends compact JSON: one compare in the common case. The NUL terminator is
+     * not whitespace, so this never runs off the end. */
+    while ((unsigned char)*p <= ' ' && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+        p++;
+    return p;
+}
+
+/* A string at p (the opening quote): returns the byte after the closing quote, or NULL. */
+static inline char *string_at(parser *ps, char *p, char **out)
+{
+    ps->p = p;
+    if (parse_string(ps, out) != 0) return NULL;
+    return ps->p;
+}
+
+/* An object or array at ps->p. Scalars and strings of the members are read inline (one call
+ * per container, not per value); the cursor lives in a local between calls. */
+static int parse_container(parser *ps, cJSON *n, int depth, bool object)
+{
+    if (depth >= GPA_JSON_MAX_DEPTH) return fail(ps, "nested too deeply");
+    n->type = object ? cJSON_Object : cJSON_Array;
+    const char close = object ? '}' : ']';
+    char *p = ws(ps->p + 1);
+    if (*p == close) {
+        ps->p = p + 1;
+        return 0;
+    }
+    cJSON *last = NULL;
+    for (;;) {
+        char *key = NULL;
+        if (object) {
+            if (*p != '"') {
+                ps->p = p;
+                return fail(ps, "expected a string key");
+            }
+            if (!(p = string_at(ps, p, &key))) return -1;
+            p = ws(p);
+            if (*p != ':') {
+                ps->p = p;
+                return fail(ps, "expected ':'");
+            }
+            p = ws(p + 1);
+        }
+        cJSON *c = new_node(ps);
+        if (!c) return -1;
+        c->string = key;
+        if (last) {
+            last->next = c;
+            c->prev = last;
+        } else {
+            n->child = c;
+        }
+        last = c;
+        char ch = *p;
+        if (ch == '"') {
+            c->type = cJSON_String;
+            if (!(p = string_at(ps, p, &c->valuestring))) return -1;
+        } else if (ch == '{' || ch == '[') {
+            ps->p = p;
+            if (parse_container(ps, c, depth + 1, ch == '{') != 0) return -1;
+            p = ps->p;
+        } else {
+            ps->p = p;
+            if (parse_scalar(ps, c) != 0) return -1;
+            p = ps->p;
+        }
+        p = ws(p);
+        if (*p == ',') {
+            p = ws(p + 1);
+            continue;
+        }
+        if (*p == close) {
+            n->child->prev = last; /* cJSON keeps the tail in the first child's prev */
+            ps->p = p + 1;
+            return 0;
+        }
+        ps->p = p;
+        return fail(ps, object ? "expected ',' or '}'" : "expected ',' or ']'");
+    }
+}
+
+static int parse_value(parser *ps, cJSON *n)
+{
+    ps->p = ws(ps->p);
+    char ch = *ps->p;
+    if (ch == '{' || ch == '[') return parse_container(ps, n, 0, ch == '{');
+    if (ch == '"') {
+        n->type = cJSON_String;
+        return parse_string(ps, &n->valuestring);
+    }
+    return parse_scalar(ps, n);
 }
 
 int gpa_jdoc_parse(gpa_jdoc **out, const char *buf, size_t len, const char **why, size_t *offset)
@@ -419,10 +479,9 @@ int gpa_jdoc_parse(gpa_jdoc **out, const char *buf, size_t len, const char **why
     d->root = new_node(&ps);
     int rc = -1;
     if (d->root) {
-        skip_ws(&ps);
-        rc = parse_value(&ps, d->root, 0);
+        rc = parse_value(&ps, d->root);
         if (rc == 0) {
-            skip_ws(&ps);
+            ps.p = ws(ps.p);
             if (ps.p != ps.end) rc = fail(&ps, "data after the JSON document");
         }
     }
