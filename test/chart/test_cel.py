@@ -87,7 +87,10 @@ EDGE = {
                                             "example.com/gpu-admission.io": "1"}), False, False),
     "empty-labels": (pod([ctr()], labels={}), False, False),
     "memory-annotation-only": (pod([ctr()], annotations={"gpu-admission.io/gpu-memory": "8Gi"}),
-                               False, False),
+                               False, True),
+    "foreign-annotations": (pod([ctr()], annotations={"example.com/gpu-admission.io": "x",
+                                                      "note": "gpu-admission.io/rule"}),
+                            False, False),
     "no-metadata-fields": (pod([ctr()], meta=False), False, False),
     "no-containers-field": (pod(), False, False),
     "everything": (pod([ctr(limits=GPU, env=[{"name": "NVIDIA_VISIBLE_DEVICES", "value": "0"}],
@@ -99,6 +102,7 @@ def oracle(p, prefixes=PREFIXES):
     """What the conditions mean, written independently of the CEL text."""
     spec = p.get("spec") or {}
     lab = (p.get("metadata") or {}).get("labels") or {}
+    ann = (p.get("metadata") or {}).get("annotations") or {}
 
     def asks(cn):
         res = cn.get("resources") or {}
@@ -113,7 +117,7 @@ def oracle(p, prefixes=PREFIXES):
     gpu = any(asks(x) for x in (spec.get("containers") or []) + (spec.get("initContainers") or []))
     other = any(reaches(x) for k in ("containers", "initContainers", "ephemeralContainers")
                 for x in (spec.get(k) or []))
-    ours = any(k.startswith("gpu-admission.io/") for k in lab)
+    ours = any(k.startswith("gpu-admission.io/") for k in list(lab) + list(ann))
     return gpu, gpu or other or ours
 
 

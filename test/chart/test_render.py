@@ -414,7 +414,8 @@ class KubeVersions(unittest.TestCase):
             self.assertEqual(e.count("("), e.count(")"))
         for needle in ("NVIDIA_VISIBLE_DEVICES", "NVIDIA_MIG_CONFIG_DEVICES",
                        "c.securityContext.privileged", "object.spec.ephemeralContainers",
-                       "k.startsWith('gpu-admission.io/')"):
+                       "object.metadata.labels.exists(k, k.startsWith('gpu-admission.io/'))",
+                       "object.metadata.annotations.exists(k, k.startsWith('gpu-admission.io/'))"):
             self.assertIn(needle, vc["expression"])
             self.assertNotIn(needle, mc["expression"])
         # the validating condition includes the mutating one (a superset of pods)

@@ -153,9 +153,13 @@ privileged - what the validating webhook checks on every pod, GPU or not.
 {{- join "\n|| " $parts }}
 {{- end }}
 
-{{/* CEL: the pod carries a gpu-admission.io/ label (tenant, trust, pool, group ...). */}}
-{{- define "gpu-admission.celPodHasOurLabel" -}}
+{{/*
+CEL: the pod carries a gpu-admission.io/ label (tenant, trust, pool, group ...) or annotation
+(a malformed gpu-admission.io/gpu-memory is refused even on a pod without GPUs).
+*/}}
+{{- define "gpu-admission.celPodHasOurMetadata" -}}
 (has(object.metadata.labels) && object.metadata.labels.exists(k, k.startsWith('gpu-admission.io/')))
+|| (has(object.metadata.annotations) && object.metadata.annotations.exists(k, k.startsWith('gpu-admission.io/')))
 {{- end }}
 
 {{- define "gpu-admission.matchConditionsEnabled" -}}
