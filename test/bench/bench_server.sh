@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# bench_server.sh - throughput, latency and cost of `gpu-admission serve` over keep-alive
+# HTTPS, as the API server would drive it, on this machine (server and load generator share
+# its cores). Prints figures for docs/performance.md; it is not a timed test.
+#
+#   test/bench/bench_server.sh [--bin PATH] [--policies DIR] [--duration S]
+#                              [--connections N] [--handshakes N] [--short]
+#
+# Measures: requests/s and p99 latency (wrk -t1 -cN --latency, POSTing a 3.6 KB GPU pod
+# AdmissionReview to /mutate), server CPU per request (utime+stime from /proc/PID/stat over
+# the run / requests), server RSS after the run (VmRSS), and the server CPU of one full TLS
+# handshake with the default ECDSA P-256 certificate (openssl s_time -new: fresh handshakes,
+# no resumption, as the API server does at rollout time).
+# --short (the ctest entry): a 2-second run that only checks the bench works: every response
+# 2xx, no socket errors, handshakes measured. Never fails on the figures themselves.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+bin="$root/build/gpu-admission"
+policies="$root/policies"
+duration=10
+conns=32
+handshakes_time=5
+short=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --bin) bin=$2; shift 2 ;;
+    --policies) policies=$2; shift 2 ;;
+    --duration) duration=$2; shift 2 ;;
+    --connections) conns=$2; shift 2 ;;
+    --handshakes) handshakes_time=$2; shift 2 ;;
+    --short) short=1; duration=2; handshakes_time=1; shift ;;
+    *) echo "bench_server: unknown argument $1" >&2; exit 1 ;;
+  esac
+done
+for tool in wrk openssl; do
+  command -v $tool >/dev/null || { echo "bench_server: $tool not installed (Debian package $tool)" >&2; exit 1; }
+done
+[ -x "$bin" ] || { echo "bench_server: no binary at $bin (--bin)" >&2; exit 1; }
+
+work=$(mktemp -d /tmp/gpa-bench-server.XXXXXX)
+pid=
+cleanup() {
+  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+
+"$bin" certs --service gpu-admission --namespace gpu-admission --out "$work/certs" \
+  --san localhost --san 127.0.0.1 >/dev/null 2>&1
+review="$here/gpu-pod-review.json"
+
+"$bin" serve --policies "$policies" --cert-dir "$work/certs" --listen 127.0.0.1:0 \
+  --metrics-listen 127.0.0.1:0 2>"$work/server.log" &
+pid=$!
+port=
+for _ in $(seq 1 200); do
+  port=$(grep -o '"listen_port":[0-9]*' "$work/server.log" 2>/dev/null | head -1 | cut -d: -f2 || true)
+  [ -n "$port" ] && break
+  kill -0 "$pid" 2>/dev/null || { cat "$work/server.log" >&2; exit 1; }
+  sleep 0.05
+done
+[ -n "$port" ] || { echo "bench_server: server did not start" >&2; cat "$work/server.log" >&2; exit 1; }
+mport=$(grep -o '"metrics_port":[0-9]*' "$work/server.log" | head -1 | cut -d: -f2)
+
+cat >"$work/post.lua" <<LUA
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+local f = assert(io.open("$review", "rb"))
+wrk.body = f:read("*a")
+f:close()
+LUA
+
+tck=$(getconf CLK_TCK)
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
+rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$pid/status"; }
+
+# Warm-up (connections, allocator, page cache), then the measured run.
+wrk -t1 -c"$conns" -d1s -s "$work/post.lua" "https://127.0.0.1:$port/mutate" >/dev/null 2>&1 || true
+t0=$(cpu_ticks)
+wrk -t1 -c"$conns" -d"${duration}s" --latency -s "$work/post.lua" "https://127.0.0.1:$port/mutate" \
+  >"$work/wrk.txt" 2>&1
+t1=$(cpu_ticks)
+rss=$(rss_kb)
+
+requests=$(awk '/requests in/ {print $1}' "$work/wrk.txt")
+rps=$(awk '/^Requests\/sec:/ {print $2}' "$work/wrk.txt")
+p50=$(awk '$1 == "50%" {print $2}' "$work/wrk.txt")
+p99=$(awk '$1 == "99%" {print $2}' "$work/wrk.txt")
+non2xx=$(awk '/Non-2xx or 3xx responses:/ {print $5}' "$work/wrk.txt")
+sockerr=$(grep -c 'Socket errors' "$work/wrk.txt" || true)
+cpu_us=$(awk -v a="$t0" -v b="$t1" -v t="$tck" -v n="$requests" 'BEGIN { if (n > 0) printf "%.1f", (b - a) * 1e6 / t / n; else print "nan" }')
+
+# Full handshakes: openssl s_time -new (no session reuse), server CPU / handshakes.
+h0=$(cpu_ticks)
+openssl s_time -connect "127.0.0.1:$port" -new -time "$handshakes_time" \
+  -CAfile "$work/certs/ca.crt" >"$work/stime.txt" 2>&1 || true
+h1=$(cpu_ticks)
+hs=$(awk '/connections in [0-9.]+ real seconds/ {print $1; exit}' "$work/stime.txt")
+hs=${hs:-0}
+hs_us=$(awk -v a="$h0" -v b="$h1" -v t="$tck" -v n="$hs" 'BEGIN { if (n > 0) printf "%.0f", (b - a) * 1e6 / t / n; else print "nan" }')
+
+mutated=$(curl -s "http://127.0.0.1:$mport/metrics" 2>/dev/null | awk '/^gpa_requests_total\{webhook="mutate",operation="CREATE",result="mutated"\}/ {print $2}')
+
+kill -TERM "$pid"
+wait "$pid" 2>/dev/null || true
+pid=
+
+verdict() { awk -v v="$1" -v lim="$2" -v dir="$3" 'BEGIN { if (v == "nan" || v == "") print "?"; else if ((dir == "min" && v + 0 >= lim + 0) || (dir == "max" && v + 0 <= lim + 0)) print "ok"; else print "MISSED" }'; }
+ms() { awk -v s="$1" 'BEGIN { if (s ~ /us$/) printf "%.3f", s / 1000; else if (s ~ /ms$/) printf "%.3f", s + 0; else if (s ~ /s$/) printf "%.3f", s * 1000; else print "nan" }'; }
+p99ms=$(ms "$p99")
+rss_mb=$(awk -v k="$rss" 'BEGIN { printf "%.1f", k / 1024 }')
+
+echo "gpu-admission serve on $(nproc) cores, $(awk -F: '/model name/ {print $2; exit}' /proc/cpuinfo | sed 's/^ *//')"
+echo "wrk -t1 -c$conns -d${duration}s keep-alive HTTPS POST /mutate, $(wc -c <"$review") B review, server --threads $(nproc)"
+printf "  %-34s %12s   target %-10s %s\n" "requests/s" "$rps" ">= 30000" "$(verdict "$rps" 30000 min)"
+printf "  %-34s %12s   target %-10s %s\n" "p99 latency (ms)" "$p99ms" "<= 5" "$(verdict "$p99ms" 5 max)"
+printf "  %-34s %12s\n" "p50 latency" "$p50"
+printf "  %-34s %12s   target %-10s %s\n" "server CPU per request (us)" "$cpu_us" "<= 30" "$(verdict "$cpu_us" 30 max)"
+printf "  %-34s %12s   target %-10s %s\n" "server RSS after the run (MB)" "$rss_mb" "<= 16" "$(verdict "$rss_mb" 16 max)"
+printf "  %-34s %12s   target %-10s %s\n" "full TLS handshake, server CPU (us)" "$hs_us" "<= 1000" "$(verdict "$hs_us" 1000 max)"
+printf "  %-34s %12s\n" "handshakes measured" "$hs"
+printf "  %-34s %12s\n" "requests (wrk)" "$requests"
+printf "  %-34s %12s\n" "non-2xx responses" "${non2xx:-0}"
+
+if [ "$short" = 1 ]; then
+  fail=0
+  [ "${requests:-0}" -gt 0 ] || { echo "bench_server: no requests completed" >&2; fail=1; }
+  [ -z "$non2xx" ] || { echo "bench_server: $non2xx non-2xx responses" >&2; fail=1; }
+  [ "$sockerr" = 0 ] || { echo "bench_server: socket errors: $(grep 'Socket errors' "$work/wrk.txt")" >&2; fail=1; }
+  [ "$hs" -gt 0 ] || { echo "bench_server: no handshakes measured" >&2; cat "$work/stime.txt" >&2; fail=1; }
+  # the server counted (at least) what wrk says it got back
+  awk -v m="${mutated:-0}" -v r="$requests" 'BEGIN { exit !(m + 0 >= r + 0) }' ||
+    { echo "bench_server: server counted $mutated mutated requests, wrk $requests" >&2; fail=1; }
+  exit $fail
+fi
