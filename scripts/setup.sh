@@ -18,6 +18,9 @@ want=("${build_pkgs[@]}")
 
 missing=()
 for p in "${want[@]}"; do
+  # A nodejs from another repository (e.g. NodeSource) ships npm itself and conflicts with
+  # Debian's npm package: an npm already on PATH is enough.
+  if [ "$p" = npm ] && command -v npm >/dev/null 2>&1; then continue; fi
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
