@@ -1,5 +1,5 @@
-"""test_docs.py - docs/operations.md and the chart agree: every value path the docs name exists
-in values.yaml, and every error the chart itself can print (fail / required) is quoted in the
+"""test_docs.py - docs/operations.md and the chart agree: every value path the docs (and the
+chart's README) name exists in values.yaml, and every error the chart itself can print (fail / required) is quoted in the
 docs, so a user never meets a chart message the runbook does not explain."""
 import glob
 import os
@@ -38,9 +38,11 @@ class Docs(unittest.TestCase):
 
     def test_value_paths_in_docs_exist(self):
         v, paths = values_paths()
-        named = set(re.findall(r"`([a-z][A-Za-z]*(?:\.[A-Za-z][A-Za-z0-9]*)+)`", self.doc))
+        with open(os.path.join(c.CHART, "README.md")) as f:
+            text = self.doc + f.read()
+        named = set(re.findall(r"`([a-z][A-Za-z]*(?:\.[A-Za-z][A-Za-z0-9]*)+)`", text))
         named |= set(re.findall(r"--set(?:-file)? ([a-z][A-Za-z]*(?:\.[A-Za-z][A-Za-z0-9]*)+)=",
-                                self.doc))
+                                text))
         # pod fields the docs mention that share a first segment with a value
         pod_fields = {"resources.claims"}
         checked = {n for n in named if n.split(".")[0] in v and n not in pod_fields}
