@@ -1,6 +1,7 @@
 """test_docs.py - docs/operations.md and the chart agree: every value path the docs (and the
-chart's README) name exists in values.yaml, and every error the chart itself can print (fail / required) is quoted in the
-docs, so a user never meets a chart message the runbook does not explain."""
+chart's README) name exists in values.yaml, and every error the chart itself can print
+(fail / required) is quoted in the docs, so a user never meets a chart message the runbook
+does not explain."""
 import glob
 import os
 import re
