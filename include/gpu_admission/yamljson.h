@@ -10,8 +10,11 @@
 #include "common.h"
 
 /* Parses every document of a YAML stream into a cJSON array (one element per document;
- * empty documents skipped). Plain scalars get YAML 1.1 core types (null, true/false, ints,
- * floats); quoted scalars stay strings. Anchors/aliases are refused (billion-laughs). */
+ * empty documents skipped). Plain scalars are typed as kubectl types them (YAML 1.2 core
+ * schema): null/Null/NULL/~/empty -> null, true/True/TRUE/false/False/FALSE -> bool, decimal
+ * ints (no leading zeros) and floats -> number, anything else ("yes", "08", "1Gi") -> string;
+ * quoted and block scalars stay strings. Anchors/aliases and duplicate keys are refused
+ * (billion-laughs). Errors are GPA_EPARSE/GPA_ERANGE with "LINE:COL: message". */
 int gpa_yaml_to_json(cJSON **out_docs, const char *buf, size_t len, gpa_error *err);
 
 /* Block-style YAML for one value, strings quoted whenever a plain scalar would change type.
