@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -97,6 +98,33 @@ static void dir_of(char *out, size_t cap, const char *path)
         snprintf(out, cap, "%.*s", (int)(slash - path), path);
 }
 
+/* Every connection is a descriptor: raise the soft limit toward the hard one, and never let
+ * --max-connections promise more than the process can open (accept() failing with EMFILE
+ * would otherwise stall new connections). Returns the connection limit to use. */
+static unsigned fit_connection_limit(unsigned wanted)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return wanted;
+    rlim_t want = (rlim_t)wanted + 64;
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+        rlim_t target = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max;
+        if (target > rl.rlim_cur) {
+            rl.rlim_cur = target;
+            setrlimit(RLIMIT_NOFILE, &rl);
+            getrlimit(RLIMIT_NOFILE, &rl);
+        }
+    }
+    if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= want) return wanted;
+    unsigned fit = rl.rlim_cur > 128 ? (unsigned)(rl.rlim_cur - 64) : 64;
+    gpa_logline l;
+    gpa_log_begin(&l, GPA_LOG_WARN, "--max-connections lowered to fit the open-files limit");
+    gpa_log_int(&l, "requested", wanted);
+    gpa_log_int(&l, "max_connections", fit);
+    gpa_log_int(&l, "nofile_limit", (long long)rl.rlim_cur);
+    gpa_log_end(&l);
+    return fit;
+}
+
 static void startup_error(const char *msg, const char *detail)
 {
     gpa_log_msg(GPA_LOG_ERROR, msg, detail);
@@ -158,7 +186,8 @@ int gpa_server_run(const gpa_serve_config *cfg)
     OPT(MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_logger, NULL);
     OPT(MHD_OPTION_LISTEN_SOCKET, listen_fd, NULL);
     if (cfg->threads > 1) OPT(MHD_OPTION_THREAD_POOL_SIZE, cfg->threads, NULL);
-    OPT(MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections, NULL);
+    unsigned max_conns = fit_connection_limit(cfg->max_connections);
+    OPT(MHD_OPTION_CONNECTION_LIMIT, max_conns, NULL);
     OPT(MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->max_connections_per_ip, NULL);
     OPT(MHD_OPTION_CONNECTION_TIMEOUT, cfg->idle_timeout_s, NULL);
     OPT(MHD_OPTION_HTTPS_CERT_CALLBACK, 0, gpa_tls_store_cert_callback);
@@ -215,6 +244,7 @@ int gpa_server_run(const gpa_serve_config *cfg)
         gpa_log_int(&l, "metrics_port", metrics_port);
         gpa_log_int(&l, "threads", cfg->threads);
         gpa_log_int(&l, "max_body", (long long)cfg->max_body);
+        gpa_log_int(&l, "max_connections", max_conns);
         gpa_log_bool(&l, "client_ca", cfg->client_ca[0] != '\0');
         gpa_log_str(&l, "policy_revision", rev);
         gpa_log_str(&l, "cert_fingerprint", fp);
@@ -269,6 +299,8 @@ int gpa_server_run(const gpa_serve_config *cfg)
                     settle_at = settle_first + SETTLE_MAX_MS;
             }
         }
+        /* A replaced pair is freed only long after any handshake that could hold it. */
+        gpa_tls_store_collect(time(NULL), cfg->idle_timeout_s + 60);
         if (pending && now >= settle_at) {
             if (pending & KIND_POLICY) gpa_reload_policy(cfg->policies, GPA_TRIGGER_WATCH, NULL);
             if (pending & KIND_CERT)
@@ -279,8 +311,6 @@ int gpa_server_run(const gpa_serve_config *cfg)
             if (watch.fd >= 0) gpa_dir_watch_rearm(&watch);
             gpa_reload_policy(cfg->policies, GPA_TRIGGER_PERIODIC, NULL);
             gpa_reload_cert(cfg->tls_cert, cfg->tls_key, GPA_TRIGGER_PERIODIC, time(NULL), NULL);
-            /* A replaced pair is freed only long after any handshake that could hold it. */
-            gpa_tls_store_collect(time(NULL), cfg->idle_timeout_s + 60);
             next_periodic = now + cfg->reload_interval_ms;
         }
         if (grace_end && now >= grace_end) break;

@@ -232,6 +232,17 @@ with S.Server(BIN, policies, certs, extra=["--idle-timeout", "3s"]) as srv:
     raw_case(srv, ctx, "bad Content-Length",
              b"POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
              b"Content-Length: abc\r\n\r\n", 400)
+    hdr = b"POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    raw_case(srv, ctx, "Content-Length overflowing 64 bits",
+             hdr + b"Content-Length: 99999999999999999999999\r\n\r\n{}", 413)
+    raw_case(srv, ctx, "negative Content-Length", hdr + b"Content-Length: -5\r\n\r\n{}", 400)
+    raw_case(srv, ctx, "Content-Length and chunked together (no smuggling)",
+             hdr + b"Content-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400)
+    # two pipelined requests in one write: both answered, in order
+    one = hdr + b"Content-Length: %d\r\n\r\n%s" % (len(GOOD), GOOD)
+    raw = S.raw_tls(srv.port, ctx, one + one.replace(b"HTTP/1.1\r\n", b"HTTP/1.1\r\nConnection: close\r\n", 1))
+    T.eq(raw.count(b"HTTP/1.1 200 OK"), 2, "two pipelined requests answered")
+    still_answers(srv, ctx, "pipelined requests")
     raw_case(srv, ctx, "request line garbage", b"\x01\x02 GARBAGE\r\n\r\n", 400)
     # libmicrohttpd answers 431 once its 32 KiB header buffer is full and closes; the bytes
     # the client is still sending then make the kernel reset the connection, which can
