@@ -80,14 +80,11 @@ def log(*a):
 
 
 def find_bin(explicit=None):
-    """The gpu-admission binary: --bin, $GPA_BIN, else the usual build dirs."""
+    """The gpu-admission binary: --bin, else $GPA_BIN (never a guess: a stale build dir
+    would silently test old code)."""
     for cand in [explicit, os.environ.get("GPA_BIN")]:
         if cand:
             return os.path.abspath(cand)
-    for d in ("build", "build-hardening", "build-test"):
-        p = os.path.join(REPO, d, "gpu-admission")
-        if os.path.exists(p):
-            return p
     raise SystemExit("gpu-admission binary not found: pass --bin or set GPA_BIN")
 
 
@@ -278,6 +275,7 @@ class Server:
                  wrapper=None, workdir=None, ready_timeout=30, log_level=None):
         self.binary = binary
         self.workdir = workdir or tempfile.mkdtemp(prefix="gpa-srv-")
+        os.makedirs(self.workdir, exist_ok=True)
         self.stderr_path = os.path.join(self.workdir, "server.stderr")
         args = ["serve", "--policies", policies, "--listen", "127.0.0.1:0",
                 "--metrics-listen", "127.0.0.1:0"]
@@ -287,7 +285,10 @@ class Server:
             args += ["--tls-cert", cert, "--tls-key", key]
         if log_level:
             args += ["--log-level", log_level]
-        args += list(extra or [])
+        extra = list(extra or [])
+        if "--shutdown-grace" not in extra:
+            extra += ["--shutdown-grace", "1s"]  # tests need no 5 s drain window
+        args += extra
         self.cmd = list(wrapper or []) + [binary] + args
         self.ready_timeout = ready_timeout
         self.proc = None
@@ -454,6 +455,9 @@ class Conn:
                                              context=self.ctx)
         # SNI/hostname check against "localhost" (a SAN of the serving cert)
         sock = socket.create_connection(("127.0.0.1", self.port), timeout=self.timeout)
+        # like Go's net/http (the API server): no Nagle, so a request is never held back
+        # waiting for the ACK of the previous segment
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.c.sock = self.ctx.wrap_socket(sock, server_hostname=self.host)
         self.handshakes += 1
 

@@ -19,6 +19,7 @@ server or any socket behind (everything is closed in finally blocks).
 
 import argparse
 import json
+import multiprocessing
 import os
 import select
 import socket
@@ -36,17 +37,22 @@ def _src(ips, i):
 
 
 def open_tcp(port, n, deadline, ips):
+    """Up to n connected sockets; stops early when the server's backlog is full (3 connects
+    in a row time out: it stopped accepting, which is what a connection limit looks like)."""
     socks = []
+    misses = 0
     for i in range(n):
-        if time.monotonic() > deadline:
+        if time.monotonic() > deadline or misses >= 3:
             break
         s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        s.settimeout(5)
+        s.settimeout(1)
         try:
             s.bind((_src(ips, i), 0))
             s.connect(("127.0.0.1", port))
+            misses = 0
         except OSError:
             s.close()
+            misses += 1
             continue
         s.setblocking(False)
         socks.append(s)
@@ -73,23 +79,84 @@ def open_tls(port, ctx, n, deadline, ips):
 
 
 def closed_by_peer(s):
-    """True when the server has closed this connection (EOF or reset is readable)."""
+    """True when the server has closed this connection (EOF or reset is readable).
+    poll, not select: these fds are far above FD_SETSIZE."""
     try:
         fd = s.fileno()
         if fd < 0:
             return True
-        r, _, _ = select.select([fd], [], [], 0)
-        if not r:
+        p = select.poll()
+        p.register(fd, select.POLLIN | select.POLLERR | select.POLLHUP)
+        ev = p.poll(0)
+        if not ev:
             return False
+        if ev[0][1] & (select.POLLERR | select.POLLHUP):
+            return True
         if isinstance(s, ssl.SSLSocket):
             s.setblocking(False)
             try:
                 return s.recv(1) == b""
             except ssl.SSLWantReadError:
                 return False
-        return s.recv(1, socket.MSG_PEEK) == b""
+        # plain TCP: the server says goodbye with a TLS alert record (0x15), then FIN
+        got = b""
+        for _ in range(8):
+            try:
+                d = s.recv(4096)
+            except BlockingIOError:
+                return got[:1] == b"\x15"
+            if not d:
+                return True
+            got += d
+        return got[:1] == b"\x15"
+    except BlockingIOError:
+        return False
     except (OSError, ssl.SSLError, ValueError):
         return True
+
+
+PHASES = ("baseline", "flood", "after")
+
+
+def good_client(port, cafile, body, phase, stop, q):
+    """The API server's stand-in, in a child process: alternately a request on one
+    persistent connection and one on a fresh connection, every ~10 ms, until stop.
+    keepalive: request time on the persistent connection; fresh: request time on a new
+    connection after its handshake; handshake: the TLS handshake itself (mostly client CPU
+    in Python: judged against a looser bar, it shows starvation, not speed)."""
+    ctx = H.client_context(cafile)
+    lat = {ph: {"keepalive": [], "fresh": [], "handshake": []} for ph in PHASES}
+    errors = {"keepalive": [], "fresh": []}
+    keep = H.Conn(port, ctx, timeout=10)
+    i = 0
+    while not stop.is_set() and i < 100000:
+        i += 1
+        kind = "keepalive" if i % 2 else "fresh"
+        c = keep if kind == "keepalive" else H.Conn(port, ctx, timeout=10)
+        ph = PHASES[phase.value]
+        try:
+            if kind == "fresh":
+                t0 = time.monotonic()
+                c._connect()
+                lat[ph]["handshake"].append((time.monotonic() - t0) * 1000)
+            t0 = time.monotonic()
+            st, _, data, _ = c.request("POST", "/validate", body)
+            dt = time.monotonic() - t0
+            if st != 200:
+                errors[kind].append("%s: HTTP %d" % (ph, st))
+            else:
+                H.parse_review_response(data)
+                lat[ph][kind].append(dt * 1000)
+        except Exception as e:
+            errors[kind].append("%s: %r" % (ph, e))
+            if kind == "keepalive":
+                keep.close()
+        finally:
+            if kind == "fresh":
+                c.close()
+        stop.wait(0.01)
+    keep.close()
+    q.put((lat, errors))
 
 
 def main():
@@ -103,6 +170,8 @@ def main():
     ap.add_argument("--flood-seconds", type=float, default=15)
     ap.add_argument("--p99-ms", type=float,
                     default=float(os.environ.get("GPA_ABUSE_P99_MS", "50")))
+    ap.add_argument("--handshake-p99-ms", type=float,
+                    default=float(os.environ.get("GPA_ABUSE_HANDSHAKE_P99_MS", "250")))
     ap.add_argument("--rss-bound-mb", type=float, default=256)
     ap.add_argument("--scenario", choices=["raised", "per-ip", "global-limit"], default="raised",
                     help="raised: limits above the flood, all clients on 127.0.0.1; per-ip: "
@@ -139,36 +208,15 @@ def main():
         pid = srv.pid
         rss0 = H.proc_rss_kb(pid)
         stop = threading.Event()
-        phase = {"now": "baseline"}
-        lat = {"baseline": {"keepalive": [], "fresh": []}, "flood": {"keepalive": [], "fresh": []}}
-        errors = {"keepalive": [], "fresh": []}
+        # the well-behaved client runs in its own process: in this one the flood's Python
+        # code would hold the GIL and inflate the very latency being measured
+        mp = multiprocessing.get_context("fork")
+        phase = mp.Value("i", 0)
+        cstop = mp.Event()
+        q = mp.Queue()
         rss_peak = [rss0 or 0]
-
-        def good_client():
-            keep = H.Conn(srv.port, ctx, timeout=10)
-            i = 0
-            while not stop.is_set() and i < 100000:
-                i += 1
-                kind = "keepalive" if i % 2 else "fresh"
-                c = keep if kind == "keepalive" else H.Conn(srv.port, ctx, timeout=10)
-                t0 = time.monotonic()
-                try:
-                    st, _, data, _ = c.request("POST", "/validate", body)
-                    dt = time.monotonic() - t0
-                    if st != 200:
-                        errors[kind].append("%s: HTTP %d" % (phase["now"], st))
-                    else:
-                        H.parse_review_response(data)
-                        lat[phase["now"]][kind].append(dt * 1000)
-                except Exception as e:
-                    errors[kind].append("%s: %r" % (phase["now"], e))
-                    if kind == "keepalive":
-                        keep.close()
-                finally:
-                    if kind == "fresh":
-                        c.close()
-                stop.wait(0.01)
-            keep.close()
+        gp = mp.Process(target=good_client, args=(srv.port, os.path.join(certs, "ca.crt"),
+                                                  body, phase, cstop, q), daemon=True)
 
         def sampler():
             while not stop.wait(0.5):
@@ -176,12 +224,11 @@ def main():
                 if r:
                     rss_peak[0] = max(rss_peak[0], r)
 
-        gt = threading.Thread(target=good_client, daemon=True)
         sm = threading.Thread(target=sampler, daemon=True)
-        gt.start()
+        gp.start()
         sm.start()
         time.sleep(3)
-        phase["now"] = "flood"
+        phase.value = 1
         idle, silent, slow_h, slow_b = [], [], [], []
         t_flood = time.monotonic()
         try:
@@ -235,10 +282,22 @@ def main():
                     s.close()
                 except Exception:
                     pass
-            phase["now"] = "baseline"
+            phase.value = 2
         time.sleep(2)
         stop.set()
-        gt.join(timeout=30)
+        cstop.set()
+        try:
+            lat, errors = q.get(timeout=60)
+        except Exception:
+            lat, errors = None, None
+        gp.join(timeout=30)
+        if gp.is_alive():
+            gp.kill()
+        if lat is None:
+            problems.append("the well-behaved client process reported nothing")
+            lat = {ph: {"keepalive": [], "fresh": [], "handshake": []}
+                   for ph in PHASES}
+            errors = {"keepalive": [], "fresh": []}
         sm.join(timeout=5)
         result["rss_kb_before"] = rss0
         result["rss_kb_peak"] = rss_peak[0]
@@ -251,8 +310,8 @@ def main():
         if rc != 0:
             problems.append("server exit code after SIGTERM: %s\n%s" % (rc, srv.stderr_tail()))
 
-    for ph in ("baseline", "flood"):
-        for kind in ("keepalive", "fresh"):
+    for ph in PHASES:
+        for kind in ("keepalive", "fresh", "handshake"):
             v = lat[ph][kind]
             result["%s_%s_n" % (ph, kind)] = len(v)
             result["%s_%s_p50_ms" % (ph, kind)] = round(H.percentile(v, 50), 2) if v else None
@@ -273,14 +332,26 @@ def main():
         else:
             H.log("note: fresh connections refused at the global limit: %d, e.g. %s"
                   % (len(errors["fresh"]), errors["fresh"][:2]))
-    for kind in kinds:
+    bars = {"keepalive": a.p99_ms, "fresh": a.p99_ms, "handshake": a.handshake_p99_ms}
+    for kind in kinds + (("handshake",) if "fresh" in kinds else ()):
         v = lat["flood"][kind]
         if len(v) < 20:
             problems.append("too few well-behaved %s requests during the flood: %d"
                             % (kind, len(v)))
-        elif H.percentile(v, 99) >= a.p99_ms:
-            problems.append("well-behaved %s p99 %.1f ms >= %.0f ms during the flood"
-                            % (kind, H.percentile(v, 99), a.p99_ms))
+        else:
+            # On a machine busy with other work the no-flood baseline itself can approach
+            # the bar; the flood must then not make it more than 2x worse. Starvation (the
+            # thing this test is about) shows as seconds, far past either bar.
+            base = lat["baseline"][kind]
+            bar = bars[kind]
+            if len(base) >= 20 and 2 * H.percentile(base, 99) > bar:
+                bar = 2 * H.percentile(base, 99)
+                H.log("note: %s bar scaled to %.1f ms (2x the no-flood p99 %.1f ms: the "
+                      "machine is busy)" % (kind, bar, H.percentile(base, 99)))
+            result["%s_p99_bar_ms" % kind] = round(bar, 1)
+            if H.percentile(v, 99) >= bar:
+                problems.append("well-behaved %s p99 %.1f ms >= %.0f ms during the flood"
+                                % (kind, H.percentile(v, 99), bar))
     if rss0 and rss_peak[0] - rss0 > a.rss_bound_mb * 1024:
         problems.append("RSS grew %d kB under the flood (bound %d MB)"
                         % (rss_peak[0] - rss0, a.rss_bound_mb))

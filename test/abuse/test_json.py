@@ -22,6 +22,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 
 import harness as H
 import payloads
@@ -68,6 +69,45 @@ def check_answer(p, status, body, problems, where):
     return json.loads(body)
 
 
+def post_headers_first(port, ctx, path, body, timeout):
+    """Sends the request headers, waits for an early answer (a server that judges
+    Content-Length answers 413 before reading the body), and only then the body. Returns
+    (status, response body bytes). A plain client that blasts 10 MB would see the
+    connection closed under it before it reads the 413 - that is libmicrohttpd closing after
+    an early answer, not a missing answer."""
+    import socket
+    raw = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    s = ctx.wrap_socket(raw, server_hostname="localhost")
+    try:
+        s.sendall(b"POST %s HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                  b"Content-Length: %d\r\n\r\n" % (path.encode(), len(body)))
+        s.settimeout(3)
+        data = b""
+        try:
+            data = s.recv(65536)
+        except (socket.timeout, TimeoutError):
+            s.settimeout(timeout)
+            s.sendall(body)
+        s.settimeout(timeout)
+        while b"\r\n\r\n" not in data:
+            d = s.recv(65536)
+            if not d:
+                break
+            data += d
+        head, _, rest = data.partition(b"\r\n\r\n")
+        status = int(head.split(b" ")[1])
+        m = [l for l in head.split(b"\r\n") if l.lower().startswith(b"content-length:")]
+        n = int(m[0].split(b":")[1]) if m else None
+        while n is not None and len(rest) < n:
+            d = s.recv(65536)
+            if not d:
+                break
+            rest += d
+        return status, rest
+    finally:
+        s.close()
+
+
 def run_server(binary, policies, certs, work, plist, timeout, problems, results):
     ctx = H.client_context(os.path.join(certs, "ca.crt"))
     cli_answers = {}
@@ -78,7 +118,13 @@ def run_server(binary, policies, certs, work, plist, timeout, problems, results)
             for hook in ("mutate", "validate"):
                 conn = H.Conn(srv.port, ctx, timeout=timeout)
                 try:
-                    status, _, body, dt = conn.request("POST", "/" + hook, p["body"])
+                    if p["expect"] == "413":
+                        t0 = time.monotonic()
+                        status, body = post_headers_first(srv.port, ctx, "/" + hook,
+                                                          p["body"], timeout)
+                        dt = time.monotonic() - t0
+                    else:
+                        status, _, body, dt = conn.request("POST", "/" + hook, p["body"])
                 except Exception as e:
                     problems.append("server %s/%s: no answer: %r" % (p["name"], hook, e))
                     status, body, dt = None, b"", None
@@ -193,11 +239,8 @@ def run_cli(binary, policies, work, plist, timeout, problems, results):
             if q["expect"] == "413":
                 q["expect"] = "any"
             doc = check_answer(q, 200, out, problems, "cli")
-            if doc is not None:
-                allowed = doc["response"]["allowed"]
-                if (rc == 2) == allowed:
-                    problems.append("%s: exit code %d disagrees with allowed=%s"
-                                    % (where, rc, allowed))
+            # exit code 0 = a response was produced, allowed or denied (docs/cli.md); the
+            # verdict is response.allowed, judged by check_answer above
 
 
 def main():
@@ -222,6 +265,20 @@ def main():
         run_cli(binary, a.policies, work, plist, timeout, problems, results)
     for r in results:
         H.log("ABUSE-JSON " + json.dumps(r))
+    xfail = {p["name"]: p["xfail"] for p in plist if p.get("xfail")}
+    real = []
+    for pr in problems:
+        name = pr.split(" ")[1].split("/")[0] if pr.count(" ") else ""
+        name = name.rstrip(":")
+        if name in xfail:
+            H.log("XFAIL (%s) %s" % (xfail[name], pr))
+        else:
+            real.append(pr)
+    for n in xfail:
+        if not any((" %s" % n) in pr for pr in problems):
+            H.log("XPASS %s: the known issue '%s' no longer shows: remove the xfail marker"
+                  % (n, xfail[n]))
+    problems = real
     for p in problems:
         H.log("FAIL " + p)
     H.log("%d payloads x 2 hooks, %d problems" % (len(plist), len(problems)))

@@ -263,8 +263,9 @@ def main():
                     return
                 probe = H.Conn(srv.port, ctx, timeout=10)
                 try:
-                    status, _, _, _ = probe.request("GET", "/healthz")
+                    probe._connect()
                     seen = probe.peer_cert_fingerprint()
+                    status, _, _, _ = probe.request("POST", "/validate", bodies[0])
                     ok = seen == current_fp and status == 200
                     cert_log.append((name, ok))
                     if not ok:
@@ -334,11 +335,23 @@ def main():
         "rss_kb_after_load": rss_after,
     })
     if metrics:
-        for m in ("gpa_policy_reloads_total", "gpa_policy_reload_failures_total",
-                  "gpa_cert_reloads_total", "gpa_cert_reload_failures_total"):
-            v = H.metric_sum(metrics, m)
-            if v is not None:
-                result[m] = v
+        for m in ("gpa_policy_reloads_total", "gpa_cert_reloads_total"):
+            for res in ("success", "failure"):
+                v = H.metric_sum(metrics, m, 'result="%s"' % res)
+                result["%s_%s" % (m, res)] = v
+        # the broken sets and pairs were seen and refused, the good ones taken
+        if a.duration >= 10:
+            for k in ("gpa_policy_reloads_total_success", "gpa_policy_reloads_total_failure"):
+                if not result.get(k):
+                    problems.append("metric %s is %s after %d publishes"
+                                    % (k, result.get(k), len(policy_log)))
+        if len(cert_log) >= 2:
+            for k in ("gpa_cert_reloads_total_success", "gpa_cert_reloads_total_failure"):
+                if not result.get(k):
+                    problems.append("metric %s is %s after %d rotations"
+                                    % (k, result.get(k), len(cert_log)))
+    else:
+        problems.append("/metrics was not readable after the soak")
 
     # -- verdict
     if nfail:

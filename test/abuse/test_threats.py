@@ -1,0 +1,289 @@
+#!/usr/bin/env python3
+"""test_threats.py - the proofs docs/security.md cites for the pod-level attacks.
+
+What it is for: each test_* case plays one tenant attack through the real CLI
+(`gpu-admission review validate|mutate`) on a crafted AdmissionReview against the shipped
+policies (policies/), and asserts the denial AND its message - and a minimal allowed variant,
+so a webhook that denied everything (or nothing) fails. The shipped set has no rule that
+places a trusted pod on the time-sliced pool, so the cases about a shared GPU use the shipped
+files plus one extra rule file (SHARED_RULE below: ml-platform 1-GPU pods -> t4-shared).
+
+What it must never do: depend on anything but the binary, the shipped policy files and the
+POLICY.md contract (messages are matched on the words POLICY.md / DECISIONS.md fix, not on
+incidental wording), or leave temp files behind.
+
+Usage: test_threats.py [--bin BIN] [--policies DIR] [unittest args]
+"""
+
+import argparse
+import base64
+import copy
+import json
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+
+import harness as H
+
+BIN = None
+POLICIES = None
+EXTENDED = None  # shipped files + SHARED_RULE
+
+SHARED_RULE = b"""# Added by test_threats.py only: the shipped set places no trusted pod on t4-shared.
+apiVersion: gpu-admission.io/v1alpha1
+kind: GPUPolicy
+metadata:
+  name: threat-test-shared
+spec:
+  rules:
+    - name: platform-shared
+      match: {namespaces: [ml-platform], gpus: {max: 1}}
+      place: {pool: t4-shared}
+"""
+
+NVD = "NVIDIA_VISIBLE_DEVICES"
+
+
+def review(hook, rv, policies=None):
+    """Runs the CLI; returns (response dict, patch list or None)."""
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
+        f.write(H.dumps(rv))
+        path = f.name
+    try:
+        rc, out, err, _ = H.run_cli(BIN, ["review", hook, "--policies", policies or POLICIES,
+                                          path], timeout=60)
+    finally:
+        os.unlink(path)
+    if rc not in (0, 2):
+        raise AssertionError("review %s: rc %s: %s" % (hook, rc, err.decode()[-500:]))
+    resp, patch = H.parse_review_response(out, rv["request"]["uid"])
+    return resp, patch
+
+
+def env_pod(ns, env, kind="containers", labels=None, name="p"):
+    c = {"name": "c", "image": "registry.example/app:1", "env": env}
+    p = H.pod(name, ns, labels=labels, containers=[{"name": "main", "image": "i"}])
+    if kind == "containers":
+        p["spec"]["containers"] = [c]
+    else:
+        p["spec"][kind] = [c]
+    return p
+
+
+def shared_pod(ns="ml-platform", **kw):
+    return H.pod("s", ns, gpus=1, resource_name="nvidia.com/gpu.shared", **kw)
+
+
+def mutated(pod, policies=None):
+    """The pod as the API server stores it after the mutating webhook."""
+    resp, patch = review("mutate", H.review(pod), policies)
+    assert resp["allowed"], resp
+    return H.apply_patch(pod, patch or [])
+
+
+class Threats(unittest.TestCase):
+
+    def assertDenied(self, hook, rv, *words, policies=None):
+        resp, patch = review(hook, rv, policies)
+        self.assertFalse(resp["allowed"], "%s allowed: %r" % (hook, resp))
+        self.assertIsNone(patch)
+        self.assertEqual(resp["status"]["code"], 403)
+        msg = resp["status"]["message"]
+        for w in words:
+            self.assertIn(w, msg, "%s message %r lacks %r" % (hook, msg, w))
+        return resp
+
+    def assertAllowed(self, hook, rv, policies=None):
+        resp, patch = review(hook, rv, policies)
+        self.assertTrue(resp["allowed"], "%s denied: %r" % (hook, resp.get("status")))
+        return resp, patch
+
+    # ---- tenant identity
+
+    def test_tenant_claim_create(self):
+        for hook in ("validate", "mutate"):
+            for gpus in (0, 1):
+                rv = H.review(H.pod("t", "research-x", gpus=gpus,
+                                    labels={"gpu-admission.io/tenant": "platform"}))
+                self.assertDenied(hook, rv, "pod claims tenant platform but namespace "
+                                  "research-x belongs to tenant research")
+        # control: claiming its own tenant is fine
+        self.assertAllowed("validate", H.review(H.pod(
+            "t", "research-x", labels={"gpu-admission.io/tenant": "research"})))
+
+    def test_tenant_claim_update(self):
+        old = H.pod("t", "research-x", labels={"app": "a"})
+        new = copy.deepcopy(old)
+        new["metadata"]["labels"]["gpu-admission.io/tenant"] = "platform"
+        self.assertDenied("validate", H.review(new, operation="UPDATE", old_object=old),
+                          "pod claims tenant platform but namespace research-x belongs to "
+                          "tenant research")
+        benign = copy.deepcopy(old)
+        benign["metadata"]["labels"]["app"] = "b"
+        self.assertAllowed("validate", H.review(benign, operation="UPDATE", old_object=old))
+
+    def test_namespace_mismatch(self):
+        # request.namespace is what the API server authorised; the object's own namespace
+        # field must not make an untrusted tenant's pod look like a trusted one
+        pod = env_pod("ml-platform", [{"name": NVD, "value": "all"}])
+        self.assertDenied("validate", H.review(pod, namespace="research-x"), NVD)
+        self.assertAllowed("validate", H.review(pod, namespace="ml-platform"))
+
+    # ---- trust
+
+    def test_trust_raise_ignored(self):
+        pod = env_pod("research-x", [{"name": NVD, "value": "all"}],
+                      labels={"gpu-admission.io/trust": "trusted"})
+        resp = self.assertDenied("validate", H.review(pod), NVD)
+        self.assertTrue(any("trust" in w and "ignored" in w for w in resp.get("warnings", [])),
+                        resp.get("warnings"))
+        # a trusted namespace may set it: the denial above comes from the namespace's trust
+        self.assertAllowed("validate", H.review(env_pod("ml-platform",
+                                                        [{"name": NVD, "value": "all"}])))
+        # raising trust does not open the time-sliced pool either
+        self.assertDenied("validate", H.review(shared_pod(
+            "research-x", labels={"gpu-admission.io/trust": "trusted"})),
+            "untrusted workloads may not share a time-sliced GPU")
+
+    def test_trust_bad_value(self):
+        rv = H.review(H.pod("t", "research-x", labels={"gpu-admission.io/trust": "root"}))
+        self.assertDenied("validate", rv, "gpu-admission.io/trust", "root")
+        self.assertDenied("mutate", rv, "gpu-admission.io/trust", "root")
+        # lowering is allowed, and it takes effect: a trusted namespace's pod that lowers
+        # itself is judged untrusted
+        low = {"gpu-admission.io/trust": "untrusted"}
+        self.assertAllowed("validate", H.review(H.pod("t", "ml-platform", labels=low)))
+        self.assertDenied("validate", H.review(env_pod("ml-platform", [
+            {"name": NVD, "value": "all"}], labels=low)), NVD)
+
+    # ---- GPUs outside the device plugin
+
+    def test_visible_devices_untrusted(self):
+        for var in (NVD, "NVIDIA_MIG_CONFIG_DEVICES"):
+            for value in ("all", "0", "GPU-8f3a"):
+                rv = H.review(env_pod("research-x", [{"name": var, "value": value}]))
+                self.assertDenied("validate", rv, var)
+                self.assertDenied("mutate", rv, var)
+        for value in ("void", "none"):
+            self.assertAllowed("validate", H.review(env_pod("research-x", [
+                {"name": NVD, "value": value}])))
+        # namespaces in no tenant default to untrusted
+        self.assertDenied("validate", H.review(env_pod("some-team", [
+            {"name": NVD, "value": "all"}])), NVD)
+
+    def test_visible_devices_containers_kinds(self):
+        for kind in ("initContainers", "ephemeralContainers"):
+            rv = H.review(env_pod("research-x", [{"name": NVD, "value": "all"}], kind=kind))
+            self.assertDenied("validate", rv, NVD)
+
+    def test_visible_devices_value_from(self):
+        env = [{"name": NVD, "valueFrom": {"configMapKeyRef": {"name": "cm", "key": "k"}}}]
+        self.assertDenied("validate", H.review(env_pod("research-x", env)), NVD)
+        self.assertAllowed("validate", H.review(env_pod("ml-platform", env)))
+
+    def test_privileged_untrusted(self):
+        def priv(ns, value, kind="containers"):
+            p = H.pod("p", ns, containers=[{"name": "main", "image": "i"}])
+            c = {"name": "c", "image": "i", "securityContext": {"privileged": value}}
+            if kind == "containers":
+                p["spec"]["containers"] = [c]
+            else:
+                p["spec"][kind] = [c]
+            return H.review(p)
+        self.assertDenied("validate", priv("research-x", True), "privileged")
+        self.assertDenied("mutate", priv("research-x", True), "privileged")
+        self.assertDenied("validate", priv("research-x", True, "initContainers"), "privileged")
+        self.assertAllowed("validate", priv("research-x", False))
+        self.assertAllowed("validate", priv("ml-platform", True))
+
+    # ---- time-sliced GPUs
+
+    def test_untrusted_on_time_slicing(self):
+        msg = "untrusted workloads may not share a time-sliced GPU"
+        # the shipped notebooks rule places an (untrusted) notebooks pod on t4-shared
+        self.assertDenied("mutate", H.review(H.pod("n", "notebooks", gpus=1)), msg)
+        self.assertDenied("validate", H.review(shared_pod("research-x")), msg)
+        # control: a trusted tenant placed there by a rule is admitted
+        placed = mutated(shared_pod("ml-platform"), EXTENDED)
+        self.assertAllowed("validate", H.review(placed), EXTENDED)
+
+    def test_mutating_webhook_skipped(self):
+        raw = H.pod("s", "ml-platform", gpus=1, resource_name="nvidia.com/gpu.shared")
+        self.assertDenied("validate", H.review(raw), "gpu-admission.io/tenant")
+        self.assertDenied("validate", H.review(raw), "gpu-admission.io/tenant",
+                          policies=EXTENDED)
+        # the tenant label alone is not the isolation: the anti-affinity must be there too
+        labelled = copy.deepcopy(raw)
+        labelled["metadata"]["labels"] = {"gpu-admission.io/tenant": "platform",
+                                          "gpu-admission.io/pool": "t4-shared"}
+        self.assertDenied("validate", H.review(labelled), "anti-affinity", policies=EXTENDED)
+        # control: the same pod after the mutating webhook is admitted, and a second
+        # mutate pass changes nothing (reinvocationPolicy: IfNeeded)
+        placed = mutated(H.pod("s", "ml-platform", gpus=1), EXTENDED)
+        self.assertEqual(placed["metadata"]["labels"]["gpu-admission.io/tenant"], "platform")
+        self.assertAllowed("validate", H.review(placed), EXTENDED)
+        _, again = review("mutate", H.review(placed), EXTENDED)
+        self.assertFalse(again, "second mutate pass is not empty: %r" % again)
+
+    def test_node_name_on_shared_pool(self):
+        placed = mutated(H.pod("s", "ml-platform", gpus=1), EXTENDED)
+        self.assertAllowed("validate", H.review(placed), EXTENDED)
+        pinned = copy.deepcopy(placed)
+        pinned["spec"]["nodeName"] = "gpu-node-7"
+        self.assertDenied("validate", H.review(pinned), "nodeName", policies=EXTENDED)
+
+    def test_pool_label_forged(self):
+        forged = {"gpu-admission.io/pool": "t4-shared"}
+        for hook in ("validate", "mutate"):
+            self.assertDenied(hook, H.review(H.pod("f", "research-x", labels=forged)),
+                              "gpu-admission.io/pool", "t4-shared")
+            # a training pod placed on h100-train that claims the shared pool
+            self.assertDenied(hook, H.review(H.pod("f", "ml-platform", gpus=4,
+                                                   labels=forged)),
+                              "gpu-admission.io/pool", "t4-shared")
+        # control: the label the webhook itself set on a pod it placed there
+        placed = mutated(H.pod("s", "ml-platform", gpus=1), EXTENDED)
+        self.assertEqual(placed["metadata"]["labels"]["gpu-admission.io/pool"], "t4-shared")
+        self.assertAllowed("validate", H.review(placed), EXTENDED)
+
+    def test_update_removes_isolation_labels(self):
+        placed = mutated(H.pod("s", "ml-platform", gpus=1), EXTENDED)
+        for label in ("gpu-admission.io/tenant", "gpu-admission.io/pool"):
+            new = copy.deepcopy(placed)
+            del new["metadata"]["labels"][label]
+            self.assertDenied("validate", H.review(new, operation="UPDATE", old_object=placed),
+                              label, policies=EXTENDED)
+        benign = copy.deepcopy(placed)
+        benign["metadata"]["labels"]["app"] = "renamed"
+        self.assertAllowed("validate", H.review(benign, operation="UPDATE",
+                                                old_object=placed), EXTENDED)
+
+
+def main():
+    global BIN, POLICIES, EXTENDED
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin")
+    ap.add_argument("--policies", default=os.path.join(H.REPO, "policies"))
+    a, rest = ap.parse_known_args()
+    BIN = H.find_bin(a.bin)
+    POLICIES = a.policies
+    tmp = tempfile.mkdtemp(prefix="gpa-threats-")
+    try:
+        EXTENDED = os.path.join(tmp, "policies")
+        os.mkdir(EXTENDED)
+        for n, data in H.read_set(POLICIES).items():
+            with open(os.path.join(EXTENDED, n), "wb") as f:
+                f.write(data)
+        with open(os.path.join(EXTENDED, "90-threat-test.yaml"), "wb") as f:
+            f.write(SHARED_RULE)
+        H.policy_revision(BIN, EXTENDED)  # must load
+        prog = unittest.main(argv=[sys.argv[0], "-v"] + rest, exit=False)
+        return 0 if prog.result.wasSuccessful() else 1
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
