@@ -4,9 +4,12 @@ shared libraries `ldd` resolves for the real built binary, minus the packages ev
 image has (Essential: yes and their dependency closure) - the rule stated in the Dockerfile.
 Also: non-root numeric USER matching the chart, ENTRYPOINT/CMD, build stage on Debian 12, and
 that the CMD's flags match the directories the chart mounts."""
+import fnmatch
 import os
 import re
+import shutil
 import subprocess
+import tempfile
 import unittest
 
 import chartlib as c
@@ -103,6 +106,42 @@ def essential_closure():
     return seen
 
 
+def dockerignore_patterns():
+    with open(os.path.join(c.SRC, ".dockerignore")) as f:
+        return [ln.strip().rstrip("/") for ln in f if ln.strip() and not ln.startswith("#")]
+
+
+def ignored(rel, patterns):
+    """Docker's rule, for the patterns this project uses: a path is left out when it or one of
+    its parent directories matches a pattern (`*` within a segment, `**/` any depth)."""
+    parts = rel.split("/")
+    for i in range(1, len(parts) + 1):
+        prefix = "/".join(parts[:i])
+        for p in patterns:
+            if p.startswith("!"):
+                continue
+            if fnmatch.fnmatchcase(prefix, p):
+                return True
+            if p.startswith("**/") and (fnmatch.fnmatchcase(prefix, p[3:]) or
+                                        fnmatch.fnmatchcase(parts[i - 1], p[3:])):
+                return True
+    return False
+
+
+def build_context(dest):
+    """Copies what `docker build .` would send: the work tree minus .dockerignore."""
+    pats = dockerignore_patterns()
+    for root, dirs, files in os.walk(c.SRC):
+        rel_root = os.path.relpath(root, c.SRC)
+        rel_root = "" if rel_root == "." else rel_root
+        dirs[:] = [d for d in dirs if not ignored(os.path.join(rel_root, d), pats)]
+        for f in files:
+            rel = os.path.join(rel_root, f)
+            if not ignored(rel, pats):
+                os.makedirs(os.path.join(dest, rel_root), exist_ok=True)
+                shutil.copy2(os.path.join(root, f), os.path.join(dest, rel), follow_symlinks=False)
+
+
 class Image(unittest.TestCase):
     def test_runtime_packages_are_exactly_what_ldd_needs(self):
         self.assertTrue(BINARY and os.path.exists(BINARY), f"built binary missing: {BINARY!r}")
@@ -152,6 +191,46 @@ class Image(unittest.TestCase):
         # ... but never what the Dockerfile copies
         for p in ("src/", "include/", "policies/", "CMakeLists.txt"):
             self.assertNotIn(p, pats)
+
+    def test_build_stage_runs_on_the_docker_context(self):
+        """Replays the build stage without Docker: the context filtered by .dockerignore, its
+        COPY lines, then its non-apt RUN lines under bash in WORKDIR; the binary it makes must
+        run, need exactly the runtime stage's packages, and what the runtime stage copies must
+        exist."""
+        (b_from, b_ins), (_, r_ins) = stages()
+        with tempfile.TemporaryDirectory(prefix="gpa-docker-") as tmp:
+            ctx, work = os.path.join(tmp, "ctx"), os.path.join(tmp, "src")
+            build_context(ctx)
+            self.assertFalse(os.path.exists(os.path.join(ctx, ".git")))
+            self.assertFalse(any(n.startswith("build") for n in os.listdir(ctx)))
+            os.makedirs(work)
+            for ins in b_ins:
+                if ins.startswith("WORKDIR "):
+                    self.assertEqual(ins, "WORKDIR /src")
+                elif ins.startswith("COPY "):
+                    src, dst = ins.split()[1:3]
+                    self.assertTrue(os.path.exists(os.path.join(ctx, src)), f"{src} not in context")
+                    if os.path.isdir(os.path.join(ctx, src)):
+                        shutil.copytree(os.path.join(ctx, src), os.path.join(work, dst))
+                    else:
+                        shutil.copy(os.path.join(ctx, src), os.path.join(work, dst))
+                elif ins.startswith("RUN ") and "apt-get" not in ins:
+                    cmd = ins[4:].replace("-j\"$(nproc)\"", "-j2")
+                    r = subprocess.run(["bash", "-ec", cmd], cwd=work, capture_output=True,
+                                       text=True, timeout=800)
+                    self.assertEqual(r.returncode, 0, r.stdout[-3000:] + r.stderr[-3000:])
+                    self.assertIn("gpu-admission ", r.stdout)  # the `version` line
+            binary = os.path.join(work, "build", "gpu-admission")
+            owners = {owner(p) for p in ldd_paths(binary)}
+            want = sorted(owners - essential_closure())
+            self.assertEqual(sorted(apt_packages(r_ins)), want)
+            for ins in r_ins:
+                if ins.startswith("COPY --from=build "):
+                    src = ins.split()[2]
+                    self.assertTrue(src.startswith("/src/"))
+                    self.assertTrue(os.path.exists(os.path.join(work, src[5:])), src)
+                elif ins.startswith("COPY "):
+                    self.assertTrue(os.path.exists(os.path.join(ctx, ins.split()[1])), ins)
 
 
 if __name__ == "__main__":
