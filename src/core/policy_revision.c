@@ -3,9 +3,11 @@
  * the MODEL (effective values after defaults), never of the source bytes. So comments, key
  * order, quoting, file layout and spelling out a default do not change it; any change of
  * meaning does. Order is kept where it means something (rules: first match wins; tenants:
- * first glob wins; tolerations and group labels are applied in order) and sorted where it
- * does not (pools by name, map keys). Every string is length-prefixed, so no two different
- * models serialize alike. Must never read positions (file:line) into the hash.
+ * first glob wins; tolerations and group labels are applied in order; pools: the first pool
+ * serving a resource judges an unplaced pod asking for it) and sorted where it cannot matter
+ * (map keys; offered MIG profiles are sorted by the loader). Every string is length-prefixed,
+ * so no two different models serialize alike. Must never read positions (file:line) into
+ * the hash: a same-hash set must behave the same, a reorder may only cost a new revision.
  */
 #include <openssl/evp.h>
 #include <stdio.h>
@@ -80,11 +82,6 @@ static void put_range(hasher *h, const char *tag, const gpa_range *r)
     put_int(h, "max", r->has_max ? r->max : -1);
 }
 
-static int cmp_pool_ptr(const void *a, const void *b)
-{
-    return strcmp((*(const gpa_pool *const *)a)->name, (*(const gpa_pool *const *)b)->name);
-}
-
 static void put_pool(hasher *h, const gpa_pool *p)
 {
     put_str(h, "pool", p->name);
@@ -142,9 +139,7 @@ int gpa_policy_compute_revision(gpa_policy *p)
 {
     hasher h = {EVP_MD_CTX_new(), false};
     if (!h.ctx) return GPA_ENOMEM;
-    const gpa_pool **pools = p->n_pools ? malloc(p->n_pools * sizeof *pools) : NULL;
-    if ((p->n_pools && !pools) || EVP_DigestInit_ex(h.ctx, EVP_sha256(), NULL) != 1) {
-        free(pools);
+    if (EVP_DigestInit_ex(h.ctx, EVP_sha256(), NULL) != 1) {
         EVP_MD_CTX_free(h.ctx);
         return GPA_ENOMEM;
     }
@@ -159,13 +154,9 @@ int gpa_policy_compute_revision(gpa_policy *p)
         put_list(&h, "namespaces", &p->tenants[i].namespaces);
         put_int(&h, "trust", p->tenants[i].trust);
     }
-    for (size_t i = 0; i < p->n_pools; i++)
-        pools[i] = &p->pools[i];
-    if (p->n_pools) qsort(pools, p->n_pools, sizeof *pools, cmp_pool_ptr);
     put_int(&h, "pools", (long long)p->n_pools);
     for (size_t i = 0; i < p->n_pools; i++)
-        put_pool(&h, pools[i]);
-    free(pools);
+        put_pool(&h, &p->pools[i]);
     put_int(&h, "rules", (long long)p->n_rules);
     for (size_t i = 0; i < p->n_rules; i++)
         put_rule(&h, &p->rules[i]);

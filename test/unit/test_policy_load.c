@@ -732,17 +732,13 @@ static void test_revision(void)
     CHECK_INT(strlen(base), 64);
 
     /* same meaning, different text: comments, key order, flow vs block, quoting, defaults
-     * spelled out, profiles reordered, pools reordered, split across files */
+     * spelled out, profiles reordered, split across files */
     const char *same[] = {
         "# a comment\n" HDR BASE_POOLS "  # another\n" BASE_RULES,
         HDR BASE_RULES BASE_POOLS,
         "kind: GPUPolicy\napiVersion: \"gpu-admission.io/v1alpha1\"\nmetadata: {name: other}\n"
         "spec:\n" BASE_POOLS BASE_RULES "  enforcement: deny\n  unmatched: allow\n",
         HDR "  pools:\n"
-            "  - name: mig\n"
-            "    mig: {profiles: [1g.10gb, 2g.20gb], gpu: A100-80GB, strategy: mixed}\n"
-            "    sharing: mig\n"
-            "    allowUntrusted: true\n"
             "  - sharing: time-slicing\n"
             "    name: ts\n"
             "    timeSlicing: {replicas: 4, resource: nvidia.com/gpu.shared}\n"
@@ -751,7 +747,11 @@ static void test_revision(void)
             "    tolerations:\n"
             "    - effect: NoSchedule\n"
             "      operator: Exists\n"
-            "      key: k\n" BASE_RULES,
+            "      key: k\n"
+            "  - name: mig\n"
+            "    mig: {profiles: [1g.10gb, 2g.20gb], gpu: A100-80GB, strategy: mixed}\n"
+            "    sharing: mig\n"
+            "    allowUntrusted: true\n" BASE_RULES,
         HDR BASE_POOLS "  rules:\n"
                        "  - name: one\n"
                        "    match: {namespaces: [\"a-*\"]}\n"
