@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# test.sh - install what the tests need, then run the whole suite twice: a normal build, and
-# an ASan+UBSan build (every test but the end-to-end and chart ones, which exercise no new C
-# paths). Ends with one line "N passed, M failed" summing both runs.
+# test.sh - install what the tests need, then run the whole suite: a normal build (every
+# test, end-to-end included), an ASan+UBSan build (every test but the end-to-end, chart,
+# benchmark and valgrind ones, which exercise no new C paths or cannot share a process with
+# ASan), and each libFuzzer target for 60 s (GPA_FUZZ_SECONDS overrides). Ends with one line
+# "N passed, M failed" summing all three.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -39,6 +41,16 @@ run_suite() { # name, build dir, cmake flags..., then -- ctest flags
 
 run_suite "release" build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo -- -j "$jobs"
 run_suite "asan+ubsan" build-asan -DCMAKE_BUILD_TYPE=Debug -DGPA_SANITIZE=ON -- -j "$jobs" -LE 'e2e|chart|bench|nosan'
+
+# libFuzzer: every target for 60 s (clang, ASan+UBSan); each target counts as one test.
+echo "=== fuzz: each target 60 s"
+fuzz_log=build-fuzz.run.log
+test/fuzz/run.sh "${GPA_FUZZ_SECONDS:-60}" 2>&1 | tee "$fuzz_log"
+fuzz_rc=${PIPESTATUS[0]}
+fp=$(grep -cE '^[a-z]+ +[0-9]+s +execs .* findings 0$' "$fuzz_log")
+ff=$(grep -cE '^[a-z]+ +[0-9]+s +execs .* findings [1-9]' "$fuzz_log")
+if [ "$fuzz_rc" -ne 0 ] && [ "$ff" -eq 0 ]; then ff=1; fi # build failure or no target ran
+passed=$((passed + fp)); failed=$((failed + ff))
 
 echo "${passed} passed, ${failed} failed"
 [ "$failed" -eq 0 ]
