@@ -3,7 +3,7 @@
 Kubernetes API (discovery + GET of the objects the chart renders, served from a dict). Cases:
 no Secret yet (new pair), a Secret the chart made earlier (reused byte for byte, caBundle from
 its ca.crt), the same Secret near its not-after annotation (renewed), and an incomplete Secret
-(replaced)."""
+(replaced). The same fake API lets `kubectl apply --dry-run=client` read the rendered objects."""
 import base64
 import datetime
 import http.server
@@ -182,6 +182,28 @@ class GenerateReuse(unittest.TestCase):
         self.assertNotEqual(again["data"]["tls.crt"], first["data"]["tls.crt"])
         self.assertEqual(bundles, {again["data"]["ca.crt"]})
         self.assertTrue(base64.b64decode(again["data"]["ca.crt"]).startswith(b"-----BEGIN CERT"))
+
+    def test_kubectl_accepts_the_rendered_objects(self):
+        # Client-side dry run against the same fake API (discovery only; kubectl cannot run it
+        # offline): every document parses and maps to a known resource. It does not type-check
+        # fields - test_fields.py does that.
+        out = c.template().stdout
+        env = dict(c.ENV, KUBECONFIG=self.api.kubeconfig.name)
+        r = subprocess.run([c.tool("kubectl"), "apply", "--dry-run=client", "--validate=false",
+                            "-o", "name", "-f", "-"], input=out, capture_output=True, text=True,
+                           env=env, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        got = sorted(r.stdout.split())
+        self.assertEqual(got, sorted([
+            f"configmap/{c.FULLNAME}-policies", f"deployment.apps/{c.FULLNAME}",
+            f"mutatingwebhookconfiguration.admissionregistration.k8s.io/{c.FULLNAME}",
+            f"poddisruptionbudget.policy/{c.FULLNAME}", f"secret/{c.FULLNAME}-tls",
+            f"service/{c.FULLNAME}", f"serviceaccount/{c.FULLNAME}",
+            f"validatingwebhookconfiguration.admissionregistration.k8s.io/{c.FULLNAME}"]))
+        r = subprocess.run([c.tool("kubectl"), "apply", "--dry-run=client", "--validate=false",
+                            "-f", "-"], input=out + "\n---\nkind: [broken\n",
+                           capture_output=True, text=True, env=env, timeout=120)
+        self.assertNotEqual(r.returncode, 0)
 
 
 if __name__ == "__main__":
