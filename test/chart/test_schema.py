@@ -56,6 +56,10 @@ GOOD = [
                       "certManager": {"issuerRef": {"name": "ca", "kind": "ClusterIssuer"}}}},
     {"server": {"threads": 8, "maxBodyBytes": 1048576, "logLevel": "warn"},
      "podDisruptionBudget": {"minAvailable": "50%"}},
+    {"metrics": {"serviceMonitor": {"enabled": True, "labels": {"release": "prom"}}},
+     "networkPolicy": {"enabled": True, "webhookFrom": [{"ipBlock": {"cidr": "10.0.0.0/8"}}]},
+     "server": {"clientCA": "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"},
+     "existingPolicyConfigMap": "team-policies", "replicaCount": 1},
 ]
 
 
