@@ -170,9 +170,27 @@ class GenerateReuse(unittest.TestCase):
         again, bundles = secret_and_bundles(self.api.render())
         self.assertNotEqual(again["data"]["tls.crt"], first["data"]["tls.crt"])
         self.assertNotEqual(again["data"]["ca.crt"], first["data"]["ca.crt"])
+        new_at = again["metadata"]["annotations"]["gpu-admission.io/not-after"]
+        self.assertGreater(new_at, rfc3339(3000))
+        # until the pods load the new pair they serve the old one: the bundle trusts both
+        self.assertEqual(len(bundles), 1)
+        pem = base64.b64decode(bundles.pop()).decode()
+        self.assertEqual(pem, base64.b64decode(again["data"]["ca.crt"]).decode() +
+                         base64.b64decode(first["data"]["ca.crt"]).decode())
+        for leaf in (first, again):
+            with tempfile.TemporaryDirectory() as d:
+                with open(f"{d}/bundle", "w") as f:
+                    f.write(pem)
+                with open(f"{d}/leaf", "wb") as f:
+                    f.write(base64.b64decode(leaf["data"]["tls.crt"]))
+                r = subprocess.run(["openssl", "verify", "-CAfile", f"{d}/bundle", f"{d}/leaf"],
+                                   capture_output=True, text=True)
+                self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        # the next upgrade (Secret renewed, far from expiry) drops the old CA
+        self.api.put_secret(again["data"], new_at)
+        third, bundles = secret_and_bundles(self.api.render())
+        self.assertEqual(third["data"], again["data"])
         self.assertEqual(bundles, {again["data"]["ca.crt"]})
-        self.assertGreater(again["metadata"]["annotations"]["gpu-admission.io/not-after"],
-                           rfc3339(3000))
 
     def test_incomplete_secret_is_replaced(self):
         first, _ = secret_and_bundles(self.api.render())
