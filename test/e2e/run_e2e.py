@@ -1,0 +1,925 @@
+#!/usr/bin/env python3
+"""run_e2e.py - end-to-end checks of gpu-admission against a real kube-apiserver v1.20.2.
+
+Starts etcd, kube-apiserver and kube-controller-manager (binaries from build-apiserver.sh) and
+`gpu-admission serve` on 127.0.0.1, registers the webhooks from the chart rendered by the real
+helm, then runs named scenarios that create objects with kubectl and assert on what the API
+server STORED (`kubectl get -o json`), never on what the webhook answered.
+
+Must never: bind anything but 127.0.0.1, leave a process running (every child is stopped by
+its recorded PID on exit, and dies with the harness via PR_SET_PDEATHSIG even if the harness
+is SIGKILLed), report a scenario as passed that did not run, or touch ~/.kube.
+
+Python 3 standard library only.
+"""
+
+import argparse
+import base64
+import ctypes
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RELEASE_NS = "gpu-admission"
+TOKEN = "e2e-admin-token"
+
+# --------------------------------------------------------------------------------------------
+# processes
+
+
+def _die_with_parent():
+    # The children (etcd, apiserver, ...) must not outlive the harness even if ctest SIGKILLs
+    # it on timeout: ask the kernel to SIGKILL each child when its parent dies.
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
+class Procs:
+    """Children by name -> Popen; stop() ends them by PID, TERM then KILL."""
+
+    def __init__(self, logdir):
+        self.logdir = logdir
+        self.procs = {}
+
+    def start(self, name, argv, env=None):
+        log = open(os.path.join(self.logdir, name + ".log"), "wb")
+        p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                             env=env, preexec_fn=_die_with_parent, close_fds=True)
+        log.close()
+        self.procs[name] = p
+        note("started %s pid %d" % (name, p.pid))
+        return p
+
+    def alive(self, name):
+        p = self.procs.get(name)
+        return p is not None and p.poll() is None
+
+    def stop(self, name, sig=signal.SIGTERM, grace=10.0):
+        p = self.procs.pop(name, None)
+        if p is None:
+            return
+        if p.poll() is None:
+            try:
+                os.kill(p.pid, sig)
+                p.wait(timeout=grace)
+            except subprocess.TimeoutExpired:
+                os.kill(p.pid, signal.SIGKILL)
+                p.wait()
+            except ProcessLookupError:
+                pass
+        note("stopped %s pid %d (exit %s)" % (name, p.pid, p.returncode))
+
+    def stop_all(self):
+        # Reverse start order: the webhook and kcm before the apiserver, etcd last.
+        for name in reversed(list(self.procs)):
+            self.stop(name)
+
+    def log_tail(self, name, lines=25):
+        path = os.path.join(self.logdir, name + ".log")
+        try:
+            with open(path, "rb") as f:
+                data = f.read().decode("utf-8", "replace").splitlines()
+        except OSError:
+            return ""
+        return "\n".join(data[-lines:])
+
+
+def note(msg):
+    print("e2e: " + msg, flush=True)
+
+
+def free_port():
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def run(argv, stdin=None, check=True, timeout=120):
+    r = subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=timeout)
+    if check and r.returncode != 0:
+        raise RuntimeError("%s failed (%d): %s" % (" ".join(argv[:4]), r.returncode,
+                                                   r.stderr.strip()[-1500:]))
+    return r
+
+
+class Fatal(RuntimeError):
+    """Raised inside a wait_for probe when waiting longer cannot help (the process died)."""
+
+
+def wait_for(what, fn, timeout, interval=0.5):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            v = fn()
+            if v:
+                return v
+        except Fatal:
+            raise
+        except Exception as e:  # the thing is not up yet
+            last = e
+        time.sleep(interval)
+    raise RuntimeError("timed out after %ds waiting for %s%s" %
+                       (timeout, what, (": %s" % last) if last else ""))
+
+
+# --------------------------------------------------------------------------------------------
+# checks
+
+
+class Checks:
+    def __init__(self):
+        self.results = []  # (name, ok, detail)
+
+    def expect(self, name, ok, detail=""):
+        ok = bool(ok)
+        self.results.append((name, ok, detail))
+        print("%s %s%s" % ("PASS" if ok else "FAIL", name,
+                           "" if ok or not detail else "\n     " + str(detail)[:2000]),
+              flush=True)
+        return ok
+
+    def failed(self):
+        return [r for r in self.results if not r[1]]
+
+
+def selector_matches(sel, labels):
+    """Kubernetes LabelSelector semantics (matchLabels AND matchExpressions)."""
+    if sel is None:
+        return False
+    for k, v in (sel.get("matchLabels") or {}).items():
+        if labels.get(k) != v:
+            return False
+    for e in sel.get("matchExpressions") or []:
+        k, op, vals = e.get("key"), e.get("operator"), e.get("values") or []
+        if op == "In" and not (k in labels and labels[k] in vals):
+            return False
+        if op == "NotIn" and (k in labels and labels[k] in vals):
+            return False
+        if op == "Exists" and k not in labels:
+            return False
+        if op == "DoesNotExist" and k in labels:
+            return False
+        if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
+            return False
+    return True
+
+
+def dig(obj, *path, default=None):
+    for p in path:
+        if isinstance(obj, dict) and p in obj:
+            obj = obj[p]
+        elif isinstance(obj, list) and isinstance(p, int) and -len(obj) <= p < len(obj):
+            obj = obj[p]
+        else:
+            return default
+    return obj
+
+
+# --------------------------------------------------------------------------------------------
+# the cluster
+
+
+class Cluster:
+    def __init__(self, args, work, procs):
+        self.args = args
+        self.work = work
+        self.procs = procs
+        self.kubeconfig = os.path.join(work, "kubeconfig")
+        self.ca_b64 = None
+        self.webhook_port = None
+
+    # -- kubectl -------------------------------------------------------------------------------
+    def kubectl(self, *argv, stdin=None, check=True, timeout=60):
+        cmd = [self.args.kubectl, "--kubeconfig", self.kubeconfig,
+               "--cache-dir", os.path.join(self.work, "kubectl-cache")] + list(argv)
+        return run(cmd, stdin=stdin, check=check, timeout=timeout)
+
+    def get(self, kind, name, ns=None):
+        argv = ["get", kind, name, "-o", "json"] + (["-n", ns] if ns else [])
+        r = self.kubectl(*argv, check=False)
+        if r.returncode != 0:
+            return None
+        return json.loads(r.stdout)
+
+    def create(self, obj, *extra):
+        """kubectl create -f - ; returns the CompletedProcess (check=False)."""
+        return self.kubectl("create", "-f", "-", *extra, stdin=json.dumps(obj), check=False)
+
+    def namespace(self, name, labels=None):
+        lab = {"kubernetes.io/metadata.name": name}
+        lab.update(labels or {})
+        obj = {"apiVersion": "v1", "kind": "Namespace",
+               "metadata": {"name": name, "labels": lab}}
+        self.kubectl("apply", "-f", "-", stdin=json.dumps(obj))
+
+    # -- components ----------------------------------------------------------------------------
+    def make_pki(self):
+        pki = os.path.join(self.work, "pki")
+        os.makedirs(pki)
+        self.apiserver_crt = os.path.join(pki, "apiserver.crt")
+        self.apiserver_key = os.path.join(pki, "apiserver.key")
+        run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+             "-nodes", "-keyout", self.apiserver_key, "-out", self.apiserver_crt, "-days", "2",
+             "-subj", "/CN=e2e-kube-apiserver",
+             "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"])
+        self.sa_key = os.path.join(pki, "sa.key")
+        self.sa_pub = os.path.join(pki, "sa.pub")
+        run(["openssl", "genrsa", "-out", self.sa_key, "2048"])
+        run(["openssl", "rsa", "-in", self.sa_key, "-pubout", "-out", self.sa_pub])
+        self.tokens = os.path.join(pki, "tokens.csv")
+        with open(self.tokens, "w") as f:
+            f.write('%s,e2e-admin,e2e-admin,"system:masters"\n' % TOKEN)
+
+    def start_etcd(self):
+        client, peer = free_port(), free_port()
+        self.etcd_url = "http://127.0.0.1:%d" % client
+        self.procs.start("etcd", [
+            self.args.etcd, "--name", "e2e", "--data-dir", os.path.join(self.work, "etcd"),
+            "--listen-client-urls", self.etcd_url, "--advertise-client-urls", self.etcd_url,
+            "--listen-peer-urls", "http://127.0.0.1:%d" % peer,
+            "--initial-advertise-peer-urls", "http://127.0.0.1:%d" % peer,
+            "--initial-cluster", "e2e=http://127.0.0.1:%d" % peer,
+            "--listen-metrics-urls", "http://127.0.0.1:%d" % free_port(),
+            "--log-level", "warn", "--logger", "zap"])
+
+        def healthy():
+            if not self.procs.alive("etcd"):
+                raise Fatal("etcd exited:\n" + self.procs.log_tail("etcd"))
+            with urllib.request.urlopen(self.etcd_url + "/health", timeout=2) as r:
+                return json.loads(r.read()).get("health") == "true"
+        wait_for("etcd /health", healthy, 30)
+
+    def start_apiserver(self):
+        port = free_port()
+        self.apiserver_url = "https://127.0.0.1:%d" % port
+        audit_policy = os.path.join(self.work, "audit-policy.json")
+        with open(audit_policy, "w") as f:
+            json.dump({"apiVersion": "audit.k8s.io/v1", "kind": "Policy",
+                       "omitStages": ["RequestReceived"],
+                       "rules": [{"level": "Metadata", "resources": [
+                           {"group": "", "resources": ["pods"]}]},
+                           {"level": "None"}]}, f)
+        self.audit_log = os.path.join(self.work, "audit.log")
+        bin_ = os.path.join(self.args.k8s_bin, "kube-apiserver")
+        self.procs.start("kube-apiserver", [
+            bin_, "--etcd-servers", self.etcd_url,
+            "--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1",
+            "--secure-port", str(port), "--insecure-port", "0",
+            "--cert-dir", os.path.join(self.work, "apiserver-certs"),
+            "--tls-cert-file", self.apiserver_crt, "--tls-private-key-file", self.apiserver_key,
+            "--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
+            "--service-account-key-file", self.sa_pub,
+            "--service-account-signing-key-file", self.sa_key,
+            "--service-cluster-ip-range", "10.96.0.0/16",
+            "--token-auth-file", self.tokens, "--authorization-mode", "RBAC",
+            # ServiceAccount admission is off: pods created right after their namespace would
+            # otherwise race the default ServiceAccount (no kubelet, no token volume needed).
+            "--enable-admission-plugins",
+            "NamespaceLifecycle,LimitRanger,DefaultTolerationSeconds,"
+            "MutatingAdmissionWebhook,ValidatingAdmissionWebhook,ResourceQuota",
+            "--disable-admission-plugins", "ServiceAccount",
+            "--audit-policy-file", audit_policy, "--audit-log-path", self.audit_log,
+            "--audit-log-format", "json",
+            "--allow-privileged=true", "--profiling=false", "--v=1"])
+        ctx = ssl.create_default_context(cafile=self.apiserver_crt)
+
+        def ready():
+            if not self.procs.alive("kube-apiserver"):
+                raise Fatal("kube-apiserver exited:\n" + self.procs.log_tail("kube-apiserver"))
+            req = urllib.request.Request(self.apiserver_url + "/readyz",
+                                         headers={"Authorization": "Bearer " + TOKEN})
+            with urllib.request.urlopen(req, context=ctx, timeout=3) as r:
+                return r.status == 200
+        t0 = time.monotonic()
+        wait_for("kube-apiserver /readyz", ready, 120)
+        note("kube-apiserver ready in %.1fs" % (time.monotonic() - t0))
+        with open(self.kubeconfig, "w") as f:
+            json.dump({
+                "apiVersion": "v1", "kind": "Config", "current-context": "e2e",
+                "clusters": [{"name": "e2e", "cluster": {
+                    "server": self.apiserver_url, "certificate-authority": self.apiserver_crt}}],
+                "users": [{"name": "e2e-admin", "user": {"token": TOKEN}}],
+                "contexts": [{"name": "e2e", "context": {"cluster": "e2e", "user": "e2e-admin"}}],
+            }, f)
+
+    def start_kcm(self):
+        bin_ = os.path.join(self.args.k8s_bin, "kube-controller-manager")
+        self.procs.start("kube-controller-manager", [
+            bin_, "--kubeconfig", self.kubeconfig, "--leader-elect=false",
+            "--controllers", "deployment,replicaset,namespace,serviceaccount,garbagecollector",
+            "--port", "0", "--secure-port", "0", "--v", "1"])
+
+        def default_sa():
+            if not self.procs.alive("kube-controller-manager"):
+                raise Fatal("kube-controller-manager exited:\n" +
+                                   self.procs.log_tail("kube-controller-manager"))
+            return self.get("serviceaccount", "default", "default") is not None
+        wait_for("the default ServiceAccount (kube-controller-manager running)", default_sa, 90, 1)
+
+    def policy_dir(self):
+        """Shipped policies/ plus test/e2e/policies/, in one directory for --policies."""
+        pdir = os.path.join(self.work, "policies")
+        os.makedirs(pdir)
+        src = self.args.source_dir
+        for d in (os.path.join(src, "policies"), os.path.join(HERE, "policies")):
+            for name in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+                if name.endswith((".yaml", ".yml")):
+                    if os.path.exists(os.path.join(pdir, name)):
+                        raise RuntimeError("policy file name %s used twice" % name)
+                    shutil.copy(os.path.join(d, name), os.path.join(pdir, name))
+        return pdir
+
+    def start_webhook(self):
+        certdir = os.path.join(self.work, "webhook-certs")
+        r = run([self.args.gpu_admission, "certs", "--service", "gpu-admission",
+                 "--namespace", RELEASE_NS, "--out", certdir,
+                 "--san", "localhost", "--san", "127.0.0.1"])
+        self.ca_b64 = r.stdout.strip()
+        with open(os.path.join(certdir, "ca.crt"), "rb") as f:
+            if base64.b64decode(self.ca_b64) != f.read():
+                raise RuntimeError("`gpu-admission certs` stdout is not base64 of ca.crt")
+        self.webhook_certdir = certdir
+        self.webhook_policies = self.policy_dir()
+        self._spawn_webhook()
+
+    def _spawn_webhook(self):
+        log = os.path.join(self.work, "logs", "gpu-admission.log")
+        if os.path.exists(log):
+            os.rename(log, log + ".%d" % int(time.time() * 1000))
+        self.procs.start("gpu-admission", [
+            self.args.gpu_admission, "serve", "--policies", self.webhook_policies,
+            "--cert-dir", self.webhook_certdir, "--listen", "127.0.0.1:0",
+            "--metrics-listen", "127.0.0.1:0", "--shutdown-grace", "0s"])
+
+        def ports():
+            if not self.procs.alive("gpu-admission"):
+                raise Fatal("gpu-admission serve exited:\n" +
+                                   self.procs.log_tail("gpu-admission"))
+            with open(log, "rb") as f:
+                for line in f.read().decode("utf-8", "replace").splitlines():
+                    try:
+                        j = json.loads(line)
+                    except ValueError:
+                        continue
+                    if isinstance(j, dict) and "listen_port" in j and "metrics_port" in j:
+                        return int(j["listen_port"]), int(j["metrics_port"])
+            return None
+        self.webhook_port, self.metrics_port = wait_for("gpu-admission listen_port log line",
+                                                        ports, 20, 0.2)
+
+        def ready():
+            u = "http://127.0.0.1:%d/readyz" % self.metrics_port
+            with urllib.request.urlopen(u, timeout=2) as r:
+                return r.status == 200
+        wait_for("gpu-admission /readyz", ready, 20, 0.2)
+        note("gpu-admission serving on 127.0.0.1:%d (metrics %d)" %
+             (self.webhook_port, self.metrics_port))
+
+    def register_webhooks(self):
+        argv = [self.args.helm, "template", "gpu-admission",
+                os.path.join(self.args.source_dir, "helm", "gpu-admission"),
+                "--namespace", RELEASE_NS, "--kube-version", "1.20.2",
+                "--set", "webhook.url=https://127.0.0.1:%d" % self.webhook_port,
+                "--set", "certificates.mode=existing",
+                "--set", "certificates.existingSecret=gpu-admission-e2e-tls",
+                "--set", "certificates.caBundle=" + self.ca_b64]
+        rendered = run(argv).stdout
+        with open(os.path.join(self.work, "chart-rendered.yaml"), "w") as f:
+            f.write(rendered)
+        docs = re.split(r"(?m)^---\s*$", rendered)
+        hooks = [d for d in docs if re.search(
+            r"(?m)^kind:\s*(Mutating|Validating)WebhookConfiguration\s*$", d)]
+        kinds = sorted(re.search(r"(?m)^kind:\s*(\S+)", d).group(1) for d in hooks)
+        if kinds != ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"]:
+            raise RuntimeError("chart rendered webhook configurations %s, want one of each" % kinds)
+        sel = "---\n".join(hooks)
+        with open(os.path.join(self.work, "webhooks.yaml"), "w") as f:
+            f.write(sel)
+        self.kubectl("apply", "-f", "-", stdin=sel)
+        # The release namespace and kube-system are excluded by their (1.21+ automatic) label.
+        self.namespace(RELEASE_NS)
+        self.kubectl("label", "--overwrite", "namespace", "kube-system",
+                     "kubernetes.io/metadata.name=kube-system")
+
+
+# --------------------------------------------------------------------------------------------
+# objects
+
+
+def gpu_pod(name, ns, gpus=1, resource="nvidia.com/gpu", labels=None, annotations=None,
+            affinity=None, node_selector=None):
+    spec = {"containers": [{"name": "main", "image": "registry.k8s.io/pause:3.9",
+                            "resources": {"limits": {resource: str(gpus)}}}]}
+    if gpus == 0:
+        spec["containers"][0]["resources"] = {"limits": {"cpu": "100m"}}
+    if affinity:
+        spec["affinity"] = affinity
+    if node_selector:
+        spec["nodeSelector"] = node_selector
+    md = {"name": name, "namespace": ns}
+    if labels:
+        md["labels"] = labels
+    if annotations:
+        md["annotations"] = annotations
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": spec}
+
+
+TWO_TERMS = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+    "nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In",
+                               "values": ["zone-a"]}]},
+        {"matchExpressions": [{"key": "e2e.gpu-admission.io/rack", "operator": "Exists"}]},
+    ]}}}
+
+
+def container_resources(pod):
+    c = dig(pod, "spec", "containers", 0, default={})
+    return (dig(c, "resources", "limits", default={}) or {},
+            dig(c, "resources", "requests", default={}) or {})
+
+
+def has_toleration(pod, want):
+    for t in dig(pod, "spec", "tolerations", default=[]) or []:
+        if all(t.get(k) == v for k, v in want.items()) and \
+           (t.get("operator") or "Equal") == (want.get("operator") or "Equal"):
+            return True
+    return False
+
+
+def expr(key, op, values=None):
+    e = {"key": key, "operator": op}
+    if values is not None:
+        e["values"] = values
+    return e
+
+
+def term_has(term, e):
+    return any(x.get("key") == e["key"] and x.get("operator") == e["operator"] and
+               sorted(x.get("values") or []) == sorted(e.get("values") or [])
+               for x in term.get("matchExpressions") or [])
+
+
+REV_RE = re.compile(r"^[0-9a-f]{64}$")
+MIG_RULE = "e2e-inference-mig"  # test/e2e/policies/15-e2e-rules.yaml
+
+# --------------------------------------------------------------------------------------------
+# scenarios (each adds named checks; names are "<scenario>/<check>")
+
+
+def sc_chart_config(c, ck):
+    """The webhook configurations from the chart, as the API server stored them."""
+    s = "chart-webhook-config"
+    for kind, path in (("mutatingwebhookconfigurations", "/mutate"),
+                       ("validatingwebhookconfigurations", "/validate")):
+        items = json.loads(c.kubectl("get", kind, "-o", "json").stdout)["items"]
+        hooks = [w for it in items for w in it.get("webhooks") or []]
+        k = kind.split("webhook")[0]
+        if not ck.expect("%s/%s-present" % (s, k), len(hooks) >= 1, items):
+            continue
+        want_url = "https://127.0.0.1:%d%s" % (c.webhook_port, path)
+        ck.expect("%s/%s-url-and-ca" % (s, k),
+                  all(dig(w, "clientConfig", "url") == want_url and
+                      dig(w, "clientConfig", "caBundle") == c.ca_b64 for w in hooks),
+                  [w.get("clientConfig", {}).get("url") for w in hooks])
+        ck.expect("%s/%s-fail-closed-dry-run-safe" % (s, k),
+                  all(w.get("failurePolicy") == "Fail" and w.get("timeoutSeconds") == 5 and
+                      w.get("sideEffects") in ("None", "NoneOnDryRun") for w in hooks),
+                  [(w.get("failurePolicy"), w.get("sideEffects"), w.get("timeoutSeconds"))
+                   for w in hooks])
+        ck.expect("%s/%s-pods-create" % (s, k),
+                  all(any("pods" in (r.get("resources") or []) and
+                          ({"CREATE", "*"} & set(r.get("operations") or []))
+                          for r in w.get("rules") or []) for w in hooks),
+                  [w.get("rules") for w in hooks])
+        ns_labels = {n: {"kubernetes.io/metadata.name": n} for n in
+                     ("kube-system", RELEASE_NS, "inference-e2e")}
+        ns_labels["ignored"] = {"kubernetes.io/metadata.name": "ignored",
+                                "gpu-admission.io/ignore": "true"}
+        sees = {n: all(selector_matches(w.get("namespaceSelector") or {}, lab) for w in hooks)
+                for n, lab in ns_labels.items()}
+        ck.expect("%s/%s-namespace-exclusions" % (s, k),
+                  sees == {"kube-system": False, RELEASE_NS: False, "inference-e2e": True,
+                           "ignored": False}, sees)
+
+
+def sc_mig_rewrite(c, ck):
+    """inference pod: nvidia.com/gpu -> MIG slice, pool toleration, affinity ANDed into 2 terms."""
+    s = "mig-rewrite"
+    ns = "inference-e2e"
+    c.namespace(ns)
+    pod = gpu_pod("mig-1", ns, labels={"app.kubernetes.io/component": "inference"},
+                  affinity=TWO_TERMS)
+    r = c.create(pod)
+    if not ck.expect(s + "/created", r.returncode == 0, r.stderr):
+        return
+    ck.expect(s + "/warning-shown", "nvidia.com/mig-1g.10gb" in r.stderr and "Warning" in r.stderr,
+              "kubectl stderr: " + r.stderr)
+    got = c.get("pod", "mig-1", ns)
+    lim, req = container_resources(got)
+    ck.expect(s + "/limits-rewritten",
+              lim.get("nvidia.com/mig-1g.10gb") == "1" and "nvidia.com/gpu" not in lim, lim)
+    ck.expect(s + "/requests-rewritten",
+              req.get("nvidia.com/mig-1g.10gb") == "1" and "nvidia.com/gpu" not in req, req)
+    ck.expect(s + "/pool-toleration-added",
+              has_toleration(got, {"key": "nvidia.com/gpu", "operator": "Exists",
+                                   "effect": "NoSchedule"}),
+              dig(got, "spec", "tolerations"))
+    ck.expect(s + "/default-tolerations-kept",
+              has_toleration(got, {"key": "node.kubernetes.io/not-ready", "operator": "Exists",
+                                   "effect": "NoExecute"}),
+              dig(got, "spec", "tolerations"))
+    terms = dig(got, "spec", "affinity", "nodeAffinity",
+                "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms", default=[])
+    pool = expr("nvidia.com/gpu.product", "In", ["NVIDIA-A100-SXM4-80GB"])
+    ck.expect(s + "/node-affinity-anded-into-both-terms",
+              len(terms) == 2 and all(term_has(t, pool) for t in terms) and
+              term_has(terms[0], expr("topology.kubernetes.io/zone", "In", ["zone-a"])) and
+              term_has(terms[1], expr("e2e.gpu-admission.io/rack", "Exists")), terms)
+    ann = dig(got, "metadata", "annotations", default={}) or {}
+    ck.expect(s + "/rule-annotation", ann.get("gpu-admission.io/rule") == MIG_RULE, ann)
+    ck.expect(s + "/policy-revision-annotation",
+              bool(REV_RE.match(ann.get("gpu-admission.io/policy", ""))), ann)
+    # migProfile auto: 15Gi (16.1 GB) does not fit 1g.10gb (10 GB); 2g.20gb is the next offered.
+    r = c.create(gpu_pod("mig-2", ns, labels={"app.kubernetes.io/component": "inference"},
+                         annotations={"gpu-admission.io/gpu-memory": "15Gi"}))
+    got = c.get("pod", "mig-2", ns) if r.returncode == 0 else None
+    lim, req = container_resources(got or {})
+    ck.expect(s + "/auto-sized-from-gpu-memory",
+              lim.get("nvidia.com/mig-2g.20gb") == "1" and req.get("nvidia.com/mig-2g.20gb") == "1"
+              and len([k for k in lim if k.startswith("nvidia.com/")]) == 1, r.stderr or lim)
+
+
+def sc_audit_annotations(c, ck):
+    """The API server's audit log carries the webhook's auditAnnotations (rule, pool)."""
+    s = "audit-annotations"
+    ns = "inference-e2e"
+    c.namespace(ns)
+    r = c.create(gpu_pod("audit-1", ns, labels={"app.kubernetes.io/component": "inference"}))
+    if not ck.expect(s + "/created", r.returncode == 0, r.stderr):
+        return
+
+    def find():
+        with open(c.audit_log) as f:
+            for line in f:
+                ev = json.loads(line)
+                if dig(ev, "objectRef", "name") == "audit-1" and ev.get("verb") == "create" \
+                        and ev.get("stage") == "ResponseComplete":
+                    return ev
+        return None
+    try:
+        ev = wait_for("the audit event of pod audit-1", find, 15)
+    except RuntimeError as e:
+        ck.expect(s + "/audit-event", False, e)
+        return
+    ann = ev.get("annotations") or {}
+    # Keys are "<webhook name>/<key>": both webhooks report rule and pool.
+    for hook in ("mutate.gpu-admission.io", "validate.gpu-admission.io"):
+        ck.expect("%s/%s-rule-and-pool" % (s, hook.split(".")[0]),
+                  ann.get(hook + "/rule") == MIG_RULE and ann.get(hook + "/pool") == "a100-mig",
+                  ann)
+    rec = json.loads(ann.get("mutation.webhook.admission.k8s.io/round_0_index_0") or "{}")
+    ck.expect(s + "/apiserver-recorded-mutation",
+              rec.get("webhook") == "mutate.gpu-admission.io" and rec.get("mutated") is True, ann)
+
+
+def sc_isolation(c, ck):
+    """Trusted tenant on the time-sliced pool: isolation labels + cross-namespace anti-affinity."""
+    s = "isolation"
+    ns = "ml-platform"
+    c.namespace(ns)
+    # Tenants live in different namespaces, so the anti-affinity term needs
+    # namespaceSelector: {} (all namespaces). That field exists from Kubernetes 1.21 (alpha) /
+    # 1.22 (beta, on); older API servers drop it, the isolation cannot be expressed, and the
+    # validating webhook must refuse the pod rather than admit it unisolated. Establish which
+    # case this API server is, from a pod outside the webhooks' reach.
+    c.namespace("ignored-e2e", {"gpu-admission.io/ignore": "true"})
+    probe = gpu_pod("nssel-probe", "ignored-e2e", gpus=0)
+    probe["spec"]["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"x": "y"}}, "namespaceSelector": {},
+         "topologyKey": "kubernetes.io/hostname"}]}}
+    c.create(probe)
+    stored = c.get("pod", "nssel-probe", "ignored-e2e")
+    term = dig(stored, "spec", "affinity", "podAntiAffinity",
+               "requiredDuringSchedulingIgnoredDuringExecution", 0, default={})
+    drops = "namespaceSelector" not in term
+    ver = json.loads(c.kubectl("version", "-o", "json", check=False).stdout or "{}")
+    minor = int(re.sub(r"\D", "", dig(ver, "serverVersion", "minor", default="0")) or 0)
+    ck.expect(s + "/namespaceSelector-support-as-documented", drops == (minor < 22),
+              "server 1.%d %s namespaceSelector" % (minor, "drops" if drops else "keeps"))
+    r = c.create(gpu_pod("ts-1", ns, labels={"app": "notebook"}))
+    if drops:
+        ck.expect(s + "/mutating-webhook-added-isolation",
+                  "gpu-admission.io/pool=t4-shared" in r.stderr and
+                  "gpu-admission.io/tenant=platform" in r.stderr and
+                  "anti-affinity" in r.stderr and "nvidia.com/gpu.shared" in r.stderr, r.stderr)
+        ck.expect(s + "/refused-when-isolation-dropped", r.returncode != 0 and
+                  'admission webhook "validate.gpu-admission.io" denied the request' in r.stderr
+                  and "isolation" in r.stderr, r.stdout + r.stderr)
+        ck.expect(s + "/not-stored", c.get("pod", "ts-1", ns) is None)
+        return
+    if not ck.expect(s + "/created", r.returncode == 0, r.stderr):
+        return
+    got = c.get("pod", "ts-1", ns)
+    lim, req = container_resources(got)
+    ck.expect(s + "/resource-renamed",
+              lim.get("nvidia.com/gpu.shared") == "1" and req.get("nvidia.com/gpu.shared") == "1"
+              and "nvidia.com/gpu" not in lim and "nvidia.com/gpu" not in req, (lim, req))
+    labels = dig(got, "metadata", "labels", default={}) or {}
+    ck.expect(s + "/pool-and-tenant-labels",
+              labels.get("gpu-admission.io/pool") == "t4-shared" and
+              labels.get("gpu-admission.io/tenant") == "platform" and labels.get("app") == "notebook",
+              labels)
+    anti = dig(got, "spec", "affinity", "podAntiAffinity",
+               "requiredDuringSchedulingIgnoredDuringExecution", default=[]) or []
+    # Judge the selector by what it selects, not by its spelling.
+    other = {"gpu-admission.io/pool": "t4-shared", "gpu-admission.io/tenant": "research"}
+    same = {"gpu-admission.io/pool": "t4-shared", "gpu-admission.io/tenant": "platform"}
+    elsewhere = {"gpu-admission.io/pool": "a100-mig", "gpu-admission.io/tenant": "research"}
+    ok = [t for t in anti if t.get("topologyKey") == "kubernetes.io/hostname" and
+          selector_matches(t.get("labelSelector"), other) and
+          not selector_matches(t.get("labelSelector"), same) and
+          not selector_matches(t.get("labelSelector"), elsewhere)]
+    ck.expect(s + "/anti-affinity-other-tenants", len(ok) == 1, anti)
+    ann = dig(got, "metadata", "annotations", default={}) or {}
+    ck.expect(s + "/rule-annotation", ann.get("gpu-admission.io/rule") == "e2e-platform-shared",
+              ann)
+    ck.expect(s + "/shared-toleration",
+              has_toleration(got, {"key": "gpu-admission.io/shared", "operator": "Exists",
+                                   "effect": "NoSchedule"}), dig(got, "spec", "tolerations"))
+    terms = dig(got, "spec", "affinity", "nodeAffinity",
+                "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms", default=[])
+    ck.expect(s + "/node-affinity-one-new-term",
+              len(terms) == 1 and
+              term_has(terms[0], expr("nvidia.com/gpu.sharing-strategy", "In", ["time-slicing"])) and
+              term_has(terms[0], expr("gpu-admission.io/pool", "In", ["t4-shared"])), terms)
+
+
+def sc_untrusted_denied(c, ck):
+    """Untrusted namespace on the time-sliced pool: refused with the webhook's message."""
+    s = "untrusted-timesliced-denied"
+    ns = "notebooks"
+    c.namespace(ns)
+    r = c.create(gpu_pod("nb-1", ns))
+    ck.expect(s + "/refused", r.returncode != 0, r.stdout + r.stderr)
+    ck.expect(s + "/webhook-message",
+              re.search(r'admission webhook "[^"]+" denied the request', r.stderr) and
+              "untrusted workloads may not share a time-sliced GPU" in r.stderr and
+              "nvidia.com/mig-1g.10gb" in r.stderr, r.stderr)
+    ck.expect(s + "/not-stored", c.get("pod", "nb-1", ns) is None)
+
+
+def sc_topology(c, ck):
+    """4-GPU pod of a group: NVLink island size affinity + pod affinity to its group."""
+    s = "topology-group"
+    ns = "prod-train"
+    c.namespace(ns)
+    # The pool sets runtimeClassName: nvidia; the API server's RuntimeClass admission refuses a
+    # pod naming a RuntimeClass that does not exist, as a real cluster with the GPU operator has.
+    c.kubectl("apply", "-f", "-", stdin=json.dumps({
+        "apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
+        "metadata": {"name": "nvidia"}, "handler": "nvidia"}))
+    r = c.create(gpu_pod("train-0", ns, gpus=4, labels={"gpu-admission.io/group": "job-a"}))
+    if not ck.expect(s + "/created", r.returncode == 0, r.stderr):
+        return
+    got = c.get("pod", "train-0", ns)
+    lim, req = container_resources(got)
+    ck.expect(s + "/gpus-unchanged", lim.get("nvidia.com/gpu") == "4" and
+              req.get("nvidia.com/gpu") == "4", (lim, req))
+    aff = dig(got, "spec", "affinity", "podAffinity",
+              "requiredDuringSchedulingIgnoredDuringExecution", default=[]) or []
+    ok = [t for t in aff if t.get("topologyKey") == "nvidia.com/gpu.clique" and
+          selector_matches(t.get("labelSelector"), {"gpu-admission.io/group": "job-a"}) and
+          not selector_matches(t.get("labelSelector"), {"gpu-admission.io/group": "job-b"})]
+    ck.expect(s + "/pod-affinity-same-group", len(ok) == 1, aff)
+    terms = dig(got, "spec", "affinity", "nodeAffinity",
+                "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms", default=[])
+    ck.expect(s + "/island-size-and-pool-affinity",
+              len(terms) == 1 and
+              term_has(terms[0], expr("gpu-admission.io/nvlink-island-size", "Gt", ["3"])) and
+              term_has(terms[0], expr("nvidia.com/gpu.product", "In", ["NVIDIA-H100-80GB-HBM3"])),
+              terms)
+    ann = dig(got, "metadata", "annotations", default={}) or {}
+    ck.expect(s + "/annotations", ann.get("gpu-admission.io/topology") == "nvlink-island" and
+              ann.get("gpu-admission.io/rule") == "training", ann)
+    ck.expect(s + "/runtime-class", dig(got, "spec", "runtimeClassName") == "nvidia",
+              dig(got, "spec", "runtimeClassName"))
+
+
+def sc_deployment(c, ck):
+    """A Deployment's pods (made by the ReplicaSet controller) are mutated too."""
+    s = "deployment"
+    ns = "inference-deploy"
+    c.namespace(ns)
+    tpl = gpu_pod("x", ns, labels={"app": "infer", "app.kubernetes.io/component": "inference"})
+    dep = {"apiVersion": "apps/v1", "kind": "Deployment",
+           "metadata": {"name": "infer", "namespace": ns},
+           "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "infer"}},
+                    "template": {"metadata": {"labels": tpl["metadata"]["labels"]},
+                                 "spec": tpl["spec"]}}}
+    r = c.create(dep)
+    if not ck.expect(s + "/created", r.returncode == 0, r.stderr):
+        return
+
+    def pods():
+        out = c.kubectl("get", "pods", "-n", ns, "-l", "app=infer", "-o", "json").stdout
+        items = json.loads(out)["items"]
+        return items if len(items) == 2 else None
+    try:
+        items = wait_for("2 pods of Deployment infer", pods, 60, 1)
+    except RuntimeError as e:
+        ck.expect(s + "/pods-created", False, e)
+        return
+    ck.expect(s + "/pods-created", True)
+    ck.expect(s + "/pods-mutated",
+              all(container_resources(p)[0].get("nvidia.com/mig-1g.10gb") == "1" and
+                  container_resources(p)[1].get("nvidia.com/mig-1g.10gb") == "1" and
+                  dig(p, "metadata", "annotations", "gpu-admission.io/rule") == MIG_RULE
+                  for p in items),
+              [(dig(p, "metadata", "name"), container_resources(p)) for p in items])
+    ck.expect(s + "/owned-by-replicaset",
+              all(dig(p, "metadata", "ownerReferences", 0, "kind") == "ReplicaSet" for p in items))
+    # The template itself is not a pod: the webhooks must leave the Deployment alone.
+    d = c.get("deployment", "infer", ns)
+    tl = dig(d, "spec", "template", "spec", "containers", 0, "resources", "limits", default={})
+    ck.expect(s + "/template-untouched", tl.get("nvidia.com/gpu") == "1", tl)
+
+
+def sc_dry_run(c, ck):
+    """--dry-run=server shows the mutation and stores nothing."""
+    s = "dry-run-server"
+    ns = "inference-e2e"
+    c.namespace(ns)
+    r = c.create(gpu_pod("dry-1", ns, labels={"app.kubernetes.io/component": "inference"}),
+                 "--dry-run=server", "-o", "json")
+    if not ck.expect(s + "/accepted", r.returncode == 0, r.stderr):
+        return
+    shown = json.loads(r.stdout)
+    lim, req = container_resources(shown)
+    ck.expect(s + "/mutation-shown", lim.get("nvidia.com/mig-1g.10gb") == "1" and
+              req.get("nvidia.com/mig-1g.10gb") == "1", (lim, req))
+    ck.expect(s + "/not-stored", c.get("pod", "dry-1", ns) is None)
+    r = c.create(gpu_pod("dry-2", "notebooks"), "--dry-run=server")
+    ck.expect(s + "/denial-also-in-dry-run", r.returncode != 0 and
+              "untrusted workloads may not share a time-sliced GPU" in r.stderr, r.stderr)
+
+
+def sc_excluded_namespace(c, ck):
+    """A namespace labelled gpu-admission.io/ignore=true is never sent to the webhooks."""
+    s = "excluded-namespace"
+    ns = "ignored-e2e"
+    c.namespace(ns, {"gpu-admission.io/ignore": "true"})
+    r = c.create(gpu_pod("ign-1", ns, labels={"app.kubernetes.io/component": "inference"}))
+    if not ck.expect(s + "/created", r.returncode == 0, r.stderr):
+        return
+    got = c.get("pod", "ign-1", ns)
+    lim, _ = container_resources(got)
+    ck.expect(s + "/untouched", lim.get("nvidia.com/gpu") == "1" and
+              "gpu-admission.io/rule" not in (dig(got, "metadata", "annotations") or {}), got)
+
+
+def sc_webhook_down(c, ck):
+    """failurePolicy Fail: webhook killed -> GPU pods refused; excluded namespaces still work."""
+    s = "webhook-down"
+    for ns in ("inference-e2e",):
+        c.namespace(ns)
+    c.namespace("ignored-e2e", {"gpu-admission.io/ignore": "true"})
+    c.procs.stop("gpu-admission", signal.SIGKILL)
+    # Nothing may answer on the port any more (a refused connection, not a slow one).
+    try:
+        socket.create_connection(("127.0.0.1", c.webhook_port), timeout=2).close()
+        ck.expect(s + "/webhook-gone", False, "port %d still accepts" % c.webhook_port)
+    except OSError:
+        ck.expect(s + "/webhook-gone", True)
+    r = c.create(gpu_pod("down-1", "inference-e2e",
+                         labels={"app.kubernetes.io/component": "inference"}))
+    ck.expect(s + "/gpu-pod-refused", r.returncode != 0 and
+              "failed calling webhook" in r.stderr, r.stdout + r.stderr)
+    ck.expect(s + "/gpu-pod-not-stored", c.get("pod", "down-1", "inference-e2e") is None)
+    r = c.create(gpu_pod("down-plain", "ignored-e2e", gpus=0))
+    ck.expect(s + "/ignored-namespace-pod-admitted", r.returncode == 0, r.stderr)
+    r = c.create(gpu_pod("down-sys", "kube-system", gpus=0))
+    ck.expect(s + "/kube-system-pod-admitted", r.returncode == 0, r.stderr)
+
+
+# Order matters only for webhook-down, which kills the webhook and so runs last.
+SCENARIOS = [
+    ("chart-webhook-config", sc_chart_config),
+    ("mig-rewrite", sc_mig_rewrite),
+    ("audit-annotations", sc_audit_annotations),
+    ("isolation", sc_isolation),
+    ("untrusted-timesliced-denied", sc_untrusted_denied),
+    ("topology-group", sc_topology),
+    ("deployment", sc_deployment),
+    ("dry-run-server", sc_dry_run),
+    ("excluded-namespace", sc_excluded_namespace),
+    ("webhook-down", sc_webhook_down),
+]
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--k8s-bin", required=True, help="dir with kube-apiserver, kube-controller-manager")
+    ap.add_argument("--gpu-admission", required=True, help="the gpu-admission binary")
+    ap.add_argument("--source-dir", required=True, help="repository root (policies/, helm/)")
+    ap.add_argument("--work", required=True, help="scratch dir (wiped first; logs stay on failure)")
+    ap.add_argument("--kubectl", default=shutil.which("kubectl"))
+    ap.add_argument("--helm", default=shutil.which("helm"))
+    ap.add_argument("--etcd", default=shutil.which("etcd") or "/usr/bin/etcd")
+    ap.add_argument("--only", action="append", default=[], metavar="SCENARIO",
+                    help="run only this scenario (repeatable); see --list")
+    ap.add_argument("--list", action="store_true", help="list scenarios and exit")
+    ap.add_argument("--no-webhook", action="store_true",
+                    help="bring up etcd + apiserver + kcm only (harness development)")
+    args = ap.parse_args()
+    if args.list:
+        for name, fn in SCENARIOS:
+            print("%-30s %s" % (name, fn.__doc__))
+        return 0
+    unknown = set(args.only) - {n for n, _ in SCENARIOS}
+    if unknown:
+        print("e2e: unknown scenario(s): %s (see --list)" % ", ".join(sorted(unknown)))
+        return 2
+    for tool in ("kubectl", "helm", "etcd"):
+        p = getattr(args, tool)
+        if not p or not os.access(p, os.X_OK):
+            print("e2e: %s not found (run scripts/setup.sh test)" % tool)
+            return 1
+
+    work = os.path.abspath(args.work)
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(os.path.join(work, "logs"))
+    procs = Procs(os.path.join(work, "logs"))
+    ck = Checks()
+
+    def on_signal(signum, _frame):
+        raise SystemExit(128 + signum)
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    t0 = time.monotonic()
+    c = Cluster(args, work, procs)
+    try:
+        try:
+            c.make_pki()
+            c.start_etcd()
+            c.start_apiserver()
+            c.start_kcm()
+            ck.expect("setup/cluster-up", True)
+            note("etcd + kube-apiserver + kube-controller-manager up in %.1fs" %
+                 (time.monotonic() - t0))
+            if not args.no_webhook:
+                c.start_webhook()
+                c.register_webhooks()
+                ck.expect("setup/webhook-registered", True)
+        except Exception as e:
+            ck.expect("setup", False, e)
+            for name in list(procs.procs):
+                print("--- %s log tail ---\n%s" % (name, procs.log_tail(name)))
+            return 1
+        if args.no_webhook:
+            return 0
+        for name, fn in SCENARIOS:
+            if args.only and name not in args.only:
+                continue
+            t = time.monotonic()
+            try:
+                fn(c, ck)
+            except Exception as e:
+                ck.expect(name + "/ran", False, "%s: %s" % (type(e).__name__, e))
+            note("%s took %.1fs" % (name, time.monotonic() - t))
+        if ck.failed() and procs.alive("gpu-admission"):
+            print("--- gpu-admission log tail ---\n" + procs.log_tail("gpu-admission"))
+    finally:
+        procs.stop_all()
+        n_fail = len(ck.failed())
+        print("e2e: %d checks passed, %d failed (%.1fs)" %
+              (len(ck.results) - n_fail, n_fail, time.monotonic() - t0), flush=True)
+        if n_fail == 0:
+            shutil.rmtree(work, ignore_errors=True)
+        else:
+            # etcd's data is big and useless for diagnosis; keep the logs.
+            shutil.rmtree(os.path.join(work, "etcd"), ignore_errors=True)
+            note("logs kept in " + os.path.join(work, "logs"))
+    return 1 if ck.failed() else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
