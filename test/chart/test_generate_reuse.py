@@ -38,27 +38,34 @@ def resource_list(gv, res):
 class FakeAPI:
     """Just enough of the Kubernetes API for helm's discovery, lookup and dry-run."""
 
-    def __init__(self):
+    def __init__(self, minor=30):
         self.objects = {}
         self.gets = []
         api = self
+        groups = dict(GROUPS)
+        if minor < 21:  # PodDisruptionBudget is policy/v1beta1 only
+            groups.pop("policy/v1")
+            groups["policy/v1beta1"] = [("poddisruptionbudgets", "PodDisruptionBudget", True)]
+        version = {"major": "1", "minor": str(minor), "gitVersion": f"v1.{minor}.2"}
 
         class H(http.server.BaseHTTPRequestHandler):
             def do_GET(self):
                 p = self.path.split("?")[0]
                 api.gets.append(p)
                 if p == "/version":
-                    return self.send(200, {"major": "1", "minor": "30", "gitVersion": "v1.30.0"})
+                    return self.send(200, version)
                 if p == "/api":
                     return self.send(200, {"kind": "APIVersions", "versions": ["v1"]})
                 if p == "/apis":
                     return self.send(200, {"kind": "APIGroupList", "apiVersion": "v1", "groups": [
-                        {"name": gv.split("/")[0], "versions": [{"groupVersion": gv, "version": "v1"}],
-                         "preferredVersion": {"groupVersion": gv, "version": "v1"}} for gv in GROUPS]})
+                        {"name": gv.split("/")[0],
+                         "versions": [{"groupVersion": gv, "version": gv.split("/")[1]}],
+                         "preferredVersion": {"groupVersion": gv, "version": gv.split("/")[1]}}
+                        for gv in groups]})
                 if p == "/api/v1":
                     return self.send(200, resource_list("v1", CORE))
-                if p.startswith("/apis/") and p[6:] in GROUPS:
-                    return self.send(200, resource_list(p[6:], GROUPS[p[6:]]))
+                if p.startswith("/apis/") and p[6:] in groups:
+                    return self.send(200, resource_list(p[6:], groups[p[6:]]))
                 if p in api.objects:
                     return self.send(200, api.objects[p])
                 self.send(404, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
@@ -222,6 +229,46 @@ class GenerateReuse(unittest.TestCase):
                             "-f", "-"], input=out + "\n---\nkind: [broken\n",
                            capture_output=True, text=True, env=env, timeout=120)
         self.assertNotEqual(r.returncode, 0)
+
+
+class InstallNotes(unittest.TestCase):
+    """`helm install --dry-run=server` against a fake 1.20 and a fake 1.30 cluster: the chart
+    adapts to the cluster's real version (not --kube-version) and NOTES.txt says what to do."""
+
+    def install(self, minor):
+        api = FakeAPI(minor)
+        try:
+            env = dict(c.ENV, KUBECONFIG=api.kubeconfig.name)
+            r = subprocess.run([c.tool("helm"), "install", c.RELEASE, c.CHART, "-n", c.RELEASE_NS,
+                                "--dry-run=server", "--disable-openapi-validation"],
+                               capture_output=True, text=True, env=env, timeout=120)
+        finally:
+            api.close()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        manifest, _, notes = r.stdout.partition("NOTES:")
+        objs = [d for d in yaml.safe_load_all(manifest.split("MANIFEST:", 1)[1]) if d]
+        return objs, notes
+
+    def test_1_20(self):
+        objs, notes = self.install(20)
+        self.assertEqual(c.one(objs, "PodDisruptionBudget")["apiVersion"], "policy/v1beta1")
+        for k in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
+            self.assertNotIn("matchConditions", c.one(objs, k)["webhooks"][0])
+        self.assertIn("has no webhook matchConditions", notes)
+        self.assertIn(f"kubectl label namespace {c.RELEASE_NS} "
+                      f"kubernetes.io/metadata.name={c.RELEASE_NS}", notes)
+        self.assertIn("kubectl label namespace kube-system kubernetes.io/metadata.name=kube-system",
+                      notes)
+
+    def test_1_30(self):
+        objs, notes = self.install(30)
+        self.assertEqual(c.one(objs, "PodDisruptionBudget")["apiVersion"], "policy/v1")
+        for k in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
+            self.assertIn("matchConditions", c.one(objs, k)["webhooks"][0])
+        self.assertNotIn("matchConditions", notes)
+        self.assertNotIn("kubernetes.io/metadata.name", notes)
+        self.assertIn(f"rollout status deployment/{c.FULLNAME}", notes)
+        self.assertIn("gpu-admission.io/ignore=true", notes)
 
 
 if __name__ == "__main__":
