@@ -3,7 +3,8 @@
 Kubernetes API (discovery + GET of the objects the chart renders, served from a dict). Cases:
 no Secret yet (new pair), a Secret the chart made earlier (reused byte for byte, caBundle from
 its ca.crt), the same Secret near its not-after annotation (renewed), and an incomplete Secret
-(replaced). The same fake API lets `kubectl apply --dry-run=client` read the rendered objects."""
+(replaced). The same fake API lets `kubectl apply --dry-run=client` read the rendered objects,
+and `helm install --dry-run=server` see a 1.20 or a 1.30 cluster (InstallNotes)."""
 import base64
 import datetime
 import http.server

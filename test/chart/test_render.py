@@ -222,6 +222,13 @@ class Options(unittest.TestCase):
         self.assertEqual(pod_spec(objs)["priorityClassName"], "system-cluster-critical")
         self.assertEqual(c.one(objs, "Deployment")["spec"]["replicas"], 1)
 
+    def test_host_network(self):
+        self.assertNotIn("hostNetwork", pod_spec(c.render()))
+        spec = pod_spec(c.render({"hostNetwork": True}))
+        self.assertIs(spec["hostNetwork"], True)
+        self.assertEqual(spec["dnsPolicy"], "ClusterFirstWithHostNet")
+        self.assertEqual(spec["containers"][0]["ports"][0]["containerPort"], 8443)
+
     def test_existing_policy_configmap(self):
         objs = c.render({"existingPolicyConfigMap": "team-policies"})
         self.assertEqual(c.by_kind(objs, "ConfigMap"), [])
