@@ -58,6 +58,7 @@ class Fields(unittest.TestCase):
             ({"certificates": {"mode": "existing", "existingSecret": "s", "caBundle": "QUJD"},
               "webhook": {"url": "https://127.0.0.1:9443"}}, "1.30.0"),
             ({"priorityClassName": "system-cluster-critical", "nodeSelector": {"a": "b"},
+              "hostNetwork": True,
               "tolerations": [{"key": "k", "operator": "Exists"}],
               "imagePullSecrets": [{"name": "pull"}],
               "server": {"clientCA": "-----BEGIN CERTIFICATE-----\nx\n-----END CERTIFICATE-----\n",
