@@ -55,14 +55,26 @@ def _json_payload(name, rv, expect="any", deny=False, big=False):
             "deny": deny, "big": big}
 
 
+def _lenient_object(body):
+    """The Pod as a standard parser reads a body that is JSON apart from its encoding
+    (invalid UTF-8 kept as surrogate escapes, a BOM dropped); None when it is not JSON."""
+    try:
+        doc = json.loads(body.decode("utf-8", "surrogateescape").lstrip("\ufeff"))
+        return copy.deepcopy(doc["request"]["object"])
+    except (ValueError, KeyError, TypeError, RecursionError):
+        return None
+
+
 def _raw(name, body, expect="any", obj=None, uid=None, deny=False, big=False):
+    if obj is None and expect != "400":
+        obj = _lenient_object(body)
     return {"name": name, "body": body, "expect": expect, "object": obj, "uid": uid,
             "deny": deny, "big": big}
 
 
 def build(max_body_default=7 * 1024 * 1024):
     out = []
-    base_pod = H.pod("victim", "research-x", gpus=1)
+    base_pod = H.pod("victim", "research-x", gpus=2)
     base = _rv(base_pod)
     base_body = H.dumps(base)
 
@@ -95,7 +107,7 @@ def build(max_body_default=7 * 1024 * 1024):
     d = _nested(10000, '{"a":', "}")
     deep_obj = H.dumps(base).replace(b'"spec":{', b'"spec":{"x":' + d.encode() + b",", 1)
     out.append(_raw("nesting-10000-in-pod-spec", deep_obj, "any", None, UID))
-    # just under a typical parser limit: must be answered normally
+    # deep but far from 10,000 (the reader may still refuse it: real pods nest < 20 deep)
     d900 = _nested(900, b"[", b"]")
     out.append(_raw("nesting-900-in-pod-spec",
                     H.dumps(base).replace(b'"spec":{', b'"spec":{"x":' + d900 + b",", 1),
@@ -103,7 +115,7 @@ def build(max_body_default=7 * 1024 * 1024):
 
     # --- width: 100,000 containers (one asks a GPU), 50,000 labels
     many = [{"name": "c%d" % i, "image": "i"} for i in range(100000)]
-    many[0] = _gpu_container("1", name="c0")
+    many[0] = _gpu_container("2", name="c0")
     p = H.pod("wide", "research-x", containers=many)
     out.append(_json_payload("containers-100000", _rv(p), big=True))
     p = H.pod("wide-env", "research-x", containers=[
@@ -113,30 +125,30 @@ def build(max_body_default=7 * 1024 * 1024):
                                                   "value": "all"})
     out.append(_json_payload("containers-100000-last-sets-visible-devices", _rv(p),
                              deny=True, big=True))
-    p = H.pod("labels", "research-x", gpus=1,
+    p = H.pod("labels", "research-x", gpus=2,
               labels={"k%d.example.com/l" % i: "v" for i in range(50000)})
     out.append(_json_payload("labels-50000", _rv(p), big=True))
 
     # --- size: a 10 MB string (over the default max body), and just under it
-    p = H.pod("big", "research-x", gpus=1, annotations={"note": "x" * (10 * 1000 * 1000)})
+    p = H.pod("big", "research-x", gpus=2, annotations={"note": "x" * (10 * 1000 * 1000)})
     out.append(_json_payload("string-10MB", _rv(p), expect="413", big=True))
-    pad = max_body_default - len(H.dumps(_rv(H.pod("big", "research-x", gpus=1,
+    pad = max_body_default - len(H.dumps(_rv(H.pod("big", "research-x", gpus=2,
                                                    annotations={"note": ""})))) - 16
-    p = H.pod("big", "research-x", gpus=1, annotations={"note": "y" * pad})
+    p = H.pod("big", "research-x", gpus=2, annotations={"note": "y" * pad})
     out.append(_json_payload("string-just-under-max-body", _rv(p), big=True))
 
     # --- duplicate keys (a standard parser keeps the last one)
     body = base_body.replace(b'"uid":"' + UID.encode() + b'"',
                              b'"uid":"' + UID.encode() + b'","uid":"' + UID.encode() + b'"', 1)
     out.append(_raw("duplicate-uid-same", body, "any", base_pod, UID))
-    dl = H.pod("dup", "research-x", gpus=1, labels={"gpu-admission.io/tenant": "research"})
+    dl = H.pod("dup", "research-x", gpus=2, labels={"gpu-admission.io/tenant": "research"})
     b = H.dumps(_rv(dl)).replace(b'"gpu-admission.io/tenant":"research"',
                                  b'"gpu-admission.io/tenant":"platform",'
                                  b'"gpu-admission.io/tenant":"research"', 1)
     # as a standard (last-wins) parser reads it, the claim is legitimate; as a first-wins
     # parser reads it, it is a forged tenant claim: either a 400 or a consistent answer
     out.append(_raw("duplicate-tenant-label", b, "any", dl, UID))
-    dl2 = H.pod("dup", "research-x", gpus=1, labels={"gpu-admission.io/tenant": "platform"})
+    dl2 = H.pod("dup", "research-x", gpus=2, labels={"gpu-admission.io/tenant": "platform"})
     b = H.dumps(_rv(dl2)).replace(b'"gpu-admission.io/tenant":"platform"',
                                   b'"gpu-admission.io/tenant":"research",'
                                   b'"gpu-admission.io/tenant":"platform"', 1)
@@ -149,7 +161,7 @@ def build(max_body_default=7 * 1024 * 1024):
     out.append(_raw("duplicate-namespace", b, "any", base_pod, UID))
 
     # --- encodings
-    p = H.pod("utf8", "research-x", gpus=1, labels={"app": "PLACEHOLDER"})
+    p = H.pod("utf8", "research-x", gpus=2, labels={"app": "PLACEHOLDER"})
     out.append(_raw("invalid-utf8-label", H.dumps(_rv(p)).replace(b"PLACEHOLDER", b"\xff\xfe"),
                     "any", None, UID))
     p = _raw("invalid-utf8-uid", base_body.replace(UID.encode(), b"\xc3\x28" + b"-uid"), "any")
@@ -164,15 +176,15 @@ def build(max_body_default=7 * 1024 * 1024):
     out.append(_raw("bom-prefix", b"\xef\xbb\xbf" + base_body, "any", base_pod, UID))
     out.append(_raw("utf16-body", base_body.decode().encode("utf-16"), "400"))
     for s in ("\\ud800", "\\udc00", "\\ud800\\u0041", "\\ud83d\\ude00"):
-        b = H.dumps(_rv(H.pod("sur", "research-x", gpus=1, labels={"app": "PH"})))
+        b = H.dumps(_rv(H.pod("sur", "research-x", gpus=2, labels={"app": "PH"})))
         b = b.replace(b'"PH"', b'"' + s.encode() + b'"')
         out.append(_raw("surrogate-" + s.replace("\\", ""), b, "any", None, UID))
     out.append(_raw("raw-nul-inside", base_body[:40] + b"\x00" + base_body[40:], "400"))
     out.append(_raw("raw-nul-after", base_body + b"\x00", "any", base_pod, UID))
-    p = H.pod("nul", "research-x", gpus=1,
+    p = H.pod("nul", "research-x", gpus=2,
               labels={"gpu-admission.io/tenant": "research\u0000platform"})
     out.append(_json_payload("escaped-nul-in-tenant-label", _rv(p)))
-    p = H.pod("nul", "research-x\u0000", gpus=1)
+    p = H.pod("nul", "research-x\u0000", gpus=2)
     out.append(_json_payload("escaped-nul-in-namespace", _rv(p)))
 
     # --- numbers and quantities
@@ -201,7 +213,7 @@ def build(max_body_default=7 * 1024 * 1024):
         b'"operation":"CREATE"', b'"operation":1e999'), "any"))
 
     # --- pointer escaping: keys with / and ~ in an object the patch touches
-    p = H.pod("esc", "research-x", gpus=1,
+    p = H.pod("esc", "research-x", gpus=2,
               annotations={"a/b~c": "1", "~1": "2", "x~0y/z": "3"},
               labels={"app.kubernetes.io/name": "n", "we~ird/key": "v"})
     out.append(_json_payload("pointer-escaping", _rv(p)))

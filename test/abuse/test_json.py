@@ -20,6 +20,8 @@ the per-request timeout, or leave the server running.
 import argparse
 import json
 import os
+import re
+import ssl
 import sys
 import tempfile
 import time
@@ -28,6 +30,8 @@ import harness as H
 import payloads
 
 MAX_BODY_DEFAULT = 7 * 1024 * 1024
+KUBECTL_CHECKED = [0]
+PATCHED = [0]  # accepted answers that carried a patch: the patch checks must not be vacuous
 
 
 def check_answer(p, status, body, problems, where):
@@ -57,6 +61,7 @@ def check_answer(p, status, body, problems, where):
     if p["deny"] and resp["allowed"]:
         problems.append("%s %s: must be denied, was allowed: %r" % (where, name, body[:300]))
     if patch:
+        PATCHED[0] += 1
         if p["object"] is None:
             problems.append("%s %s: patched an object a standard parser cannot read: %r"
                             % (where, name, patch[:3]))
@@ -108,6 +113,82 @@ def post_headers_first(port, ctx, path, body, timeout):
         s.close()
 
 
+def raw_exchange(port, ctx, data, timeout, read_all=True):
+    """Sends raw bytes over TLS, returns everything the server sent until it closed or went
+    quiet for 2 s (b'' when it closed without a word)."""
+    import socket
+    raw = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    s = ctx.wrap_socket(raw, server_hostname="localhost")
+    got = b""
+    try:
+        try:
+            s.sendall(data)
+        except OSError:
+            pass
+        s.settimeout(2)
+        while True:
+            try:
+                d = s.recv(65536)
+            except (OSError, ssl.SSLError):
+                break
+            if not d:
+                break
+            got += d
+    finally:
+        s.close()
+    return got
+
+
+def statuses(blob):
+    return [int(m) for m in re.findall(rb"HTTP/1\.[01] (\d{3}) ", blob)]
+
+
+def http_framing_checks(srv, ctx, timeout, problems, results):
+    """HTTP-level abuse the JSON payloads cannot express: chunked bodies (small, and past
+    --max-body), a 64 KiB header, two pipelined requests, an HTTP/1.0 request."""
+    body = H.dumps(H.review(H.pod("raw", "research-x", gpus=1), uid="raw-1"))
+    hdr = (b"POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n")
+
+    def chunked(b, size):
+        out = b""
+        for i in range(0, len(b), size):
+            part = b[i:i + size]
+            out += b"%x\r\n" % len(part) + part + b"\r\n"
+        return out + b"0\r\n\r\n"
+
+    cases = []
+    got = raw_exchange(srv.port, ctx, hdr + b"Transfer-Encoding: chunked\r\n\r\n" +
+                       chunked(body, 100), timeout)
+    cases.append(("chunked-small", statuses(got), [200]))
+    big = b'{"x":"' + b"y" * (8 * 1024 * 1024) + b'"}'
+    got = raw_exchange(srv.port, ctx, hdr + b"Transfer-Encoding: chunked\r\n\r\n" +
+                       chunked(big, 65536), timeout)
+    cases.append(("chunked-over-max-body", statuses(got), [413, None]))
+    got = raw_exchange(srv.port, ctx, b"POST /validate HTTP/1.1\r\nHost: localhost\r\n"
+                       b"X-Big: " + b"a" * 65536 + b"\r\nContent-Type: application/json\r\n"
+                       b"Content-Length: %d\r\n\r\n" % len(body) + body, timeout)
+    cases.append(("header-64KiB", statuses(got), [413, 431, 400, None]))
+    one = hdr + b"Content-Length: %d\r\n\r\n" % len(body) + body
+    got = raw_exchange(srv.port, ctx, one + one, timeout)
+    cases.append(("pipelined-two", statuses(got), [[200, 200]]))
+    got = raw_exchange(srv.port, ctx, b"POST /validate HTTP/1.0\r\nContent-Type: "
+                       b"application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body,
+                       timeout)
+    cases.append(("http-1.0", statuses(got), [200]))
+    for name, st, ok in cases:
+        results.append({"name": name, "hook": "validate", "statuses": st})
+        if [200, 200] in ok:
+            good = st == [200, 200]
+        elif not st:  # closed without an answer
+            good = None in ok
+        else:
+            good = len(st) == 1 and st[0] in ok
+        if not good:
+            problems.append("server %s: statuses %s, want one of %s" % (name, st, ok))
+    if not srv.alive():
+        problems.append("server died in the HTTP framing checks:\n" + srv.stderr_tail())
+
+
 def run_server(binary, policies, certs, work, plist, timeout, problems, results):
     ctx = H.client_context(os.path.join(certs, "ca.crt"))
     cli_answers = {}
@@ -153,10 +234,12 @@ def run_server(binary, policies, certs, work, plist, timeout, problems, results)
                     if resp.get("patch") and p["object"] is not None and not p["big"]:
                         _, patch = H.parse_review_response(body, p["uid"])
                         try:
-                            H.kubectl_apply_patch(p["object"], patch)
+                            if H.kubectl_apply_patch(p["object"], patch) is not None:
+                                KUBECTL_CHECKED[0] += 1
                         except H.PatchError as e:
                             problems.append("server %s/%s: kubectl rejects the patch: %s"
                                             % (p["name"], hook, e))
+        http_framing_checks(srv, ctx, timeout, problems, results)
         # still alive and answering normally
         st, _, body, _ = H.Conn(srv.port, ctx).request(
             "POST", "/validate", H.dumps(H.review(H.pod("after", "research-x", gpus=1))))
@@ -281,6 +364,13 @@ def main():
     problems = real
     for p in problems:
         H.log("FAIL " + p)
+    if a.target == "server":
+        H.log("kubectl patch --local (%s) applied %d accepted patches"
+              % (H.kubectl_path() or "not found: RFC 6902 applier only", KUBECTL_CHECKED[0]))
+    H.log("%d accepted answers carried a patch (each applied to the pod)" % PATCHED[0])
+    if not a.only and PATCHED[0] < 10:
+        problems.append("only %d patched answers: the payloads no longer reach a mutating "
+                        "rule of the policy set, so the patch checks prove nothing" % PATCHED[0])
     H.log("%d payloads x 2 hooks, %d problems" % (len(plist), len(problems)))
     if not problems:
         import shutil
