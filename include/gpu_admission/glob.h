@@ -13,4 +13,8 @@ int gpa_glob_validate(const char *pattern, gpa_error *err);
 
 bool gpa_glob_match(const char *pattern, const char *s);
 
+/* true when some string matches both globs (used to find policy rules that can never match).
+ * Valid globs only (at most 253 chars); O(len(a) x len(b)), no allocation. */
+bool gpa_glob_intersects(const char *a, const char *b);
+
 #endif

@@ -43,4 +43,12 @@ size_t gpa_policy_rule_count(const gpa_policy *p);
  * the file:line each came from), enforcement, unmatched, revision. Caller frees. */
 char *gpa_policy_describe(const gpa_policy *p);
 
+/* Advice about a VALID set, one "file:line:col: warning: ..." per line: rules that can never
+ * match (their namespaces and tenants never meet, trust they can never get, gpus max 0, an
+ * earlier rule that matches every GPU pod) and rules every pod of which would be denied (an
+ * untrusted-only rule placing into a shared pool that refuses untrusted pods, more GPUs than
+ * the pool's gpusPerNode). NULL when there is nothing to say. Caller frees. Never changes
+ * what the engine does: a warned-about set loads and serves as written. */
+char *gpa_policy_warnings(const gpa_policy *p);
+
 #endif

@@ -13,7 +13,7 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: gpu-admission check [--quiet] DIR\n"
+    fprintf(f, "usage: gpu-admission check [--quiet] [--strict] DIR\n"
                "\n"
                "Loads every *.yaml / *.yml file directly in DIR (lexical order; dot-files and\n"
                "sub-directories are skipped, symlinks followed) exactly as the server does, then\n"
@@ -25,23 +25,30 @@ static void usage(FILE *f)
                "On an invalid set, prints every error to stderr as path:LINE:COL: message and\n"
                "exits 1; nothing is printed to stdout.\n"
                "\n"
+               "A valid set may still get warnings on stderr, path:LINE:COL: warning: rule R ...,\n"
+               "for rules that can never match or that deny every pod they match.\n"
+               "\n"
                "flags:\n"
-               "  --quiet   print only the OK line\n"
+               "  --quiet   print only the OK line (warnings still go to stderr)\n"
+               "  --strict  treat warnings as errors (exit 1), e.g. in a policy repo's CI\n"
                "  --help    this text\n"
                "\n"
-               "exit status: 0 valid, 1 invalid set, unreadable directory or usage error\n");
+               "exit status: 0 valid, 1 invalid set (or warnings with --strict), unreadable\n"
+               "directory or usage error\n");
 }
 
 int gpa_cmd_check(int argc, char **argv)
 {
     const char *dir = NULL;
-    bool quiet = false;
+    bool quiet = false, strict = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
             return 0;
         } else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
             quiet = true;
+        } else if (strcmp(argv[i], "--strict") == 0) {
+            strict = true;
         } else if (strcmp(argv[i], "--") == 0 && i + 1 < argc && !dir && i + 2 == argc) {
             dir = argv[++i];
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
@@ -67,6 +74,16 @@ int gpa_cmd_check(int argc, char **argv)
         fprintf(stderr, "%s\n", err.message);
         fprintf(stderr, "gpu-admission check: %s: policy set refused\n", dir);
         return 1;
+    }
+    char *warnings = gpa_policy_warnings(p);
+    if (warnings) {
+        fputs(warnings, stderr);
+        free(warnings);
+        if (strict) {
+            fprintf(stderr, "gpu-admission check: %s: warnings refused (--strict)\n", dir);
+            gpa_policy_unref(p);
+            return 1;
+        }
     }
     if (!quiet) {
         char *d = gpa_policy_describe(p);

@@ -60,3 +60,35 @@ bool gpa_glob_match(const char *pattern, const char *s)
         p++;
     return *p == '\0';
 }
+
+/*
+ * Non-empty intersection of two globs, bottom-up over suffix pairs: f(i,j) says whether some
+ * string matches both a[i..] and b[j..]. A '*' may match nothing (advance past it) or absorb
+ * one more character taken from the other side. Only rows i and i+1 are kept, so the work is
+ * bounded by the two lengths and nothing is allocated.
+ */
+bool gpa_glob_intersects(const char *a, const char *b)
+{
+    if (!a || !b) return false;
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 253 || lb > 253) return false;
+    bool next[254], cur[254];
+    for (size_t i = la + 1; i-- > 0;) {
+        for (size_t j = lb + 1; j-- > 0;) {
+            bool v;
+            if (i == la && j == lb)
+                v = true;
+            else if (i < la && a[i] == '*')
+                v = next[j] || (j < lb && cur[j + 1]);
+            else if (j < lb && b[j] == '*')
+                v = cur[j + 1] || (i < la && next[j]);
+            else if (i == la || j == lb)
+                v = false;
+            else
+                v = (a[i] == '?' || b[j] == '?' || a[i] == b[j]) && next[j + 1];
+            cur[j] = v;
+        }
+        memcpy(next, cur, sizeof cur);
+    }
+    return next[0];
+}

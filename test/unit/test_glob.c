@@ -65,5 +65,30 @@ int main(void)
     double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
     CHECK(secs < 0.5);
     free(s);
+    /* intersection: is there a namespace both globs match? (policy lint) */
+    CHECK(gpa_glob_intersects("inference-*", "inference-a"));
+    CHECK(gpa_glob_intersects("inference-*", "*-a"));
+    CHECK(gpa_glob_intersects("*", "sandbox"));
+    CHECK(gpa_glob_intersects("research-*", "research-?"));
+    CHECK(gpa_glob_intersects("a*b*c", "*bbb*"));
+    CHECK(gpa_glob_intersects("ab?d", "a*d"));
+    CHECK(gpa_glob_intersects("*x", "x*"));
+    CHECK(!gpa_glob_intersects("inference-*", "research-*"));
+    CHECK(!gpa_glob_intersects("inference-*", "sandbox"));
+    CHECK(!gpa_glob_intersects("notebooks", "ml-platform"));
+    CHECK(!gpa_glob_intersects("a?", "a"));
+    CHECK(!gpa_glob_intersects("a*b", "*c"));
+    CHECK(!gpa_glob_intersects("prod-*", "prod"));
+    CHECK(gpa_glob_intersects("prod*", "prod"));
+    /* agrees with matching on a literal side */
+    {
+        const char *globs[] = {"*", "a*", "*a", "a?c", "?", "a*b*c", "ab", "*-*", "x?y*"};
+        const char *words[] = {"a", "abc", "ac", "ab", "a-b", "xzy", "xzyq", "", "aabbcc"};
+        for (size_t g = 0; g < sizeof globs / sizeof *globs; g++)
+            for (size_t w = 0; w < sizeof words / sizeof *words; w++)
+                if (*words[w])
+                    CHECK_INT(gpa_glob_intersects(globs[g], words[w]),
+                              gpa_glob_match(globs[g], words[w]));
+    }
     return check_done();
 }
