@@ -876,21 +876,27 @@ def main():
     signal.signal(signal.SIGINT, on_signal)
     t0 = time.monotonic()
     c = Cluster(args, work, procs)
+    step = "setup/pki"
     try:
         try:
             c.make_pki()
+            step = "setup/etcd"
             c.start_etcd()
+            step = "setup/kube-apiserver"
             c.start_apiserver()
+            step = "setup/kube-controller-manager"
             c.start_kcm()
             ck.expect("setup/cluster-up", True)
             note("etcd + kube-apiserver + kube-controller-manager up in %.1fs" %
                  (time.monotonic() - t0))
             if not args.no_webhook:
+                step = "setup/gpu-admission-serve"
                 c.start_webhook()
+                step = "setup/webhooks-from-chart"
                 c.register_webhooks()
                 ck.expect("setup/webhook-registered", True)
         except Exception as e:
-            ck.expect("setup", False, e)
+            ck.expect(step, False, e)
             for name in list(procs.procs):
                 print("--- %s log tail ---\n%s" % (name, procs.log_tail(name)))
             return 1
