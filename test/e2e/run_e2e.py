@@ -246,7 +246,22 @@ class Cluster:
         with open(self.tokens, "w") as f:
             f.write('%s,e2e-admin,e2e-admin,"system:masters"\n' % TOKEN)
 
+    def with_port_retry(self, name, start, attempts=3):
+        """start() on fresh free ports again when the last try lost a port race."""
+        for i in range(attempts):
+            try:
+                return start()
+            except Fatal:
+                log = self.procs.log_tail(name, 60)
+                self.procs.stop(name)
+                if i + 1 == attempts or "address already in use" not in log:
+                    raise
+                note("%s lost a port race; retrying on other ports" % name)
+                os.rename(os.path.join(self.work, "logs", name + ".log"),
+                          os.path.join(self.work, "logs", "%s.log.%d" % (name, i)))
+
     def start_etcd(self):
+        shutil.rmtree(os.path.join(self.work, "etcd"), ignore_errors=True)
         client, peer = free_port(), free_port()
         self.etcd_url = "http://127.0.0.1:%d" % client
         self.procs.start("etcd", [
@@ -881,9 +896,9 @@ def main():
         try:
             c.make_pki()
             step = "setup/etcd"
-            c.start_etcd()
+            c.with_port_retry("etcd", c.start_etcd)
             step = "setup/kube-apiserver"
-            c.start_apiserver()
+            c.with_port_retry("kube-apiserver", c.start_apiserver)
             step = "setup/kube-controller-manager"
             c.start_kcm()
             ck.expect("setup/cluster-up", True)
