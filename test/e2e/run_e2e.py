@@ -808,6 +808,28 @@ def sc_excluded_namespace(c, ck):
               "gpu-admission.io/rule" not in (dig(got, "metadata", "annotations") or {}), got)
 
 
+def sc_update_tenant_claim(c, ck):
+    """UPDATE goes through the validating webhook: a forged tenant label is refused."""
+    s = "update-tenant-claim"
+    ns = "inference-e2e"
+    c.namespace(ns)
+    r = c.create(gpu_pod("upd-1", ns, labels={"app.kubernetes.io/component": "inference"}))
+    if not ck.expect(s + "/created", r.returncode == 0, r.stderr):
+        return
+    r = c.kubectl("label", "pod", "upd-1", "-n", ns, "gpu-admission.io/tenant=platform",
+                  check=False)
+    ck.expect(s + "/refused", r.returncode != 0 and
+              'admission webhook "validate.gpu-admission.io" denied the request' in r.stderr and
+              "pod claims tenant platform but namespace %s belongs to tenant %s" % (ns, ns)
+              in r.stderr, r.stdout + r.stderr)
+    labels = dig(c.get("pod", "upd-1", ns), "metadata", "labels", default={}) or {}
+    ck.expect(s + "/label-not-stored", "gpu-admission.io/tenant" not in labels, labels)
+    r = c.kubectl("label", "pod", "upd-1", "-n", ns, "team=a", check=False)
+    labels = dig(c.get("pod", "upd-1", ns), "metadata", "labels", default={}) or {}
+    ck.expect(s + "/harmless-label-allowed", r.returncode == 0 and labels.get("team") == "a",
+              r.stderr or labels)
+
+
 def sc_webhook_down(c, ck):
     """failurePolicy Fail: webhook killed -> GPU pods refused; excluded namespaces still work."""
     s = "webhook-down"
@@ -843,6 +865,7 @@ SCENARIOS = [
     ("deployment", sc_deployment),
     ("dry-run-server", sc_dry_run),
     ("excluded-namespace", sc_excluded_namespace),
+    ("update-tenant-claim", sc_update_tenant_claim),
     ("webhook-down", sc_webhook_down),
 ]
 
