@@ -84,8 +84,7 @@ static void fz_load_children(const char *parent, const char *prefix)
     if (d) {
         struct dirent *e;
         while ((e = readdir(d)) && n < FZ_MAX_POLICIES) {
-            if (e->d_name[0] == '.')
-                continue;
+            if (e->d_name[0] == '.') continue;
             names[n++] = strdup(e->d_name);
         }
         closedir(d);
@@ -96,16 +95,14 @@ static void fz_load_children(const char *parent, const char *prefix)
         snprintf(path, sizeof path, "%s/%s", parent, names[i]);
         snprintf(name, sizeof name, "%s%s", prefix, names[i]);
         struct stat st;
-        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-            fz_try_load(path, name);
+        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) fz_try_load(path, name);
         free(names[i]);
     }
 }
 
 static void fz_load_all(void)
 {
-    if (fz_loaded)
-        return;
+    if (fz_loaded) return;
     fz_loaded = 1;
     fz_try_load(GPA_FUZZ_SHIPPED_POLICIES, "shipped");
     fz_load_children(GPA_FUZZ_VARIANT_POLICIES, "");

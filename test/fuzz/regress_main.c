@@ -95,6 +95,8 @@ static int run_path(const char *path, int *count)
 int main(int argc, char **argv)
 {
     int count = 0, rc = 0;
+    /* Saved inputs must mean what they meant when saved (e.g. a named policy set must load). */
+    setenv("GPA_FUZZ_REGRESSION", "1", 1);
     for (int i = 1; i < argc; i++)
         if (run_path(argv[i], &count) != 0) rc = 1;
     printf("%d inputs ran without a finding\n", count);
