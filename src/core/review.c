@@ -346,12 +346,19 @@ static void put_key(gpa_rbuf *b, const char *key)
 static int write_response(gpa_review_result *out, const envelope *env, gpa_error *err)
 {
     const gpa_decision *d = &out->decision;
-    char *patch = NULL;
+    /* The patch is printed into a scratch buffer, then base64'd into the response. */
+    gpa_rbuf pj = {0};
+    const char *patch = NULL;
     size_t patch_len = 0;
-    if (env->judge && d->allowed && d->patch && cJSON_GetArraySize(d->patch) > 0) {
-        patch = cJSON_PrintBuffered(d->patch, 1024, 0);
-        if (!patch) return gpa_fail(err, GPA_ENOMEM, "out of memory printing the patch");
-        patch_len = strlen(patch);
+    if (env->judge && d->allowed && d->patch && d->patch->child) {
+        gpa_rbuf_init(&pj, 2048);
+        gpa_rbuf_json_value(&pj, d->patch);
+        if (pj.oom) {
+            gpa_rbuf_free(&pj);
+            return gpa_fail(err, GPA_ENOMEM, "out of memory printing the patch");
+        }
+        patch = pj.data;
+        patch_len = pj.len;
     }
     gpa_rbuf b;
     gpa_rbuf_init(&b, 256 + patch_len * 4 / 3 + (d->message ? strlen(d->message) : 0));
@@ -398,7 +405,7 @@ static int write_response(gpa_review_result *out, const envelope *env, gpa_error
         gpa_rbuf_put(&b, "}", 1);
     }
     gpa_rbuf_puts(&b, "}}");
-    free(patch);
+    gpa_rbuf_free(&pj);
     out->body = gpa_rbuf_take(&b, &out->body_len);
     if (!out->body) return gpa_fail(err, GPA_ENOMEM, "out of memory writing the response");
     out->http_status = 200;

@@ -12,6 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <cjson/cJSON.h>
+
 typedef struct gpa_rbuf {
     char *data;
     size_t len;
@@ -29,6 +31,10 @@ void gpa_rbuf_put(gpa_rbuf *b, const char *s, size_t n);
 void gpa_rbuf_puts(gpa_rbuf *b, const char *s);
 /* A JSON string literal, quotes included. */
 void gpa_rbuf_json_str(gpa_rbuf *b, const char *s);
+/* Compact JSON of v: the bytes cJSON_PrintUnformatted would print, except that numbers are
+ * never rounded (see put_number) and -0 prints as 0. The codec writes the patch with it
+ * (cJSON's printer costs ~3x more). cJSON_Raw items are refused (oom set). */
+void gpa_rbuf_json_value(gpa_rbuf *b, const cJSON *v);
 /* Base64 (RFC 4648, with padding, no line breaks) of n bytes. */
 void gpa_rbuf_base64(gpa_rbuf *b, const unsigned char *in, size_t n);
 

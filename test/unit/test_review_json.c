@@ -3,7 +3,8 @@
  * every JSON fixture and thousands of generated documents (escapes, unicode, numbers of every
  * shape, deep and wide nesting, whitespace) must give the same tree, node for node, as
  * cJSON_Parse; everything RFC 8259 forbids must be refused; trees must survive
- * cJSON_Duplicate after the arena is gone.
+ * cJSON_Duplicate after the arena is gone. Also the codec's writer (review_buf.c): its JSON
+ * must be byte-identical to cJSON_PrintUnformatted and its base64 to OpenSSL's.
  */
 #include <dirent.h>
 #include <math.h>
@@ -15,7 +16,10 @@
 #include <cjson/cJSON.h>
 
 #include "check.h"
+#include "review_buf.h"
 #include "review_json.h"
+
+#include <openssl/evp.h>
 
 /* Node-for-node equality including what cJSON_Compare glosses over: member order, exact
  * doubles, valueint, the tail pointer cJSON keeps in child->prev. */
@@ -120,6 +124,10 @@ static void random_string(char *buf, size_t cap)
     }
 }
 
+/* When set, numbers are ones cJSON 1.7.15 prints exactly (at most 15 significant digits, no
+ * negative zero), so our writer must match its bytes. */
+static int easy_numbers;
+
 static cJSON *random_value(int depth)
 {
     char s[128];
@@ -147,6 +155,9 @@ static cJSON *random_value(int depth)
                                       9007199254740993.0,
                                       123456789012345678.0,
                                       1e300};
+        static const double easy[] = {0,    1,   -1,    42,      300,  2147483647, 2147483648.0,
+                                      1e21, 1.5, -0.25, 3.14159, 1e-7, 1e300};
+        if (easy_numbers) return cJSON_CreateNumber(easy[rnd(sizeof easy / sizeof easy[0])]);
         return cJSON_CreateNumber(nums[rnd(sizeof nums / sizeof nums[0])]);
     }
     case 3:
@@ -340,8 +351,60 @@ static void test_refused(void)
     CHECK(parses_like_cjson(ws, strlen(ws)));
 }
 
+/* Our JSON writer: lossless (parses back to exactly the same tree, where cJSON 1.7.15's printer
+ * rounds numbers with more than 15 significant digits), and byte-identical to
+ * cJSON_PrintUnformatted for every document cJSON prints exactly. */
+static void test_writer(void)
+{
+    int failures = 0;
+    for (int i = 0; i < 6000; i++) {
+        easy_numbers = i % 2;
+        cJSON *v = random_value(0);
+        gpa_rbuf b;
+        gpa_rbuf_init(&b, 16);
+        gpa_rbuf_json_value(&b, v);
+        size_t len = 0;
+        char *got = gpa_rbuf_take(&b, &len);
+        gpa_jdoc *d = NULL;
+        if (!got || len != strlen(got) || gpa_jdoc_parse(&d, got, len, NULL, NULL) != 0 ||
+            !same(gpa_jdoc_root(d), v)) {
+            fprintf(stderr, "writer is lossy: %.200s\n", got ? got : "(null)");
+            failures++;
+        }
+        gpa_jdoc_free(d);
+        char *ref = cJSON_PrintUnformatted(v);
+        if (easy_numbers && (!ref || strcmp(got, ref) != 0)) {
+            fprintf(stderr, "writer differs:\n  cJSON: %.200s\n  ours:  %.200s\n", ref, got);
+            failures++;
+        }
+        free(got);
+        free(ref);
+        cJSON_Delete(v);
+    }
+    easy_numbers = 0;
+    CHECK_INT(failures, 0);
+
+    unsigned char raw[300];
+    for (size_t i = 0; i < sizeof raw; i++)
+        raw[i] = (unsigned char)rnd(256);
+    failures = 0;
+    for (size_t n = 0; n <= sizeof raw; n++) {
+        unsigned char ref[512];
+        int rl = EVP_EncodeBlock(ref, raw, (int)n);
+        gpa_rbuf b;
+        gpa_rbuf_init(&b, 1);
+        gpa_rbuf_base64(&b, raw, n);
+        size_t len = 0;
+        char *got = gpa_rbuf_take(&b, &len);
+        if (!got || (int)len != rl || memcmp(got, ref, len) != 0) failures++;
+        free(got);
+    }
+    CHECK_INT(failures, 0);
+}
+
 int main(void)
 {
+    test_writer();
     test_values();
     test_refused();
     test_fixtures();
