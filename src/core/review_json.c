@@ -210,6 +210,12 @@ static int parse_string_slow(parser *ps, char *start, char *p, char **out)
                 return fail(ps, "bad \\u escape");
             }
             p += 4;
+            /* Strings are NUL-terminated here: "void\u0000,0" would read as "void" while the
+             * API server stores (and the runtime sees) the whole value. Refuse, don't guess. */
+            if (cp == 0) {
+                ps->p = p;
+                return fail(ps, "\\u0000 in a string");
+            }
             if (cp >= 0xDC00 && cp <= 0xDFFF) {
                 ps->p = p;
                 return fail(ps, "lone low surrogate in \\u escape");

@@ -186,6 +186,12 @@ def build(max_body_default=7 * 1024 * 1024):
     out.append(_json_payload("escaped-nul-in-tenant-label", _rv(p)))
     p = H.pod("nul", "research-x\u0000", gpus=2)
     out.append(_json_payload("escaped-nul-in-namespace", _rv(p)))
+    # the API server forwards this (env values are not validated): a reader that cuts
+    # strings at NUL would see "void" and allow an untrusted pod what the runtime reads as
+    # "void<NUL>,0"
+    p = H.pod("nul", "research-x", containers=[{"name": "c", "image": "i", "env": [
+        {"name": "NVIDIA_VISIBLE_DEVICES", "value": "void\u0000,0"}]}])
+    out.append(_json_payload("escaped-nul-in-visible-devices", _rv(p), deny=True))
 
     # --- numbers and quantities
     def q(name, value_json, deny):

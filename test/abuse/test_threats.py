@@ -178,6 +178,25 @@ class Threats(unittest.TestCase):
             rv = H.review(env_pod("research-x", [{"name": NVD, "value": "all"}], kind=kind))
             self.assertDenied("validate", rv, NVD)
 
+    def test_visible_devices_nul_escape(self):
+        # "void\u0000,0": the API server forwards it (env values are not validated) and stores
+        # the whole string; a reader that stops at the NUL would judge "void" and allow it
+        pod = env_pod("research-x", [{"name": NVD, "value": "void\u0000,0"}])
+        with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
+            f.write(H.dumps(H.review(pod)))
+        try:
+            for hook in ("validate", "mutate"):
+                rc, out, err, _ = H.run_cli(BIN, ["review", hook, "--policies", POLICIES,
+                                                  f.name], timeout=60)
+                if rc == 0:
+                    resp, _ = H.parse_review_response(out)
+                    self.assertFalse(resp["allowed"], "NUL-split value allowed: %r" % resp)
+                else:
+                    self.assertEqual(rc, 1, err)  # refused as a bad request (400)
+                    self.assertIn("u0000", err.decode() + out.decode())
+        finally:
+            os.unlink(f.name)
+
     def test_visible_devices_value_from(self):
         env = [{"name": NVD, "valueFrom": {"configMapKeyRef": {"name": "cm", "key": "k"}}}]
         self.assertDenied("validate", H.review(env_pod("research-x", env)), NVD)
