@@ -39,4 +39,9 @@ int gpa_review_handle(gpa_review_result *out, const gpa_policy *p, gpa_hook hook
 
 void gpa_review_result_clear(gpa_review_result *r);
 
+/* Compact JSON of v exactly as the codec writes patches into responses (cJSON's format, but
+ * numbers are never rounded). NULL on allocation failure; caller frees. The CLI prints
+ * `mutate --patch` with it so its bytes equal the decoded response.patch. */
+char *gpa_review_json(const cJSON *v, size_t *len_out);
+
 #endif

@@ -25,6 +25,7 @@
 #include "gpu_admission/engine.h"
 #include "gpu_admission/patch.h"
 #include "gpu_admission/policy.h"
+#include "gpu_admission/review.h"
 #include "gpu_admission/yamljson.h"
 
 static void usage(FILE *f)
@@ -82,11 +83,13 @@ static void indent(FILE *f, int depth)
 
 static bool print_leaf(FILE *f, const cJSON *v)
 {
-    /* Leaves keep cJSON's own number and string formatting. */
-    char *s = cJSON_PrintUnformatted(v);
+    /* Leaves are written by the codec's writer: the server's escaping, numbers never
+     * rounded. */
+    size_t n = 0;
+    char *s = gpa_review_json(v, &n);
     if (!s) return false;
-    fputs(s, f);
-    cJSON_free(s);
+    fwrite(s, 1, n, f);
+    free(s);
     return true;
 }
 
@@ -375,11 +378,16 @@ int gpa_cmd_mutate(int argc, char **argv)
     if (worst != 1) {
         bool ok = true;
         if (o.patch) {
+            /* The exact bytes the server base64-encodes into response.patch. */
             for (const cJSON *c = outs->child; c && ok; c = c->next) {
-                char *s = cJSON_PrintUnformatted(c);
+                size_t n = 0;
+                char *s = gpa_review_json(c, &n);
                 ok = s != NULL;
-                if (s) printf("%s\n", s);
-                cJSON_free(s);
+                if (s) {
+                    fwrite(s, 1, n, stdout);
+                    fputc('\n', stdout);
+                }
+                free(s);
             }
         } else if (shape == IN_YAML) {
             for (const cJSON *c = outs->child; c && ok; c = c->next) {

@@ -498,6 +498,15 @@ int gpa_review_handle(gpa_review_result *out, const gpa_policy *p, gpa_hook hook
     return rc;
 }
 
+char *gpa_review_json(const cJSON *v, size_t *len_out)
+{
+    if (!v) return NULL;
+    gpa_rbuf b;
+    gpa_rbuf_init(&b, 256);
+    gpa_rbuf_json_value(&b, v);
+    return gpa_rbuf_take(&b, len_out);
+}
+
 void gpa_review_result_clear(gpa_review_result *r)
 {
     if (!r) return;
