@@ -297,6 +297,10 @@ static void test_bad_requests(const gpa_policy *p)
         {"request is a string",
          "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":\"x\"}",
          "no request"},
+        {"NUL escape in a string (would truncate C strings)",
+         "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+         "\"uid\":\"a\\u0000b\"}}",
+         "u0000"},
         {"bare AdmissionRequest (kubewarden test_data shape)",
          "{\"uid\":\"a\",\"operation\":\"CREATE\",\"object\":{}}", "apiVersion"},
     };
