@@ -44,4 +44,10 @@ void gpa_review_result_clear(gpa_review_result *r);
  * `mutate --patch` with it so its bytes equal the decoded response.patch. */
 char *gpa_review_json(const cJSON *v, size_t *len_out);
 
+/* Parses JSON with the codec's own strict reader (what the server accepts: RFC 8259, no
+ * \u0000 in strings, nesting limit, nothing after the value) into an ordinary cJSON tree the
+ * caller owns (cJSON_Delete). GPA_EPARSE with "<what> at byte N" in err, or GPA_ENOMEM.
+ * The CLI reads JSON input with it so it refuses exactly what the server refuses. */
+int gpa_review_parse_json(cJSON **out, const char *buf, size_t len, gpa_error *err);
+
 #endif

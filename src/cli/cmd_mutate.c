@@ -129,19 +129,12 @@ static int read_docs(cJSON **owner, const cJSON **docs, input_shape *shape, cons
 {
     gpa_error err = {0};
     if (gpa_looks_like_json(buf, len)) {
-        const char *end = NULL;
-        cJSON *root = cJSON_ParseWithLengthOpts(buf, len, &end, 0);
-        if (!root) {
-            size_t off = end && end >= buf ? (size_t)(end - buf) : 0;
-            fprintf(stderr, "gpu-admission mutate: %s: invalid JSON near byte %zu\n", name, off);
+        /* The codec's reader: the CLI refuses exactly the JSON the server refuses. */
+        cJSON *root = NULL;
+        if (gpa_review_parse_json(&root, buf, len, &err) != GPA_OK) {
+            fprintf(stderr, "gpu-admission mutate: %s: %s\n", name, err.message);
             return -1;
         }
-        for (const char *q = end; q && q < buf + len; q++)
-            if (*q != ' ' && *q != '\t' && *q != '\n' && *q != '\r') {
-                fprintf(stderr, "gpu-admission mutate: %s: data after the JSON document\n", name);
-                cJSON_Delete(root);
-                return -1;
-            }
         if (cJSON_IsArray(root)) {
             *owner = root;
             *docs = root;

@@ -507,6 +507,23 @@ char *gpa_review_json(const cJSON *v, size_t *len_out)
     return gpa_rbuf_take(&b, len_out);
 }
 
+int gpa_review_parse_json(cJSON **out, const char *buf, size_t len, gpa_error *err)
+{
+    *out = NULL;
+    gpa_jdoc *doc = NULL;
+    const char *why = NULL;
+    size_t off = 0;
+    int rc = gpa_jdoc_parse(&doc, buf, len, &why, &off);
+    if (rc == -2) return gpa_fail(err, GPA_ENOMEM, "out of memory reading JSON");
+    if (rc != 0)
+        return gpa_fail(err, GPA_EPARSE, "invalid JSON: %s at byte %zu", why ? why : "syntax error",
+                        off);
+    /* A deep copy: the arena tree is read-only and dies with the document. */
+    *out = cJSON_Duplicate(gpa_jdoc_root(doc), 1);
+    gpa_jdoc_free(doc);
+    return *out ? GPA_OK : gpa_fail(err, GPA_ENOMEM, "out of memory copying JSON");
+}
+
 void gpa_review_result_clear(gpa_review_result *r)
 {
     if (!r) return;

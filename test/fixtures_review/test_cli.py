@@ -133,6 +133,12 @@ check(rc == 1 and "invalid JSON" in err, "invalid JSON: exit 1")
 rc, out, err = run("mutate", "--policies", POLICIES, write("trail.json", json.dumps(pod_json()) + " x"))
 check(rc == 1 and "after the JSON" in err, "JSON with trailing data: exit 1")
 
+nul = json.dumps(pod_json()).replace('"image": "cuda"', '"image": "cu\\u0000da"')
+rc, out, err = run("mutate", "--policies", POLICIES, write("nul.json", nul))
+check(rc == 1 and "u0000" in err and out == "", "JSON with \\u0000 refused like the server does")
+rc, out, err = run("mutate", "--policies", POLICIES, write("lz.json", '[{"kind":"Pod","x":01}]'))
+check(rc == 1 and "invalid JSON" in err, "JSON the server refuses (leading zero) refused")
+
 # ---- mutate: JSON shapes ------------------------------------------------------------------
 rc, out, err = run("mutate", "--policies", POLICIES, "-n", "inference-chat", write("p.json", json.dumps(pod_json())))
 obj = json.loads(out) if rc == 0 else {}
