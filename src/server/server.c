@@ -47,7 +47,9 @@ enum { KIND_POLICY = 1, KIND_CERT = 2 };
  * precedence keeps NORMAL's AES-256-GCM first: measured with callgrind, a full handshake with
  * the SHA-384 suite costs ~3.0M instructions against ~3.9M with AES-128-GCM-SHA256, which Go
  * clients (the API server) would pick by their own order. */
-#define TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-RSA:%SERVER_PRECEDENCE"
+#define TLS_PRIORITIES                                                                             \
+    "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-RSA:-GROUP-ALL:+GROUP-X25519:+GROUP-SECP256R1:+"  \
+    "GROUP-SECP384R1:%SERVER_PRECEDENCE"
 
 static long long now_ms(void)
 {
@@ -202,9 +204,14 @@ int gpa_server_run(const gpa_serve_config *cfg)
 #undef OPT
     /* MHD_OPTION_ARRAY wants two-pointer options as (value = fn, ptr = cls); the
      * EXTERNAL_LOGGER and NOTIFY entries above follow that convention. */
+    /* poll(), not epoll: libmicrohttpd 0.9.75's epoll loop busy-waits (epoll_wait with a zero
+     * timeout + recv EAGAIN, hundreds of times) while a TLS handshake waits for the client's
+     * next flight, which made one full handshake cost 2-5 ms of server CPU instead of ~0.7 ms
+     * (strace + /proc CPU, docs/performance.md). Request handling costs the same in both
+     * modes; each pool thread polls only its own connections. */
     tls_d = MHD_start_daemon(
-        MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_TLS | MHD_USE_ITC | MHD_USE_ERROR_LOG, 0, NULL,
-        NULL, gpa_webhook_access, &st, MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_END);
+        MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_TLS | MHD_USE_ITC | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+        gpa_webhook_access, &st, MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_END);
     if (!tls_d) {
         startup_error("cannot start the webhook listener", "libmicrohttpd refused the options");
         goto out;

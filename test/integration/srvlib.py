@@ -371,6 +371,16 @@ def post(port, ctx, path, body, headers=None, timeout=10):
         c.close()
 
 
+def post_refused(port, ctx, path, body, headers=None):
+    """POST a body the server is expected to refuse on its headers (413 on Content-Length).
+    The server answers and closes while the client may still be sending, so the kernel may
+    reset the connection before the answer is read: returns the status, or "reset"."""
+    try:
+        return post(port, ctx, path, body, headers)[0]
+    except (ConnectionError, ssl.SSLError, OSError):
+        return "reset"
+
+
 def raw_tls(port, ctx, payload, timeout=5, read_all=True):
     """Sends raw bytes over TLS; returns what came back before close or timeout."""
     s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
