@@ -2,8 +2,8 @@
 # run.sh - the README's first command: install build dependencies, build, make development
 # certificates once, and start the webhook server on 127.0.0.1 with the shipped policies.
 #   scripts/run.sh [extra serve flags...]
-# HTTPS webhook on 127.0.0.1:8443, metrics/probes on 127.0.0.1:9090. Ctrl-C stops it
-# gracefully. Try it from another shell (docs/operations.md, "Running the server"):
+# HTTPS webhook on 127.0.0.1:8443, metrics/probes on 127.0.0.1:9090. Ctrl-C drains for 5 s and
+# exits (a second Ctrl-C exits at once). Try it from another shell (docs/operations.md):
 #   curl -s --cacert certs/dev/ca.crt -H 'Content-Type: application/json' \
 #     --data @test/integration/reviews/training-pod.json https://127.0.0.1:8443/mutate
 set -euo pipefail
