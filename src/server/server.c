@@ -193,6 +193,10 @@ int gpa_server_run(const gpa_serve_config *cfg)
     if (cfg->threads > 1) OPT(MHD_OPTION_THREAD_POOL_SIZE, cfg->threads, NULL);
     unsigned max_conns = fit_connection_limit(cfg->max_connections);
     OPT(MHD_OPTION_CONNECTION_LIMIT, max_conns, NULL);
+    /* 16 KiB per connection (libmicrohttpd's default is 32): it still takes request headers of
+     * ~15 KiB, and the pool is zeroed after every request, so half the pool is ~25k fewer
+     * instructions per request (callgrind) and half the memory per idle connection. */
+    OPT(MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384, NULL);
     OPT(MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->max_connections_per_ip, NULL);
     OPT(MHD_OPTION_CONNECTION_TIMEOUT, cfg->idle_timeout_s, NULL);
     OPT(MHD_OPTION_HTTPS_CERT_CALLBACK, 0, gpa_tls_store_cert_callback);
