@@ -26,6 +26,8 @@ typedef struct gpa_request {
     const cJSON *object;      /* the Pod; NULL for DELETE or object: null */
     const cJSON *old_object;  /* UPDATE only, may be NULL */
     bool explain;             /* collect human explanation lines (CLI --explain) */
+    bool patch_only;          /* mutate: leave decision.mutated NULL (the review codec only
+                                 needs the patch; saves a deep copy of the pod) */
 } gpa_request;
 
 typedef struct gpa_decision {

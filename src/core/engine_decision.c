@@ -32,13 +32,19 @@ void gpa_eng_init(gpa_eng *e, gpa_decision *d, const gpa_policy *p, const gpa_re
 
 static char *vfmt(const char *fmt, va_list ap)
 {
+    /* one formatting pass for the usual short line; a second only when it did not fit */
+    char buf[256];
     va_list cp;
     va_copy(cp, ap);
-    int n = vsnprintf(NULL, 0, fmt, cp);
+    int n = vsnprintf(buf, sizeof buf, fmt, cp);
     va_end(cp);
     if (n < 0) return NULL;
     char *s = malloc((size_t)n + 1);
-    if (s) vsnprintf(s, (size_t)n + 1, fmt, ap);
+    if (!s) return NULL;
+    if ((size_t)n < sizeof buf)
+        memcpy(s, buf, (size_t)n + 1);
+    else
+        vsnprintf(s, (size_t)n + 1, fmt, ap);
     return s;
 }
 

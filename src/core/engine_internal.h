@@ -100,6 +100,12 @@ const char *gpa_eng_group_label(const gpa_eng *e, const gpa_pod *v, const char *
 /* Does the pod's required anti-affinity hold the isolation term for (pool, tenant)? */
 bool gpa_eng_has_isolation_term(const gpa_pod *v, const char *pool, const char *tenant);
 
+/* engine_cow.c: the copy placement mutates, sharing every part it never writes;
+ * containers: whether container resources may be renamed (copied, not shared). */
+cJSON *gpa_eng_cow_copy(const cJSON *pod, bool containers);
+/* An independent deep copy of a copy-on-write copy (decision.mutated). */
+cJSON *gpa_eng_cow_materialize(const cJSON *copy);
+
 /* Small cJSON builders used by the mutation files; NULL on OOM (sets e->oom). */
 cJSON *gpa_eng_child_obj(gpa_eng *e, cJSON *parent, const char *key);
 cJSON *gpa_eng_child_arr(gpa_eng *e, cJSON *parent, const char *key);

@@ -15,6 +15,16 @@
 #include "gpu_admission/quantity.h"
 #include "engine_internal.h"
 
+/* Cheap pre-check before the full glob match: the pattern's literal prefix (up to the first
+ * wildcard) must be a prefix of s. Rejects most patterns of a large policy in a few
+ * instructions. */
+static inline bool glob_match_fast(const char *pat, const char *s)
+{
+    for (size_t i = 0; pat[i] && pat[i] != '*' && pat[i] != '?'; i++)
+        if (s[i] != pat[i]) return false;
+    return gpa_glob_match(pat, s);
+}
+
 const char *gpa_trust_name(gpa_trust t)
 {
     return t == GPA_TRUST_TRUSTED ? "trusted" : "untrusted";
@@ -33,7 +43,7 @@ void gpa_eng_tenancy(gpa_eng *e)
     for (size_t i = 0; i < p->n_tenants && e->tenant == e->ns; i++) {
         const gpa_tenant *t = &p->tenants[i];
         for (size_t j = 0; j < t->namespaces.n; j++) {
-            if (gpa_glob_match(t->namespaces.items[j], e->ns)) {
+            if (glob_match_fast(t->namespaces.items[j], e->ns)) {
                 e->tenant = t->name;
                 if (t->trust != GPA_TRUST_UNSET) base = t->trust;
                 from = "its tenant";
@@ -126,8 +136,9 @@ static void range_text(char *buf, size_t cap, const gpa_range *rg)
 static bool rule_matches(gpa_eng *e, const gpa_rule *r)
 {
     const bool ex = e->req->explain;
-    why w = {.at = 0};
+    why w; /* not zeroed: 1,000 rules x 768 bytes of memset per request was most of the cost */
     char rg[64];
+    w.at = 0;
     w.s[0] = '\0';
 
     if (r->gpus.has_min || r->gpus.has_max) {
@@ -170,21 +181,22 @@ static bool rule_matches(gpa_eng *e, const gpa_rule *r)
             return skip(e, r, "tenant %s is not in the rule's tenants", e->tenant);
         if (ex) why_add(&w, "tenant %s listed", e->tenant);
     }
+    /* namespaces before labels: the literal-prefix reject is cheaper than label lookups */
+    if (r->namespaces.n > 0) {
+        size_t i;
+        for (i = 0; i < r->namespaces.n; i++)
+            if (glob_match_fast(r->namespaces.items[i], e->ns)) break;
+        if (i == r->namespaces.n)
+            return skip(e, r, "namespace %s matches none of the rule's %zu namespace glob(s)",
+                        e->ns, r->namespaces.n);
+        if (ex) why_add(&w, "namespace %s matches %s", e->ns, r->namespaces.items[i]);
+    }
     for (size_t i = 0; i < r->labels.n; i++) {
         const char *v = gpa_pod_label(&e->orig, r->labels.keys[i]);
         if (!v || strcmp(v, r->labels.values[i]) != 0)
             return skip(e, r, "label %s is %s%s%s, rule wants %s", r->labels.keys[i], v ? "\"" : "",
                         v ? v : "absent", v ? "\"" : "", r->labels.values[i]);
         if (ex) why_add(&w, "label %s=%s", r->labels.keys[i], v);
-    }
-    if (r->namespaces.n > 0) {
-        size_t i;
-        for (i = 0; i < r->namespaces.n; i++)
-            if (gpa_glob_match(r->namespaces.items[i], e->ns)) break;
-        if (i == r->namespaces.n)
-            return skip(e, r, "namespace %s matches none of the rule's %zu namespace glob(s)",
-                        e->ns, r->namespaces.n);
-        if (ex) why_add(&w, "namespace %s matches %s", e->ns, r->namespaces.items[i]);
     }
     if (ex)
         gpa_eng_explain(e, "rule %s (%s:%d): matched: %s", r->name, r->pos.file ? r->pos.file : "?",

@@ -226,7 +226,10 @@ int gpa_engine_mutate(gpa_decision *out, const gpa_policy *p, const gpa_request 
         gpa_eng_check(&e, &e.orig);
         return gpa_eng_finish(&e, err);
     }
-    cJSON *copy = cJSON_Duplicate(req->object, 1);
+    const gpa_pool *pl = e.pool;
+    bool renames = (pl->sharing == GPA_SHARING_MIG && pl->mig_strategy == GPA_MIG_MIXED) ||
+                   pl->sharing == GPA_SHARING_TIME_SLICING || pl->sharing == GPA_SHARING_MPS;
+    cJSON *copy = gpa_eng_cow_copy(req->object, renames); /* borrows from req->object */
     if (!copy) {
         e.oom = true;
         return gpa_eng_finish(&e, err);
@@ -246,7 +249,12 @@ int gpa_engine_mutate(gpa_decision *out, const gpa_policy *p, const gpa_request 
     if (!e.oom && gpa_patch_diff(&ops, req->object, copy, NULL) != GPA_OK) e.oom = true;
     if (ops && cJSON_GetArraySize(ops) > 0) {
         out->patch = ops;
-        out->mutated = copy;
+        if (!req->patch_only) {
+            /* an owned copy: the working copy borrows from the request's pod */
+            out->mutated = gpa_eng_cow_materialize(copy);
+            if (!out->mutated) e.oom = true;
+        }
+        cJSON_Delete(copy);
         /* the headline goes first, before the per-change lines */
         gpa_eng_warn(&e, "placed in pool %s by rule %s", e.pool->name, e.rule->name);
         if (!e.oom && out->n_warnings > mark + 1) {

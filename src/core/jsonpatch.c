@@ -13,14 +13,36 @@
 
 #include "gpu_admission/patch.h"
 
-/* A detached deep copy without the key the source had (an op's "value"). */
+/* Keys a tree borrows (cJSON_StringIsConst) get their own storage: a patch must not point
+ * into the document it was computed from. */
+static bool own_keys(cJSON *v)
+{
+    for (; v; v = v->next) {
+        if ((v->type & cJSON_StringIsConst) && v->string) {
+            char *k = cJSON_malloc(strlen(v->string) + 1);
+            if (!k) return false;
+            strcpy(k, v->string);
+            v->string = k;
+            v->type &= ~cJSON_StringIsConst;
+        }
+        if (v->child && !own_keys(v->child)) return false;
+    }
+    return true;
+}
+
+/* A detached, self-contained deep copy without the key the source had (an op's "value"). */
 static cJSON *dup_value(const cJSON *v)
 {
     cJSON *d = cJSON_Duplicate(v, 1);
-    if (d && d->string) {
+    if (!d) return NULL;
+    if (d->string) {
         if (!(d->type & cJSON_StringIsConst)) cJSON_free(d->string);
         d->string = NULL;
         d->type &= ~cJSON_StringIsConst;
+    }
+    if (d->child && !own_keys(d->child)) {
+        cJSON_Delete(d);
+        return NULL;
     }
     return d;
 }
@@ -109,6 +131,17 @@ static int emit(cJSON *ops, const char *op, const char *path, const cJSON *value
     return 0;
 }
 
+/* Equal without looking inside: the same node, or a copy-on-write copy's reference sharing
+ * the original's children or string. Checked before a path segment is even built. */
+static bool shared(const cJSON *a, const cJSON *b)
+{
+    if (a == b) return true;
+    if ((a->type & 0xFF) != (b->type & 0xFF)) return false;
+    if (cJSON_IsObject(a) || cJSON_IsArray(a)) return a->child == b->child;
+    if (cJSON_IsString(a)) return a->valuestring == b->valuestring;
+    return false;
+}
+
 static bool same_kind(const cJSON *a, const cJSON *b)
 {
     return (a->type & 0xFF) == (b->type & 0xFF);
@@ -116,23 +149,37 @@ static bool same_kind(const cJSON *a, const cJSON *b)
 
 static int diff_value(cJSON *ops, pathbuf *p, const cJSON *from, const cJSON *to, int depth);
 
+/* The member of obj named key; tries *cursor first. A copy keeps its original's key order
+ * (new keys are appended), so walking both objects in step turns the O(n^2) lookups of a
+ * naive diff into one strcmp per key. */
+static const cJSON *member(const cJSON *obj, const cJSON **cursor, const char *key)
+{
+    const cJSON *c = *cursor;
+    if (c && c->string && strcmp(c->string, key) == 0) {
+        *cursor = c->next;
+        return c;
+    }
+    return cJSON_GetObjectItemCaseSensitive(obj, key);
+}
+
 static int diff_object(cJSON *ops, pathbuf *p, const cJSON *from, const cJSON *to, int depth)
 {
     size_t base = p->len;
-    const cJSON *f;
+    const cJSON *f, *tcur = to->child;
     cJSON_ArrayForEach(f, from)
     {
         if (!f->string) continue;
-        const cJSON *t = cJSON_GetObjectItemCaseSensitive(to, f->string);
+        const cJSON *t = member(to, &tcur, f->string);
+        if (t && shared(f, t)) continue;
         if (path_push_key(p, f->string) != 0) return -1;
         int rc = t ? diff_value(ops, p, f, t, depth + 1) : emit(ops, "remove", p->s, NULL);
         path_pop(p, base);
         if (rc != 0) return rc;
     }
-    const cJSON *t;
+    const cJSON *t, *fcur = from->child;
     cJSON_ArrayForEach(t, to)
     {
-        if (!t->string || cJSON_GetObjectItemCaseSensitive(from, t->string)) continue;
+        if (!t->string || member(from, &fcur, t->string)) continue;
         if (path_push_key(p, t->string) != 0) return -1;
         int rc = emit(ops, "add", p->s, t);
         path_pop(p, base);
@@ -157,6 +204,7 @@ static int diff_array(cJSON *ops, pathbuf *p, const cJSON *from, const cJSON *to
     if (nf == nt) {
         const cJSON *x = from->child, *y = to->child;
         for (int i = 0; i < nf; i++, x = x->next, y = y->next) {
+            if (shared(x, y)) continue;
             if (path_push_index(p, i) != 0) return -1;
             int rc = diff_value(ops, p, x, y, depth + 1);
             path_pop(p, base);
@@ -193,6 +241,9 @@ static int diff_value(cJSON *ops, pathbuf *p, const cJSON *from, const cJSON *to
 {
     if (depth > CJSON_NESTING_LIMIT) return -2;
     if (same_kind(from, to)) {
+        /* a copy-on-write copy shares untouched children with its original: equal */
+        if ((cJSON_IsObject(from) || cJSON_IsArray(from)) && from->child == to->child) return 0;
+        if (cJSON_IsString(from) && from->valuestring == to->valuestring) return 0;
         if (cJSON_IsObject(from)) return diff_object(ops, p, from, to, depth);
         if (cJSON_IsArray(from)) return diff_array(ops, p, from, to, depth);
         if (cJSON_Compare(from, to, true)) return 0;

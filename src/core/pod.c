@@ -39,6 +39,14 @@ void gpa_pod_init(gpa_pod *v, const cJSON *pod)
     v->labels = gpa_json_obj(v->metadata, "labels");
     v->annotations = gpa_json_obj(v->metadata, "annotations");
     v->spec = gpa_json_obj(pod, "spec");
+    /* one pass over spec instead of a lookup per container kind per check */
+    const cJSON *c;
+    cJSON_ArrayForEach(c, v->spec)
+    {
+        if (!c->string || !cJSON_IsArray(c)) continue;
+        for (int k = 0; k < GPA_PODC_KINDS; k++)
+            if (strcmp(c->string, gpa_podc_field((gpa_podc_kind)k)) == 0) v->containers[k] = c;
+    }
 }
 
 const char *gpa_pod_label(const gpa_pod *v, const char *key)
@@ -65,7 +73,7 @@ const char *gpa_podc_field(gpa_podc_kind k)
 
 const cJSON *gpa_pod_containers(const gpa_pod *v, gpa_podc_kind k)
 {
-    return gpa_json_arr(v->spec, gpa_podc_field(k));
+    return (unsigned)k < GPA_PODC_KINDS ? v->containers[k] : NULL;
 }
 
 const char *gpa_podc_name(const cJSON *c, int i, char *buf, size_t cap)

@@ -22,20 +22,21 @@
 #define GPA_RES_GPU        "nvidia.com/gpu"
 #define GPA_HOSTNAME_KEY   "kubernetes.io/hostname"
 
-typedef struct gpa_pod {
-    const cJSON *root;
-    const cJSON *metadata;
-    const cJSON *labels;      /* object or NULL */
-    const cJSON *annotations; /* object or NULL */
-    const cJSON *spec;        /* object or NULL */
-} gpa_pod;
-
 typedef enum {
     GPA_PODC_MAIN,      /* spec.containers */
     GPA_PODC_INIT,      /* spec.initContainers */
     GPA_PODC_EPHEMERAL, /* spec.ephemeralContainers */
     GPA_PODC_KINDS
 } gpa_podc_kind;
+
+typedef struct gpa_pod {
+    const cJSON *root;
+    const cJSON *metadata;
+    const cJSON *labels;                     /* object or NULL */
+    const cJSON *annotations;                /* object or NULL */
+    const cJSON *spec;                       /* object or NULL */
+    const cJSON *containers[GPA_PODC_KINDS]; /* arrays or NULL, looked up once */
+} gpa_pod;
 
 void gpa_pod_init(gpa_pod *v, const cJSON *pod);
 
