@@ -8,7 +8,8 @@ half-loaded policy set or a broken certificate, and leak neither memory nor desc
   - N threads keep persistent TLS connections and POST /mutate and /validate in a loop (one
     thread reconnects every 20 requests so handshakes happen during rotations too);
   - every second the policy directory gets the next of: good set B, a broken set (unknown
-    key), good set A, a broken set (YAML syntax error), ... ;
+    key), good set A, a broken set (YAML syntax error), ... ; every third swap also sends
+    SIGHUP, racing the inotify-driven reload;
   - every 10 s the certificate directory gets the next of: good pair 2, a broken pair (key of
     another certificate), good pair 1, a broken pair (truncated PEM), ... ;
   - each response must be byte-for-byte what `gpu-admission review` answers for the same
@@ -27,6 +28,7 @@ Exit 0 when every assertion holds; prints a summary JSON line "SOAK-RESULT {...}
 
 import argparse
 import json
+import signal
 import os
 import sys
 import tempfile
@@ -238,6 +240,7 @@ def main():
                 stop.wait(1.0)
 
         policy_log = []
+        hups = []
 
         def policy_roller():
             cycle = ["B", "broken-key", "A", "broken-syntax"]
@@ -247,6 +250,10 @@ def main():
                 poldir.publish(sets[name])
                 policy_log.append(name)
                 i += 1
+                if i % 3 == 0:
+                    # an operator's SIGHUP racing the inotify-driven reload of the same swap
+                    srv.signal(signal.SIGHUP)
+                    hups.append(i)
 
         cert_log = []
 
@@ -324,7 +331,7 @@ def main():
         "responses_by_revision": {("A" if r == rev_a else "B"): n
                                   for r, n in st.by_rev.items()},
         "revision_transitions": st.transitions,
-        "policy_publishes": len(policy_log),
+        "policy_publishes": len(policy_log), "sighups": len(hups),
         "cert_rotations": len(cert_log),
         "cert_rotations_ok": sum(1 for _, ok in cert_log if ok),
         "fds_before_load": fd_base, "fds_after_load": fd_after,
