@@ -432,9 +432,71 @@ static void test_enforcement_and_misc(void)
     gpa_decision_clear(&d);
 }
 
+/* Pods of every wrong shape: each gets a decision (never a crash, never GPA_EINVAL for a
+ * pod that is an object), and any patch produced still applies to the pod. */
+static void test_malformed_shapes(void)
+{
+    static const char *const pods[] = {
+        "{\"metadata\":\"x\",\"spec\":null}",
+        "{\"metadata\":{\"labels\":[],\"annotations\":7},\"spec\":{\"containers\":\"x\"}}",
+        "{\"spec\":{\"containers\":[1,null,{\"resources\":\"x\"},{\"resources\":{\"limits\":[]}}]}"
+        "}",
+        "{\"spec\":{\"containers\":[{\"resources\":{\"limits\":{\"nvidia.com/gpu\":{}}}}]}}",
+        "{\"spec\":{\"containers\":[{\"resources\":{\"limits\":{\"nvidia.com/gpu\":true}}}]}}",
+        "{\"spec\":{\"containers\":[{\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1e400\"}}}]}}",
+        "{\"spec\":{\"containers\":[{\"resources\":{\"limits\":{\"nvidia.com/gpu\":1e300}}}]}}",
+        /* matched GPU pods whose fields placement writes into have the wrong type */
+        "{\"metadata\":{\"labels\":null,\"annotations\":\"x\"},\"spec\":{\"affinity\":\"x\","
+        "\"tolerations\":{},\"containers\":[{\"resources\":{\"limits\":{\"nvidia.com/gpu\":1}}}]}}",
+        "{\"spec\":{\"affinity\":{\"nodeAffinity\":{"
+        "\"requiredDuringSchedulingIgnoredDuringExecution\":"
+        "{\"nodeSelectorTerms\":[1,\"x\",{\"matchExpressions\":\"y\"},{}]}}},"
+        "\"containers\":[{\"resources\":{\"limits\":{\"nvidia.com/gpu\":1}}}]}}",
+        "{\"spec\":{\"nodeSelector\":[],\"affinity\":{\"podAntiAffinity\":[]},"
+        "\"containers\":[{\"env\":[1,{\"name\":7},{\"name\":\"NVIDIA_VISIBLE_DEVICES\"}],"
+        "\"securityContext\":\"x\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":1}}}]}}",
+        "{\"metadata\":{\"labels\":{\"gpu-admission.io/pool\":5,\"gpu-admission.io/tenant\":null}},"
+        "\"spec\":{\"containers\":[{\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"x\"}}}]}}",
+    };
+    const char *const nss[] = {"notebooks", "inference-a", "prod-x", "research-a", ""};
+    int patched = 0, denied = 0;
+    for (size_t i = 0; i < sizeof pods / sizeof pods[0]; i++) {
+        cJSON *pod = J(pods[i]);
+        for (size_t n = 0; n < sizeof nss / sizeof nss[0]; n++) {
+            for (int hook = 0; hook < 2; hook++) {
+                gpa_decision d;
+                int rc = run(&d, hook == 0, nss[n], GPA_OP_CREATE, pod, NULL);
+                CHECK_INT(rc, GPA_OK);
+                patched += rc == GPA_OK && d.patch;
+                denied += rc == GPA_OK && !d.allowed;
+                if (rc == GPA_OK && d.patch) {
+                    cJSON *applied = cJSON_Duplicate(pod, 1);
+                    CHECK_INT(gpa_patch_apply(applied, d.patch, NULL), GPA_OK);
+                    CHECK(cJSON_Compare(applied, d.mutated, true));
+                    cJSON_Delete(applied);
+                }
+                if (rc == GPA_OK && !d.allowed) CHECK(d.message && d.reason);
+                gpa_decision_clear(&d);
+            }
+        }
+        cJSON_Delete(pod);
+    }
+    CHECK(patched >= 3); /* placement really ran on the odd shapes (inference-a) */
+    CHECK(denied > 5);
+    /* a pod that is not an object is an error, not a decision */
+    cJSON *notpod = J("[1]");
+    gpa_decision d;
+    CHECK_INT(run(&d, true, "x", GPA_OP_CREATE, notpod, NULL), GPA_EINVAL);
+    cJSON_Delete(notpod);
+}
+
 int main(void)
 {
     build_policy(GPA_ENFORCE_DENY, false);
+    test_malformed_shapes();
+    pools[1].allow_untrusted = true; /* the shared pool's placement runs on odd shapes too */
+    test_malformed_shapes();
+    pools[1].allow_untrusted = false;
     test_mig_rename();
     test_time_slicing();
     test_topology_and_affinity();
