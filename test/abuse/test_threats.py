@@ -197,6 +197,25 @@ class Threats(unittest.TestCase):
         finally:
             os.unlink(f.name)
 
+    def test_ephemeral_container_added_later(self):
+        # `kubectl debug` adds an ephemeral container to a running pod through the
+        # pods/ephemeralcontainers subresource (an UPDATE). KNOWN GAP (docs/security.md):
+        # the engine checks only labels on UPDATE and the chart does not register the
+        # subresource. Skipped with the reason while the gap exists; asserts the denial
+        # once the engine judges added ephemeral containers.
+        old = H.pod("a", "research-x", containers=[{"name": "main", "image": "i"}])
+        new = copy.deepcopy(old)
+        new["spec"]["ephemeralContainers"] = [{
+            "name": "debugger", "image": "busybox",
+            "env": [{"name": NVD, "value": "all"}]}]
+        rv = H.review(new, operation="UPDATE", old_object=old)
+        rv["request"]["subResource"] = "ephemeralcontainers"
+        resp, _ = review("validate", rv)
+        if resp["allowed"]:
+            self.skipTest("KNOWN GAP: an ephemeral container with %s=all added to an "
+                          "untrusted pod by UPDATE is allowed" % NVD)
+        self.assertIn(NVD, resp["status"]["message"])
+
     def test_visible_devices_value_from(self):
         env = [{"name": NVD, "valueFrom": {"configMapKeyRef": {"name": "cm", "key": "k"}}}]
         self.assertDenied("validate", H.review(env_pod("research-x", env)), NVD)
