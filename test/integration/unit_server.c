@@ -1,0 +1,293 @@
+/*
+ * unit_server.c - unit tests of the server's pure parts, no sockets to other processes:
+ * flag/env parsing (sizes, durations, precedence), the JSON log writer (escaping, truncation
+ * that keeps every line valid JSON), the metrics registry (label cap, escaping, histogram),
+ * and listen-address parsing.
+ *
+ * Must never: depend on the machine's network beyond binding 127.0.0.1:0.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "jsonlog.h"
+#include "listen_socket.h"
+#include "metrics.h"
+#include "serve_config.h"
+
+static void test_sizes(void)
+{
+    size_t v = 0;
+    CHECK_INT(gpa_parse_size(&v, "7Mi"), GPA_OK);
+    CHECK_INT(v, 7u << 20);
+    CHECK_INT(gpa_parse_size(&v, "7MiB"), GPA_OK);
+    CHECK_INT(v, 7u << 20);
+    CHECK_INT(gpa_parse_size(&v, "512Ki"), GPA_OK);
+    CHECK_INT(v, 512u << 10);
+    CHECK_INT(gpa_parse_size(&v, "1M"), GPA_OK);
+    CHECK_INT(v, 1000000);
+    CHECK_INT(gpa_parse_size(&v, "1048576"), GPA_OK);
+    CHECK_INT(v, 1048576);
+    CHECK(gpa_parse_size(&v, "7Mx") != GPA_OK);
+    CHECK(gpa_parse_size(&v, "") != GPA_OK);
+    CHECK(gpa_parse_size(&v, "-1") != GPA_OK);
+    CHECK(gpa_parse_size(&v, " 7Mi") != GPA_OK);
+    CHECK(gpa_parse_size(&v, "99999999999999999999Gi") != GPA_OK);
+    CHECK(gpa_parse_size(&v, "18446744073709551615Gi") != GPA_OK);
+
+    unsigned ms = 0;
+    CHECK_INT(gpa_parse_duration_ms(&ms, "5s"), GPA_OK);
+    CHECK_INT(ms, 5000);
+    CHECK_INT(gpa_parse_duration_ms(&ms, "500ms"), GPA_OK);
+    CHECK_INT(ms, 500);
+    CHECK_INT(gpa_parse_duration_ms(&ms, "2m"), GPA_OK);
+    CHECK_INT(ms, 120000);
+    CHECK_INT(gpa_parse_duration_ms(&ms, "1h"), GPA_OK);
+    CHECK_INT(ms, 3600000);
+    CHECK_INT(gpa_parse_duration_ms(&ms, "1.5s"), GPA_OK);
+    CHECK_INT(ms, 1500);
+    CHECK_INT(gpa_parse_duration_ms(&ms, "7"), GPA_OK);
+    CHECK_INT(ms, 7000);
+    CHECK(gpa_parse_duration_ms(&ms, "5sec") != GPA_OK);
+    CHECK(gpa_parse_duration_ms(&ms, "-1s") != GPA_OK);
+    CHECK(gpa_parse_duration_ms(&ms, "s") != GPA_OK);
+    CHECK(gpa_parse_duration_ms(&ms, "9999999999h") != GPA_OK);
+}
+
+/* A fake environment for gpa_serve_config_parse. */
+static const char *const *fake_env;
+static const char *env_get(const char *name)
+{
+    for (const char *const *e = fake_env; e && *e; e += 2)
+        if (strcmp(e[0], name) == 0) return e[1];
+    return NULL;
+}
+
+static int parse(gpa_serve_config *c, gpa_error *err, const char *const *env, ...)
+{
+    char *argv[32] = {"serve"};
+    int argc = 1;
+    va_list ap;
+    va_start(ap, env);
+    for (char *a; argc < 31 && (a = va_arg(ap, char *));)
+        argv[argc++] = a;
+    va_end(ap);
+    fake_env = env;
+    return gpa_serve_config_parse(c, argc, argv, env_get, err);
+}
+
+static void test_config(void)
+{
+    static gpa_serve_config c;
+    gpa_error err = {0};
+    static const char *const none[] = {NULL};
+    CHECK_INT(parse(&c, &err, none, "--policies", "p", "--cert-dir", "/certs", NULL), GPA_OK);
+    CHECK_STR(c.tls_cert, "/certs/tls.crt");
+    CHECK_STR(c.tls_key, "/certs/tls.key");
+    CHECK_STR(c.listen, ":8443");
+    CHECK_STR(c.metrics_listen, ":9090");
+    CHECK_INT(c.max_body, 7u << 20);
+    CHECK_INT(c.shutdown_grace_ms, 5000);
+    CHECK_INT(c.reload_interval_ms, 60000);
+    CHECK_INT(c.idle_timeout_s, 120);
+    CHECK_INT(c.threads, sysconf(_SC_NPROCESSORS_ONLN));
+    CHECK_INT(c.log_level, GPA_LOG_INFO);
+
+    static const char *const env[] = {"GPU_ADMISSION_POLICIES",
+                                      "/env/pol",
+                                      "GPU_ADMISSION_MAX_BODY",
+                                      "64Ki",
+                                      "GPU_ADMISSION_CERT_DIR",
+                                      "/env/certs",
+                                      "GPU_ADMISSION_TLS_KEY",
+                                      "/env/other.key",
+                                      "GPU_ADMISSION_LOG_LEVEL",
+                                      "debug",
+                                      NULL};
+    CHECK_INT(parse(&c, &err, env, NULL), GPA_OK);
+    CHECK_STR(c.policies, "/env/pol");
+    CHECK_INT(c.max_body, 65536);
+    CHECK_STR(c.tls_cert, "/env/certs/tls.crt");
+    CHECK_STR(c.tls_key, "/env/other.key"); /* explicit file beats the directory */
+    CHECK_INT(c.log_level, GPA_LOG_DEBUG);
+    CHECK_INT(parse(&c, &err, env, "--max-body=1Mi", "--policies", "/flag/pol", NULL), GPA_OK);
+    CHECK_INT(c.max_body, 1u << 20);
+    CHECK_STR(c.policies, "/flag/pol");
+
+    CHECK_INT(parse(&c, &err, env, "--nope", NULL), GPA_EINVAL);
+    CHECK(strstr(err.message, "--nope") != NULL);
+    CHECK_INT(parse(&c, &err, env, "--threads", "0", NULL), GPA_EINVAL);
+    CHECK(strstr(err.message, "--threads") != NULL);
+    CHECK_INT(parse(&c, &err, env, "--threads", NULL), GPA_EINVAL);
+    CHECK(strstr(err.message, "needs a value") != NULL);
+    CHECK_INT(parse(&c, &err, env, "--idle-timeout", "10ms", NULL), GPA_EINVAL);
+    CHECK_INT(parse(&c, &err, none, "--cert-dir", "/c", NULL), GPA_EINVAL);
+    CHECK(strstr(err.message, "--policies") != NULL);
+    CHECK_INT(parse(&c, &err, none, "--policies", "p", NULL), GPA_EINVAL);
+    static const char *const bad_env[] = {"GPU_ADMISSION_SHUTDOWN_GRACE", "soon", NULL};
+    CHECK_INT(parse(&c, &err, bad_env, "--policies", "p", "--cert-dir", "c", NULL), GPA_EINVAL);
+    CHECK(strstr(err.message, "GPU_ADMISSION_SHUTDOWN_GRACE") != NULL);
+    CHECK_INT(parse(&c, &err, none, "--help", NULL), GPA_OK);
+    CHECK(c.help);
+}
+
+/* Captures log lines through a temporary file. */
+static char *capture(void (*fn)(void))
+{
+    FILE *f = tmpfile();
+    if (!f) return NULL;
+    gpa_log_set_fd(fileno(f));
+    fn();
+    gpa_log_set_fd(2);
+    fflush(f);
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    rewind(f);
+    char *buf = calloc(1, (size_t)len + 1);
+    if (buf && fread(buf, 1, (size_t)len, f) != (size_t)len) buf[0] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static void log_escapes(void)
+{
+    gpa_logline l;
+    gpa_log_begin(&l, GPA_LOG_INFO, "m");
+    gpa_log_str(&l, "s", "a\"b\\c\nd\te\x01\xc3\xa9");
+    gpa_log_str(&l, "n", NULL);
+    gpa_log_int(&l, "i", -42);
+    gpa_log_bool(&l, "b", true);
+    gpa_log_double(&l, "d", 1.23456, 3);
+    gpa_log_end(&l);
+}
+
+static char big[9000];
+static void log_truncated(void)
+{
+    memset(big, '"', sizeof big - 1); /* every byte needs an escape */
+    gpa_logline l;
+    gpa_log_begin(&l, GPA_LOG_WARN, "big");
+    gpa_log_str(&l, "first", "kept");
+    gpa_log_str(&l, "huge", big);
+    gpa_log_int(&l, "after", 1);
+    gpa_log_end(&l);
+}
+
+static void log_filtered(void)
+{
+    gpa_log_set_level(GPA_LOG_WARN);
+    gpa_log_msg(GPA_LOG_INFO, "hidden", NULL);
+    gpa_log_msg(GPA_LOG_ERROR, "shown", "why");
+    gpa_log_set_level(GPA_LOG_INFO);
+}
+
+static void test_log(void)
+{
+    char *out = capture(log_escapes);
+    CHECK(out && strncmp(out, "{\"ts\":\"", 7) == 0);
+    CHECK(out && strstr(out, ",\"level\":\"info\",\"msg\":\"m\",\"s\":\"a\\\"b\\\\c\\nd\\te\\u0001"
+                             "\xc3\xa9\",\"n\":null,\"i\":-42,\"b\":true,\"d\":1.235}\n") != NULL);
+    free(out);
+
+    out = capture(log_truncated);
+    size_t len = out ? strlen(out) : 0;
+    CHECK(len > 100 && len <= 4096);
+    CHECK(out && out[len - 1] == '\n' && out[len - 2] == '}');
+    CHECK(out && strstr(out, "\"first\":\"kept\"") != NULL);
+    CHECK(out && strstr(out, "\"truncated\":true}") != NULL);
+    /* the cut value still ends with a closing quote after a whole \" escape */
+    CHECK(out && strstr(out, "\\\"\",\"truncated\"") != NULL);
+    CHECK(out && strstr(out, "\"after\"") == NULL);
+    CHECK(out && strchr(out, '\n') == out + len - 1); /* exactly one line */
+    free(out);
+
+    out = capture(log_filtered);
+    CHECK(out && strstr(out, "hidden") == NULL);
+    CHECK(out && strstr(out, "\"level\":\"error\",\"msg\":\"shown\",\"error\":\"why\"") != NULL);
+    free(out);
+    CHECK_INT(gpa_log_level_parse("warn"), GPA_LOG_WARN);
+    CHECK_INT(gpa_log_level_parse("WARN"), -1);
+}
+
+static void test_metrics(void)
+{
+    char name[64];
+    for (int i = 0; i < GPA_METRICS_LABEL_CAP + 44; i++) {
+        snprintf(name, sizeof name, "rule-%d", i);
+        gpa_metrics_rule_match(name);
+    }
+    gpa_metrics_rule_match("rule-0");
+    gpa_metrics_denial("quote\"back\\slash");
+    gpa_metrics_request(GPA_HOOK_MUTATE, "CREATE", "mutated", 0.0003);
+    gpa_metrics_request(GPA_HOOK_MUTATE, "CREATE", "mutated", 0.5);
+    gpa_metrics_request(GPA_HOOK_VALIDATE, NULL, NULL, 2.0);
+    gpa_metrics_http_error(413);
+    gpa_metrics_http_error(99); /* ignored: not an HTTP error code */
+    gpa_metrics_set_policy_revision("abc123");
+    size_t len = 0;
+    char *t = gpa_metrics_render(&len);
+    CHECK(t && strlen(t) == len);
+    int rules = 0;
+    for (const char *p = t; p && (p = strstr(p, "gpa_rule_matches_total{rule=\"rule-")); p++)
+        rules++;
+    CHECK_INT(rules, GPA_METRICS_LABEL_CAP);
+    CHECK(t && strstr(t, "gpa_rule_matches_total{rule=\"_other\"} 44\n") != NULL);
+    CHECK(t && strstr(t, "gpa_rule_matches_total{rule=\"rule-0\"} 2\n") != NULL);
+    CHECK(t && strstr(t, "gpa_denials_total{reason=\"quote\\\"back\\\\slash\"} 1\n") != NULL);
+    CHECK(t && strstr(t, "gpa_requests_total{webhook=\"mutate\",operation=\"CREATE\","
+                         "result=\"mutated\"} 2\n") != NULL);
+    CHECK(t && strstr(t, "gpa_requests_total{webhook=\"validate\",operation=\"unknown\","
+                         "result=\"error\"} 1\n") != NULL);
+    /* cumulative buckets: 0.3 ms lands in le=0.0005, 0.5 s in le=1, 2 s only in +Inf */
+    CHECK(t && strstr(t, "gpa_request_duration_seconds_bucket{webhook=\"mutate\",le=\"0.00025\"}"
+                         " 0\n") != NULL);
+    CHECK(t && strstr(t, "gpa_request_duration_seconds_bucket{webhook=\"mutate\",le=\"0.0005\"}"
+                         " 1\n") != NULL);
+    CHECK(t && strstr(t, "gpa_request_duration_seconds_bucket{webhook=\"mutate\",le=\"1\"} 2\n") !=
+                   NULL);
+    CHECK(t &&
+          strstr(t, "gpa_request_duration_seconds_bucket{webhook=\"validate\",le=\"1\"} 0\n") !=
+              NULL);
+    CHECK(t && strstr(t, "gpa_request_duration_seconds_bucket{webhook=\"validate\",le=\"+Inf\"} "
+                         "1\n") != NULL);
+    CHECK(t &&
+          strstr(t, "gpa_request_duration_seconds_sum{webhook=\"mutate\"} 0.500300000\n") != NULL);
+    CHECK(t && strstr(t, "gpa_http_errors_total{code=\"413\"} 1\n") != NULL);
+    CHECK(t && strstr(t, "code=\"99\"") == NULL);
+    CHECK(t && strstr(t, "gpa_policy_revision_info{revision=\"abc123\"} 1\n") != NULL);
+    free(t);
+}
+
+static void test_listen(void)
+{
+    int fd = -1;
+    unsigned port = 0;
+    gpa_error err = {0};
+    CHECK_INT(gpa_listen_socket(&fd, &port, "127.0.0.1:0", &err), GPA_OK);
+    CHECK(port > 0 && port < 65536);
+    int fd2 = -1;
+    unsigned port2 = 0;
+    char addr[64];
+    snprintf(addr, sizeof addr, "127.0.0.1:%u", port);
+    CHECK_INT(gpa_listen_socket(&fd2, &port2, addr, &err), GPA_EIO); /* in use */
+    CHECK(strstr(err.message, "cannot listen") != NULL);
+    if (fd >= 0) close(fd);
+    CHECK_INT(gpa_listen_socket(&fd, &port, "8443", &err), GPA_EINVAL);
+    CHECK_INT(gpa_listen_socket(&fd, &port, "127.0.0.1:", &err), GPA_EINVAL);
+    CHECK_INT(gpa_listen_socket(&fd, &port, "127.0.0.1:70000", &err), GPA_EINVAL);
+    CHECK_INT(gpa_listen_socket(&fd, &port, "127.0.0.1:http", &err), GPA_EINVAL);
+    CHECK(gpa_listen_socket(&fd, &port, "no.such.host.invalid:0", &err) != GPA_OK);
+}
+
+int main(void)
+{
+    test_sizes();
+    test_config();
+    test_log();
+    test_metrics();
+    test_listen();
+    return check_done();
+}
