@@ -465,6 +465,7 @@ int gpa_review_handle(gpa_review_result *out, const gpa_policy *p, gpa_hook hook
             .object = env.object,
             .old_object = env.old_object,
             .explain = false,
+            .patch_only = true, /* the response needs the patch, not the mutated pod */
         };
         gpa_error eerr = {0};
         if (hook == GPA_HOOK_MUTATE)
