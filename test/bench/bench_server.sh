@@ -10,7 +10,8 @@
 # AdmissionReview to /mutate), server CPU per request (utime+stime from /proc/PID/stat over
 # the run / requests), server RSS after the run (VmRSS), and the server CPU of one full TLS
 # handshake with the default ECDSA P-256 certificate (openssl s_time -new: fresh handshakes,
-# no resumption, as the API server does at rollout time).
+# no resumption, as the API server does at rollout time). A second wrk run POSTs a DELETE
+# review the codec answers without running the engine: the cost of the server path alone.
 # --short (the ctest entry): a 2-second run that only checks the bench works: every response
 # 2xx, no socket errors, handshakes measured. Never fails on the figures themselves.
 set -euo pipefail
@@ -91,6 +92,22 @@ non2xx=$(awk '/Non-2xx or 3xx responses:/ {print $5}' "$work/wrk.txt")
 sockerr=$(grep -c 'Socket errors' "$work/wrk.txt" || true)
 cpu_us=$(awk -v a="$t0" -v b="$t1" -v t="$tck" -v n="$requests" 'BEGIN { if (n > 0) printf "%.1f", (b - a) * 1e6 / t / n; else print "nan" }')
 
+# The same over a review the codec answers without the engine (DELETE, no object): what the
+# server path itself (TLS, HTTP, glue, codec parse) costs per request.
+cat >"$work/delete.json" <<JSON
+{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"0d7c9f4e-2a1b-4c3d-9e8f-7a6b5c4d3e2f","kind":{"group":"","version":"v1","kind":"Pod"},"resource":{"group":"","version":"v1","resource":"pods"},"namespace":"ml-platform","name":"trainer-0","operation":"DELETE","userInfo":{"username":"admin"},"object":null,"oldObject":null,"dryRun":false}}
+JSON
+sed "s#$review#$work/delete.json#" "$work/post.lua" >"$work/delete.lua"
+d0=$(cpu_ticks)
+wrk -t1 -c"$conns" -d"${duration}s" --latency -s "$work/delete.lua" "https://127.0.0.1:$port/mutate" \
+  >"$work/wrk-delete.txt" 2>&1
+d1=$(cpu_ticks)
+drequests=$(awk '/requests in/ {print $1}' "$work/wrk-delete.txt")
+drps=$(awk '/^Requests\/sec:/ {print $2}' "$work/wrk-delete.txt")
+dp99=$(awk '$1 == "99%" {print $2}' "$work/wrk-delete.txt")
+dnon2xx=$(awk '/Non-2xx or 3xx responses:/ {print $5}' "$work/wrk-delete.txt")
+dcpu_us=$(awk -v a="$d0" -v b="$d1" -v t="$tck" -v n="$drequests" 'BEGIN { if (n > 0) printf "%.1f", (b - a) * 1e6 / t / n; else print "nan" }')
+
 # Full handshakes: openssl s_time -new (no session reuse), server CPU / handshakes.
 h0=$(cpu_ticks)
 openssl s_time -connect "127.0.0.1:$port" -new -time "$handshakes_time" \
@@ -122,11 +139,17 @@ printf "  %-34s %12s   target %-10s %s\n" "full TLS handshake, server CPU (us)" 
 printf "  %-34s %12s\n" "handshakes measured" "$hs"
 printf "  %-34s %12s\n" "requests (wrk)" "$requests"
 printf "  %-34s %12s\n" "non-2xx responses" "${non2xx:-0}"
+echo "server path alone (DELETE review: codec answers without the engine), same wrk settings"
+printf "  %-34s %12s\n" "requests/s" "$drps"
+printf "  %-34s %12s\n" "p99 latency (ms)" "$(ms "$dp99")"
+printf "  %-34s %12s\n" "server CPU per request (us)" "$dcpu_us"
 
 if [ "$short" = 1 ]; then
   fail=0
   [ "${requests:-0}" -gt 0 ] || { echo "bench_server: no requests completed" >&2; fail=1; }
   [ -z "$non2xx" ] || { echo "bench_server: $non2xx non-2xx responses" >&2; fail=1; }
+  [ -z "$dnon2xx" ] && [ "${drequests:-0}" -gt 0 ] ||
+    { echo "bench_server: DELETE run: ${drequests:-0} requests, ${dnon2xx:-0} non-2xx" >&2; fail=1; }
   [ "$sockerr" = 0 ] || { echo "bench_server: socket errors: $(grep 'Socket errors' "$work/wrk.txt")" >&2; fail=1; }
   [ "$hs" -gt 0 ] || { echo "bench_server: no handshakes measured" >&2; cat "$work/stime.txt" >&2; fail=1; }
   # the server counted (at least) what wrk says it got back
