@@ -405,8 +405,13 @@ static int put_value(cJSON *doc, const char *path, cJSON *value, bool replace_on
         cJSON_ReplaceItemViaPointer(parent, cJSON_GetArrayItem(parent, (int)i), value);
     } else if (i == n) {
         cJSON_AddItemToArray(parent, value);
-    } else {
-        cJSON_InsertItemInArray(parent, (int)i, value);
+    } else { /* Debian 12's cJSON_InsertItemInArray inserts nothing mid-array: link by hand */
+        cJSON *after = cJSON_GetArrayItem(parent, (int)i);
+        value->next = after;
+        value->prev = after->prev;
+        after->prev = value;
+        if (after == parent->child) parent->child = value;
+        else value->prev->next = value;
     }
     return 0;
 }

@@ -264,9 +264,19 @@ static int insert(cJSON **root, char **toks, int n, cJSON *v)
     } else if (cJSON_IsArray(parent)) {
         int size = cJSON_GetArraySize(parent);
         int idx = array_index(toks[n - 1], size, 1);
-        if (idx >= 0 && idx < size)
-            ok = cJSON_InsertItemInArray(parent, idx, v);
-        else if (idx == size)
+        if (idx >= 0 && idx < size) {
+            /* Not cJSON_InsertItemInArray: Debian 12's libcjson1 1.7.15-1+deb12u4 inserts
+             * nothing before a middle element (returns false). Same linking cJSON does. */
+            cJSON *after = cJSON_GetArrayItem(parent, idx);
+            v->next = after;
+            v->prev = after->prev;
+            after->prev = v;
+            if (after == parent->child)
+                parent->child = v;
+            else
+                v->prev->next = v;
+            ok = 1;
+        } else if (idx == size)
             ok = cJSON_AddItemToArray(parent, v);
     }
     if (!ok) cJSON_Delete(v);

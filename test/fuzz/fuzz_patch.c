@@ -5,6 +5,7 @@
  *   '{'   a Pod, or an AdmissionReview whose request.object is the Pod (JSON seeds), or
  *         {"policy": "<set name>", "namespace": NS, "pod": {...}} (how generator findings are
  *         saved as regressions: GPA_FUZZ_DUMP=1 prints that form);
+ *   '{'   {"doc": X, "patch": [...]}: gpa_patch_apply and the reference applier must agree;
  *   '['   [from, to]: gpa_patch_diff(from, to) applied to from must give to;
  *   other the bytes drive a pod generator (GPU resources, MIG/shared names, labels, trust and
  *         tenant claims, affinity, tolerations, env, privileged, ...).
@@ -375,6 +376,30 @@ static void engine_properties(const gpa_policy *p, const cJSON *pod, const char 
     gpa_decision_clear(&d);
 }
 
+/* gpa_patch_apply against the independent applier on an arbitrary patch: both must agree on
+ * whether it applies and on the result, and a refused patch must leave the document as it
+ * was (gpa_patch_apply promises atomicity). */
+static void apply_differential(const cJSON *doc, const cJSON *patch)
+{
+    char why[256];
+    gpa_error err = {0};
+    cJSON *a = cJSON_Duplicate(doc, 1), *b = cJSON_Duplicate(doc, 1);
+    int ra = gpa_patch_apply(a, patch, &err);
+    int rb = fz_ref_patch_apply(&b, patch, why, sizeof why);
+    if ((ra == GPA_OK) != (rb == 0)) {
+        fprintf(stderr, "gpa_patch_apply: %s\nreference: %s\n", ra == GPA_OK ? "ok" : err.message,
+                rb == 0 ? "ok" : why);
+        fz_fail("gpa_patch_apply and the RFC 6902 reference disagree on whether it applies", patch,
+                doc);
+    }
+    if (ra == GPA_OK && !cJSON_Compare(a, b, 1))
+        fz_fail("gpa_patch_apply and the RFC 6902 reference give different documents", a, b);
+    if (ra != GPA_OK && !cJSON_Compare(a, doc, 1))
+        fz_fail("a refused patch left the document changed", a, doc);
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+}
+
 static void diff_properties(const cJSON *pair)
 {
     if (!cJSON_IsArray(pair) || cJSON_GetArraySize(pair) != 2) return;
@@ -428,6 +453,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (data[0] == '[') {
             diff_properties(doc);
         } else {
+            const cJSON *adoc = cJSON_GetObjectItemCaseSensitive(doc, "doc");
+            const cJSON *apatch = cJSON_GetObjectItemCaseSensitive(doc, "patch");
+            if (adoc && cJSON_IsArray(apatch)) {
+                apply_differential(adoc, apatch);
+                cJSON_Delete(doc);
+                return 0;
+            }
             const cJSON *pod = doc;
             const cJSON *req = cJSON_GetObjectItemCaseSensitive(doc, "request");
             const cJSON *wrapped = cJSON_GetObjectItemCaseSensitive(doc, "pod");
