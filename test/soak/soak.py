@@ -380,6 +380,12 @@ def main():
     if warm_s:
         growth = warm_s[-1][1] - warm_s[0][1]
         result["rss_kb_growth_after_warmup"] = growth
+        span_min = (warm_s[-1][0] - warm_s[0][0]) / 60.0
+        if span_min > 0:
+            # a leak shows as a steady slope; allocator noise does not keep growing
+            result["rss_kb_per_min_after_warmup"] = round(growth / span_min, 1)
+            half = [x for x in warm_s if x[0] >= (warm_s[0][0] + warm_s[-1][0]) / 2]
+            result["rss_kb_growth_second_half"] = warm_s[-1][1] - half[0][1]
         if growth > a.rss_growth_kb:
             msg = "RSS grew %d kB after warm-up (bound %d kB)" % (growth, a.rss_growth_kb)
             if san:

@@ -223,10 +223,91 @@ def mode_server(binary, policies, work, problems):
     elif rc != 0:
         problems.append("server exit code %s after SIGTERM\n%s" % (rc, srv.stderr_tail()))
     judge_log(log, "server", problems)
+    mode_server_client_ca(binary, policies, work, certs1, problems)
     if not any(k[0] == "bad" and k[1] == 400 for k in counts):
         problems.append("no malformed request got its 400: %s" % counts)
     if not any(k[0] == "oversized" and k[1] == 413 for k in counts):
         problems.append("the oversized body did not get 413: %s" % counts)
+
+
+def raw_tls(port, ctx, data):
+    """Sends raw bytes, reads until the server closes or stays quiet for 2 s."""
+    import socket
+    s = ctx.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=30),
+                        server_hostname="localhost")
+    got = b""
+    try:
+        try:
+            s.sendall(data)
+        except OSError:
+            pass
+        s.settimeout(2)
+        while True:
+            try:
+                d = s.recv(65536)
+            except OSError:
+                break
+            if not d:
+                break
+            got += d
+    finally:
+        s.close()
+    return got
+
+
+def mode_server_client_ca(binary, policies, work, certs, problems):
+    """Second server: --client-ca (GnuTLS peer verification, per-connection verdicts) and the
+    chunked-body paths, under the same valgrind bar."""
+    api_ca, api_crt, api_key = H.make_client_ca_and_cert(os.path.join(work, "api"), "api")
+    log = os.path.join(work, "vg-server-client-ca.log")
+    srv = H.Server(binary, policies, cert_dir=certs, workdir=os.path.join(work, "s2"),
+                   wrapper=vg_cmd(log), ready_timeout=180,
+                   extra=["--threads", "2", "--shutdown-grace", "1s", "--max-body", "64Ki",
+                          "--client-ca", api_ca])
+    ca = os.path.join(certs, "ca.crt")
+    body = H.dumps(H.review(H.pod("cc", "research-x", gpus=2), uid="vg-cc"))
+    seen = {}
+    with srv:
+        # readiness over plain HTTP: without a client certificate the TLS port answers 403
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline and srv.alive():
+            try:
+                if "gpa_" in (srv.metrics() or ""):
+                    break
+            except Exception:
+                pass
+            time.sleep(0.5)
+        good = H.client_context(ca, api_crt, api_key)
+        anon = H.client_context(ca)
+        for i in range(20):
+            for name, ctx in (("with-cert", good), ("no-cert", anon)):
+                c = H.Conn(srv.port, ctx, timeout=60)
+                try:
+                    st, _, _, _ = c.request("POST", "/validate", body)
+                except Exception as e:
+                    st = "exc:%s" % type(e).__name__
+                finally:
+                    c.close()
+                seen[(name, st)] = seen.get((name, st), 0) + 1
+        hdr = (b"POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: "
+               b"application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+        small = b"%x\r\n" % len(body) + body + b"\r\n0\r\n\r\n"
+        huge = b"".join(b"8000\r\n" + b"x" * 0x8000 + b"\r\n" for _ in range(40)) + b"0\r\n\r\n"
+        for name, data in (("chunked-small", hdr + small), ("chunked-over-cap", hdr + huge)):
+            got = raw_tls(srv.port, good, data)
+            seen[(name, got[9:12].decode(errors="replace") or "closed")] = 1
+        rc = srv.terminate(timeout=180)
+    H.log("valgrind server --client-ca: %s" % {"%s=%s" % k: v for k, v in sorted(
+        seen.items(), key=str)})
+    if seen.get(("with-cert", 200)) != 20 or seen.get(("no-cert", 403)) != 20:
+        problems.append("client-ca server: expected 20x200 with a certificate and 20x403 "
+                        "without: %s" % seen)
+    if rc == 99:
+        problems.append("client-ca server: valgrind exit 99 (errors or definite leaks)")
+    elif rc != 0:
+        problems.append("client-ca server exit code %s after SIGTERM\n%s"
+                        % (rc, srv.stderr_tail()))
+    judge_log(log, "client-ca server", problems)
 
 
 def main():
