@@ -92,6 +92,9 @@ def main():
     H.log("ABUSE-OPS-RESULT " + json.dumps(result, sort_keys=True))
     for p in problems:
         H.log("FAIL " + p)
+    if not problems:
+        import shutil
+        shutil.rmtree(work, ignore_errors=True)
     return 1 if problems else 0
 
 
