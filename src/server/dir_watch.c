@@ -2,7 +2,8 @@
  * dir_watch.c - inotify over a few directories (see dir_watch.h).
  *
  * Must never: follow events into subdirectories (the ..data machinery lives there and is
- * seen through the rename of the symlink in the watched directory itself).
+ * seen through the rename of the symlink in the watched directory itself). The watched path
+ * itself may be a symlink to a directory: it is followed.
  */
 #include "dir_watch.h"
 
@@ -14,7 +15,7 @@
 
 #define WATCH_MASK                                                                                 \
     (IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_CLOSE_WRITE | IN_DELETE | IN_ATTRIB |            \
-     IN_DELETE_SELF | IN_MOVE_SELF | IN_DONT_FOLLOW | IN_ONLYDIR)
+     IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
 
 int gpa_dir_watch_open(gpa_dir_watch *w, gpa_error *err)
 {

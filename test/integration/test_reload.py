@@ -173,4 +173,17 @@ with S.Server(BIN, pol.path, certs, extra=["--reload-interval", "2s"]) as srv:
         # rev2 may be seen again after rev3? no: a thread's sequence only moves forward
         T.check(seq == sorted(seq, key=allowed.index), "revisions never go back: %r" % seq)
 
+# --policies given as a symlink to the directory: the watch follows it
+link = os.path.join(work, "policies-link")
+os.symlink(pol.path, link)
+pol.publish(files1)
+with S.Server(BIN, link, certs, extra=["--reload-interval", "0"]) as srv:
+    ctx = S.client_ctx(ca)
+    T.eq(current_revision(srv, ctx), rev1, "symlinked policy dir: serves revision 1")
+    pol.publish(files2)
+    T.eq(wait_revision(srv, ctx, rev2, timeout=5), rev2,
+         "symlinked policy dir: inotify reload without the periodic check")
+    T.check(not any("watch incomplete" in (o.get("msg") or "") for o in srv.logs()),
+            "no watch warning for a symlinked directory")
+
 T.done()

@@ -81,4 +81,18 @@ with S.Server(BIN, policies, certs, extra=["--shutdown-grace", "30s"]) as srv:
     T.eq(rc, 0, "second signal: clean exit")
     T.check(time.monotonic() - t0 < 5, "second signal cut the grace short")
 
+# an idle keep-alive connection (opened before SIGTERM, never used again) must not hold the
+# process: the drain after the listener closes is bounded (max(grace, 1s))
+with S.Server(BIN, policies, certs, extra=["--shutdown-grace", "1s"]) as srv:
+    ctx = S.client_ctx(ca)
+    idle = S.Conn(srv.port, ctx)
+    T.eq(idle.request("POST", "/mutate", S.review_bytes())[0], 200, "idle client served once")
+    t0 = time.monotonic()
+    srv.signal(signal.SIGTERM)
+    rc = srv.wait_exit(timeout=15)
+    dt = time.monotonic() - t0
+    T.eq(rc, 0, "exit 0 with an idle keep-alive connection open")
+    T.check(1.5 <= dt <= 5, "idle connection held shutdown for %.2fs (grace 1s + drain <= 1s)" % dt)
+    idle.close()
+
 T.done()
