@@ -1,20 +1,28 @@
 #!/usr/bin/env python3
-"""test_connections.py - connection-level abuse while a well-behaved client is measured.
+"""test_connections.py --scenario raised|per-ip|global-limit - connection-level abuse while
+a well-behaved client is measured.
 
 What it is for: showing that hostile or broken clients cannot starve the API server's calls.
-While the flood is up, a well-behaved client (one persistent keep-alive connection like the
-API server's, plus a fresh TLS connection per request for handshake cost) keeps calling
-/validate; every one of its requests must succeed with p99 < 50 ms, the server must stay up,
-and its RSS must stay bounded. The flood, all at once:
+While the flood is up, a well-behaved client in its own process (one persistent keep-alive
+connection like the API server's, plus a fresh TLS connection per request) keeps calling
+/validate; its requests must all succeed with p99 < 50 ms (the bar is raised to 2x the
+no-flood p99 when the machine is so busy that the baseline itself nears 50 ms; starvation
+shows as seconds either way; handshakes are judged against 250 ms), the server must stay up
+and its RSS bounded. The flood, all at once:
   - N idle TCP connections that never start TLS (N = $GPA_ABUSE_IDLE_CONNS, default 2000);
   - clients that complete the TLS handshake and then send nothing;
   - slow-drip senders: TLS, then request headers at 1 byte/s;
   - slow-drip bodies: complete headers, then the body at 1 byte/s.
-Reports how many of the hostile connections the server had closed by the end (its
-inactivity timeout at work) and the RSS before/peak/after.
+Scenarios: raised - limits above the flood and --idle-timeout 5s, all from 127.0.0.1 (every
+silent connection must be closed by the server during the test); per-ip - default limits,
+the flood from 127.0.0.2 (the per-address limit protects the client on 127.0.0.1);
+global-limit - default limits, the flood spread over 127.0.0.2-9 to pass --max-connections
+(only the established keep-alive connection is held to the bar; refused new connections are
+reported: the documented limit).
 
-What it must never do: bind anything but 127.0.0.1, run longer than ~60 s, or leave the
-server or any socket behind (everything is closed in finally blocks).
+What it must never do: listen anywhere but 127.0.0.1 (client sockets use loopback source
+addresses 127.0.0.1-9 to play different pods), run longer than ~60 s, or leave the server
+or any socket behind (everything is closed in finally blocks).
 """
 
 import argparse
