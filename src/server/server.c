@@ -39,6 +39,11 @@
 
 enum { KIND_POLICY = 1, KIND_CERT = 2 };
 
+/* The plain-HTTP ops listener (metrics, probes). */
+#define OPS_MAX_CONNECTIONS        256
+#define OPS_MAX_CONNECTIONS_PER_IP 8
+#define OPS_IDLE_TIMEOUT_S         10
+
 /* Debounce: a ConfigMap/Secret update is several events; act once they stop. */
 #define SETTLE_MS     150
 #define SETTLE_MAX_MS 1000
@@ -105,12 +110,13 @@ static void dir_of(char *out, size_t cap, const char *path)
 
 /* Every connection is a descriptor: raise the soft limit toward the hard one, and never let
  * --max-connections promise more than the process can open (accept() failing with EMFILE
- * would otherwise stall new connections). Returns the connection limit to use. */
-static unsigned fit_connection_limit(unsigned wanted)
+ * would otherwise stall new connections). `reserve` descriptors stay for the ops listener
+ * and the process itself. Returns the webhook connection limit to use. */
+static unsigned fit_connection_limit(unsigned wanted, unsigned reserve)
 {
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return wanted;
-    rlim_t want = (rlim_t)wanted + 64;
+    rlim_t want = (rlim_t)wanted + reserve;
     if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
         rlim_t target = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max;
         if (target > rl.rlim_cur) {
@@ -120,7 +126,7 @@ static unsigned fit_connection_limit(unsigned wanted)
         }
     }
     if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= want) return wanted;
-    unsigned fit = rl.rlim_cur > 128 ? (unsigned)(rl.rlim_cur - 64) : 64;
+    unsigned fit = rl.rlim_cur > (rlim_t)reserve + 16 ? (unsigned)(rl.rlim_cur - reserve) : 16;
     gpa_logline l;
     gpa_log_begin(&l, GPA_LOG_WARN, "--max-connections lowered to fit the open-files limit");
     gpa_log_int(&l, "requested", wanted);
@@ -191,7 +197,7 @@ int gpa_server_run(const gpa_serve_config *cfg)
     OPT(MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_logger, NULL);
     OPT(MHD_OPTION_LISTEN_SOCKET, listen_fd, NULL);
     if (cfg->threads > 1) OPT(MHD_OPTION_THREAD_POOL_SIZE, cfg->threads, NULL);
-    unsigned max_conns = fit_connection_limit(cfg->max_connections);
+    unsigned max_conns = fit_connection_limit(cfg->max_connections, OPS_MAX_CONNECTIONS + 64);
     OPT(MHD_OPTION_CONNECTION_LIMIT, max_conns, NULL);
     /* 16 KiB per connection (libmicrohttpd's default is 32): it still takes request headers of
      * ~15 KiB, and the pool is zeroed after every request, so half the pool is ~25k fewer
@@ -222,10 +228,15 @@ int gpa_server_run(const gpa_serve_config *cfg)
     }
     listen_fd = -1; /* libmicrohttpd owns it now */
 
+    /* The ops port answers the kubelet's probes, a new connection each time: idle
+     * connections from any one address (a pod that can reach the port) must not use up the
+     * listener, so few per address, many in total, and a short idle timeout. */
     ops_d = MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
                              gpa_ops_access, &st, MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, NULL,
-                             MHD_OPTION_LISTEN_SOCKET, metrics_fd, MHD_OPTION_CONNECTION_LIMIT, 64u,
-                             MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_END);
+                             MHD_OPTION_LISTEN_SOCKET, metrics_fd, MHD_OPTION_CONNECTION_LIMIT,
+                             (unsigned)OPS_MAX_CONNECTIONS, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+                             (unsigned)OPS_MAX_CONNECTIONS_PER_IP, MHD_OPTION_CONNECTION_TIMEOUT,
+                             (unsigned)OPS_IDLE_TIMEOUT_S, MHD_OPTION_END);
     if (!ops_d) {
         startup_error("cannot start the metrics listener", "libmicrohttpd refused the options");
         goto out;
