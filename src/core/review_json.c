@@ -378,8 +378,16 @@ static inline char *ws(char *p)
 /* A string at p (the opening quote): returns the byte after the closing quote, or NULL. */
 static inline char *string_at(parser *ps, char *p, char **out)
 {
-    ps->p = p;
-    if (parse_string(ps, out) != 0) return NULL;
+    /* Fast path with the cursor in a register: storing through out (a char **) would
+     * otherwise force ps->p to be reloaded. */
+    char *start = p + 1;
+    char *q = (char *)scan_plain(start);
+    if (*q == '"') {
+        *q = '\0';
+        *out = start;
+        return q + 1;
+    }
+    if (parse_string_slow(ps, start, q, out) != 0) return NULL;
     return ps->p;
 }
 
