@@ -290,6 +290,31 @@ with S.Server(BIN, policies, certs, extra=["--idle-timeout", "3s"]) as srv:
         pass  # this OpenSSL cannot even offer TLS 1.1: nothing to test
     still_answers(srv, ctx, "TLS 1.1 client")
 
+    # idle connections to the ops port from one address (another pod) must not starve the
+    # kubelet's probes, which come from another address with a new connection each time
+    flood = []
+    for _ in range(50):
+        try:
+            fs = socket.socket()
+            fs.bind(("127.0.0.2", 0))
+            fs.settimeout(2)
+            fs.connect(("127.0.0.1", srv.metrics_port))
+            flood.append(fs)
+        except OSError:
+            break
+    T.check(len(flood) >= 10, "opened %d idle connections to the ops port" % len(flood))
+    probe_ok = 0
+    for _ in range(5):
+        try:
+            t0 = time.monotonic()
+            st, _ = srv.http_get("/readyz", timeout=1)
+            probe_ok += st == 200 and time.monotonic() - t0 < 1
+        except OSError:
+            pass
+    T.eq(probe_ok, 5, "probes answered within 1 s during an idle flood of the ops port")
+    for fs in flood:
+        fs.close()
+
     # ---------------------------------------------------------------- metrics + logs
     m = srv.metrics()
     T.check((S.metric(m, "gpa_requests_total",
