@@ -293,7 +293,7 @@ with S.Server(BIN, policies, certs, extra=["--idle-timeout", "3s"]) as srv:
     # idle connections to the ops port from one address (another pod) must not starve the
     # kubelet's probes, which come from another address with a new connection each time
     flood = []
-    for _ in range(50):
+    for _ in range(100):  # more than the whole listener would take without a per-address cap
         try:
             fs = socket.socket()
             fs.bind(("127.0.0.2", 0))
