@@ -27,6 +27,7 @@
 #include "fuzz_common.h"
 #include "gpu_admission/engine.h"
 #include "gpu_admission/patch.h"
+#include "gpu_admission/quantity.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -302,11 +303,55 @@ static void check_applies(const cJSON *from, const cJSON *patch, const cJSON *wa
     cJSON_Delete(b);
 }
 
-/* An extended resource (a name with a '/' outside kubernetes.io) whose request differs from
- * its limit, or is requested without a limit. The API server rejects such a pod in validation,
- * after the webhooks ("must be equal to ... limit" / "Limit must be set for non overcommitable
- * resources"), so it can never be re-invoked on our output: the reinvocation properties
- * (idempotency, mutate/validate agreement) do not apply to it. Patch application still does. */
+static int is_extended(const char *name)
+{
+    return name && strchr(name, '/') && !strstr(name, "kubernetes.io/");
+}
+
+/* A whole, non-negative quantity, as the API server requires for extended resources. */
+static int whole_quantity(const cJSON *v)
+{
+    gpa_quantity q;
+    int64_t n;
+    if (cJSON_IsString(v))
+        return gpa_quantity_parse(&q, v->valuestring, strlen(v->valuestring), NULL) == GPA_OK &&
+               gpa_quantity_integer(&q, &n) && n >= 0;
+    return cJSON_IsNumber(v) && v->valuedouble >= 0 &&
+           v->valuedouble == (double)(int64_t)v->valuedouble;
+}
+
+/* The API server defaults requests from limits before any webhook runs: an arriving pod has a
+ * request for every limit. Applied to the fuzzed pod so it looks like what a webhook gets. */
+static void api_server_defaults(cJSON *pod)
+{
+    static const char *const lists[] = {"containers", "initContainers"};
+    cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
+    for (size_t l = 0; l < 2; l++) {
+        cJSON *c;
+        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(spec, lists[l]))
+        {
+            cJSON *res = cJSON_GetObjectItemCaseSensitive(c, "resources");
+            cJSON *lim = cJSON_GetObjectItemCaseSensitive(res, "limits");
+            if (!cJSON_IsObject(lim)) continue;
+            cJSON *req = cJSON_GetObjectItemCaseSensitive(res, "requests");
+            if (!req) req = cJSON_AddObjectToObject(res, "requests");
+            if (!cJSON_IsObject(req)) continue;
+            const cJSON *r;
+            cJSON_ArrayForEach(r, lim)
+            {
+                if (r->string && !cJSON_GetObjectItemCaseSensitive(req, r->string))
+                    cJSON_AddItemToObject(req, r->string, cJSON_Duplicate(r, 1));
+            }
+        }
+    }
+}
+
+/* A pod the API server rejects in validation, after the webhooks: an extended resource (a
+ * name with a '/' outside kubernetes.io) that is not a whole non-negative number, or whose
+ * request differs from its limit ("must be equal to ... limit" / "Limit must be set for non
+ * overcommitable resources"). Such a pod is never re-invoked on our output, so the
+ * reinvocation properties (idempotency, mutate/validate agreement) do not apply to it; patch
+ * application still does. */
 static int rejected_by_api_server(const cJSON *pod)
 {
     static const char *const lists[] = {"containers", "initContainers"};
@@ -321,18 +366,23 @@ static int rejected_by_api_server(const cJSON *pod)
             const cJSON *r;
             cJSON_ArrayForEach(r, req)
             {
-                if (!r->string || !strchr(r->string, '/') || strstr(r->string, "kubernetes.io/"))
-                    continue;
+                if (!is_extended(r->string)) continue;
                 const cJSON *lv = cJSON_GetObjectItemCaseSensitive(lim, r->string);
-                if (!lv || !cJSON_Compare(lv, r, 1)) return 1;
+                if (!lv || !cJSON_Compare(lv, r, 1) || !whole_quantity(r)) return 1;
+            }
+            cJSON_ArrayForEach(r, lim)
+            {
+                if (is_extended(r->string) && !whole_quantity(r)) return 1;
             }
         }
     }
     return 0;
 }
 
-static void engine_properties(const gpa_policy *p, const cJSON *pod, const char *ns)
+static void engine_properties(const gpa_policy *p, const cJSON *pod_in, const char *ns)
 {
+    cJSON *pod = cJSON_Duplicate(pod_in, 1);
+    api_server_defaults(pod);
     int reinvocable = !rejected_by_api_server(pod);
     gpa_request req = {.namespace_ = ns, .op = GPA_OP_CREATE, .object = pod};
     gpa_decision d;
@@ -340,6 +390,7 @@ static void engine_properties(const gpa_policy *p, const cJSON *pod, const char 
     gpa_error err = {0};
     if (gpa_engine_mutate(&d, p, &req, &err) != GPA_OK) {
         gpa_decision_clear(&d);
+        cJSON_Delete(pod);
         return; /* an error answer; the review fuzzer checks those */
     }
     if (!empty_patch(d.patch)) {
@@ -374,6 +425,7 @@ static void engine_properties(const gpa_policy *p, const cJSON *pod, const char 
         gpa_decision_clear(&v);
     }
     gpa_decision_clear(&d);
+    cJSON_Delete(pod);
 }
 
 /* gpa_patch_apply against the independent applier on an arbitrary patch: both must agree on
