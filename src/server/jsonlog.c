@@ -1,13 +1,17 @@
 /*
  * jsonlog.c - one JSON log line per event on stderr (see jsonlog.h).
  *
- * Must never: block on a lock, allocate, or emit a partial line; a value too long for the
- * line buffer is cut at a character boundary and the line marked "truncated":true.
+ * Must never: block a request thread on the destination, allocate per line, or emit a
+ * partial line; a value too long for the line buffer is cut at a character boundary and the
+ * line marked "truncated":true.
  */
 #include "jsonlog.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -15,6 +19,19 @@
 
 static atomic_int log_level = GPA_LOG_INFO;
 static atomic_int log_fd = 2;
+
+/* Queued mode: lines are appended to `buf`; the flusher swaps it with `spare` under the lock
+ * and writes the full one outside it. */
+#define QUEUE_CAP (512u * 1024u)
+static struct {
+    pthread_mutex_t lock;
+    char *buf, *spare;
+    size_t len;
+    int wake_fd;
+    atomic_bool on;
+    atomic_ulong dropped;
+    pthread_mutex_t flush_lock; /* one flusher at a time */
+} q = {.lock = PTHREAD_MUTEX_INITIALIZER, .flush_lock = PTHREAD_MUTEX_INITIALIZER, .wake_fd = -1};
 
 static const char *const level_names[] = {"debug", "info", "warn", "error"};
 
@@ -38,6 +55,18 @@ bool gpa_log_enabled(gpa_log_level l)
 void gpa_log_set_fd(int fd)
 {
     atomic_store(&log_fd, fd);
+}
+
+static void write_all(const char *p, size_t len)
+{
+    int fd = atomic_load_explicit(&log_fd, memory_order_relaxed);
+    size_t off = 0;
+    while (off < len) {
+        ssize_t w = write(fd, p + off, len - off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) break;
+        off += (size_t)w;
+    }
 }
 
 /* Room kept back so the closing "}\n" and a truncation marker always fit. */
@@ -187,14 +216,86 @@ void gpa_log_end(gpa_logline *l)
     }
     l->buf[l->len++] = '}';
     l->buf[l->len++] = '\n';
-    int fd = atomic_load_explicit(&log_fd, memory_order_relaxed);
-    size_t off = 0;
-    while (off < l->len) {
-        ssize_t w = write(fd, l->buf + off, l->len - off);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) break;
-        off += (size_t)w;
+    if (atomic_load_explicit(&q.on, memory_order_acquire)) {
+        bool wake = false, queued = false;
+        pthread_mutex_lock(&q.lock);
+        if (q.buf && q.len + l->len <= QUEUE_CAP) {
+            wake = q.len == 0;
+            memcpy(q.buf + q.len, l->buf, l->len);
+            q.len += l->len;
+            queued = true;
+        }
+        int fd = q.wake_fd;
+        pthread_mutex_unlock(&q.lock);
+        if (!queued) {
+            atomic_fetch_add_explicit(&q.dropped, 1, memory_order_relaxed);
+            return;
+        }
+        if (wake && fd >= 0) {
+            uint64_t one = 1;
+            ssize_t w = write(fd, &one, sizeof one);
+            (void)w; /* a full eventfd counter already means "wake up" */
+        }
+        return;
     }
+    write_all(l->buf, l->len);
+}
+
+int gpa_log_queue_start(int wake_fd)
+{
+    char *a = malloc(QUEUE_CAP), *b = malloc(QUEUE_CAP);
+    if (!a || !b) {
+        free(a);
+        free(b);
+        return -1;
+    }
+    pthread_mutex_lock(&q.lock);
+    q.buf = a;
+    q.spare = b;
+    q.len = 0;
+    q.wake_fd = wake_fd;
+    pthread_mutex_unlock(&q.lock);
+    atomic_store_explicit(&q.on, true, memory_order_release);
+    return 0;
+}
+
+void gpa_log_flush(void)
+{
+    pthread_mutex_lock(&q.flush_lock);
+    pthread_mutex_lock(&q.lock);
+    char *full = q.buf;
+    size_t n = q.len;
+    q.buf = q.spare;
+    q.spare = full;
+    q.len = 0;
+    pthread_mutex_unlock(&q.lock);
+    if (full && n) write_all(full, n);
+    pthread_mutex_unlock(&q.flush_lock);
+}
+
+void gpa_log_queue_stop(void)
+{
+    /* Lines written after this go straight out; then drain what was queued before. */
+    atomic_store_explicit(&q.on, false, memory_order_release);
+    gpa_log_flush();
+    pthread_mutex_lock(&q.flush_lock);
+    pthread_mutex_lock(&q.lock);
+    /* A thread that saw `on` just before it flipped may still append: flush once more. */
+    char *a = q.buf, *b = q.spare;
+    size_t n = q.len;
+    q.buf = q.spare = NULL;
+    q.len = 0;
+    q.wake_fd = -1;
+    pthread_mutex_unlock(&q.lock);
+    if (a && n) write_all(a, n);
+    pthread_mutex_unlock(&q.flush_lock);
+    free(a);
+    free(b);
+}
+
+unsigned long gpa_log_dropped(void)
+{
+    return atomic_load(&q.dropped);
 }
 
 void gpa_log_msg(gpa_log_level level, const char *msg, const char *error)

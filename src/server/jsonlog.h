@@ -2,8 +2,14 @@
  * jsonlog.h - the server's log: one JSON object per line on stderr (ts, level, msg, then
  * fields), written with a single write(2) so lines from concurrent threads never interleave.
  *
- * Must never: block on a lock, allocate on the heap, or print anything that is not one
- * complete JSON line.
+ * Two modes. Synchronous (the default, and for the CLI): each line is one write(2). Queued
+ * (the server, between gpa_log_queue_start and gpa_log_queue_stop): request threads copy the
+ * line into a buffer under a short lock and poke an eventfd; the server's main loop writes
+ * everything queued with one write(2). A slow or blocked stderr then stalls only the main
+ * loop's flush, never a request, and a full buffer drops lines (counted) instead of waiting.
+ *
+ * Must never: block a request thread on the log destination, allocate per line, or print
+ * anything that is not one complete JSON line.
  */
 #ifndef GPA_JSONLOG_H
 #define GPA_JSONLOG_H
@@ -35,6 +41,16 @@ void gpa_log_int(gpa_logline *l, const char *key, long long value);
 void gpa_log_double(gpa_logline *l, const char *key, double value, int decimals);
 void gpa_log_bool(gpa_logline *l, const char *key, bool value);
 void gpa_log_end(gpa_logline *l);
+
+/* Queued mode: wake_fd (an eventfd, or -1) is written when the queue goes from empty to
+ * non-empty, so the flusher can sleep until there is something to write. */
+int gpa_log_queue_start(int wake_fd);
+/* Writes everything queued so far (the flusher only). */
+void gpa_log_flush(void);
+/* Flushes and returns to synchronous writes. */
+void gpa_log_queue_stop(void);
+/* Lines dropped because the queue was full. */
+unsigned long gpa_log_dropped(void);
 
 /* Shorthand for a line with only a message and an optional "error" field. */
 void gpa_log_msg(gpa_log_level level, const char *msg, const char *error);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "gpu_admission/common.h"
+#include "jsonlog.h"
 
 static const char *const op_names[] = {"CREATE", "UPDATE", "DELETE", "CONNECT", "unknown"};
 static const char *const result_names[] = {"allowed", "mutated", "denied",
@@ -321,6 +322,12 @@ char *gpa_metrics_render(size_t *len_out)
         unsigned long v = atomic_load(&m.http_errors[c]);
         if (v) out(&b, "gpa_http_errors_total{code=\"%d\"} %lu\n", c + 400, v);
     }
+
+    out(&b,
+        "# HELP gpa_log_lines_dropped_total Log lines dropped because the log queue was full "
+        "(stderr not keeping up).\n# TYPE gpa_log_lines_dropped_total counter\n"
+        "gpa_log_lines_dropped_total %lu\n",
+        gpa_log_dropped());
 
     out(&b,
         "# HELP gpa_build_info Version of the running binary.\n"

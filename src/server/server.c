@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <time.h>
@@ -162,7 +163,7 @@ int gpa_server_run(const gpa_serve_config *cfg)
     }
 
     int rc = 1;
-    int listen_fd = -1, metrics_fd = -1;
+    int listen_fd = -1, metrics_fd = -1, log_efd = -1;
     struct MHD_Daemon *tls_d = NULL, *ops_d = NULL;
     char *client_ca = NULL;
     gpa_dir_watch watch = {.fd = -1};
@@ -189,6 +190,13 @@ int gpa_server_run(const gpa_serve_config *cfg)
     if (gpa_listen_socket(&metrics_fd, &metrics_port, cfg->metrics_listen, &err) != GPA_OK) {
         startup_error("cannot open the metrics listener", err.message);
         goto out;
+    }
+
+    /* From here on request threads queue their log lines; the main loop writes them. */
+    log_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (log_efd < 0 || gpa_log_queue_start(log_efd) != 0) {
+        if (log_efd >= 0) close(log_efd);
+        log_efd = -1; /* synchronous writes then: slower, still correct */
     }
 
     struct MHD_OptionItem tls_opts[24];
@@ -287,8 +295,10 @@ int gpa_server_run(const gpa_serve_config *cfg)
         if (pending && settle_at < wake) wake = settle_at;
         if (grace_end && grace_end < wake) wake = grace_end;
         int timeout = wake == LLONG_MAX ? -1 : wake <= now ? 0 : (int)(wake - now);
-        struct pollfd pfd[2] = {{.fd = sfd, .events = POLLIN}, {.fd = watch.fd, .events = POLLIN}};
-        int np = poll(pfd, watch.fd >= 0 ? 2 : 1, timeout);
+        struct pollfd pfd[3] = {{.fd = sfd, .events = POLLIN},
+                                {.fd = log_efd, .events = POLLIN},
+                                {.fd = watch.fd, .events = POLLIN}};
+        int np = poll(pfd, watch.fd >= 0 ? 3 : 2, timeout);
         if (np < 0 && errno != EINTR) break;
         now = now_ms();
 
@@ -314,7 +324,12 @@ int gpa_server_run(const gpa_serve_config *cfg)
                 }
             }
         }
-        if (np > 0 && watch.fd >= 0 && (pfd[1].revents & POLLIN)) {
+        if (np > 0 && (pfd[1].revents & POLLIN)) {
+            uint64_t n;
+            ssize_t r = read(log_efd, &n, sizeof n);
+            (void)r;
+        }
+        if (np > 0 && watch.fd >= 0 && (pfd[2].revents & POLLIN)) {
             unsigned k = gpa_dir_watch_drain(&watch);
             if (k) {
                 if (!pending) settle_first = now;
@@ -338,6 +353,7 @@ int gpa_server_run(const gpa_serve_config *cfg)
             gpa_reload_cert(cfg->tls_cert, cfg->tls_key, GPA_TRIGGER_PERIODIC, time(NULL), NULL);
             next_periodic = now + cfg->reload_interval_ms;
         }
+        gpa_log_flush();
         if (grace_end && now >= grace_end) break;
     }
 
@@ -353,6 +369,7 @@ int gpa_server_run(const gpa_serve_config *cfg)
                (atomic_load(&st.open_conns) > 0 || gpa_metrics_inflight() > 0)) {
             struct timespec ts = {0, 10 * 1000000};
             nanosleep(&ts, NULL);
+            gpa_log_flush();
         }
         long left = atomic_load(&st.open_conns);
         MHD_stop_daemon(tls_d);
@@ -367,6 +384,8 @@ int gpa_server_run(const gpa_serve_config *cfg)
 out:
     if (tls_d) MHD_stop_daemon(tls_d);
     if (ops_d) MHD_stop_daemon(ops_d);
+    gpa_log_queue_stop(); /* no request thread is left: write what they queued */
+    if (log_efd >= 0) close(log_efd);
     if (listen_fd >= 0) close(listen_fd);
     if (metrics_fd >= 0) close(metrics_fd);
     gpa_dir_watch_close(&watch);

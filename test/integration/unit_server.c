@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -212,6 +214,78 @@ static void test_log(void)
     CHECK_INT(gpa_log_level_parse("WARN"), -1);
 }
 
+/* Queued mode: 4 threads x 500 lines, one flush: every line whole, none lost, the eventfd
+ * woke the flusher; then a queue overfilled without flushing drops (and counts) lines. */
+static void *log_worker(void *arg)
+{
+    int id = (int)(long)arg;
+    for (int i = 0; i < 500; i++) {
+        gpa_logline l;
+        gpa_log_begin(&l, GPA_LOG_INFO, "queued");
+        gpa_log_int(&l, "thread", id);
+        gpa_log_int(&l, "i", i);
+        gpa_log_end(&l);
+    }
+    return NULL;
+}
+
+static int count_lines(const char *s, const char *needle)
+{
+    int n = 0;
+    for (const char *p = s; (p = strstr(p, needle)); p++)
+        n++;
+    return n;
+}
+
+static void log_queued_threads(void)
+{
+    int efd = eventfd(0, EFD_NONBLOCK);
+    CHECK(efd >= 0);
+    CHECK_INT(gpa_log_queue_start(efd), 0);
+    pthread_t t[4];
+    for (long i = 0; i < 4; i++)
+        pthread_create(&t[i], NULL, log_worker, (void *)i);
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    uint64_t wakes = 0;
+    CHECK(read(efd, &wakes, sizeof wakes) == (ssize_t)sizeof wakes && wakes >= 1);
+    gpa_log_flush();
+    gpa_log_queue_stop();
+    close(efd);
+}
+
+static void log_queue_overflow(void)
+{
+    CHECK_INT(gpa_log_queue_start(-1), 0);
+    unsigned long before = gpa_log_dropped();
+    static char v[3000];
+    memset(v, 'x', sizeof v - 1);
+    for (int i = 0; i < 400; i++) { /* ~1.2 MB into a 512 KiB queue, never flushed */
+        gpa_logline l;
+        gpa_log_begin(&l, GPA_LOG_INFO, "fill");
+        gpa_log_str(&l, "v", v);
+        gpa_log_end(&l);
+    }
+    CHECK(gpa_log_dropped() > before + 100);
+    gpa_log_queue_stop();
+    gpa_log_msg(GPA_LOG_INFO, "after-stop", NULL); /* synchronous again */
+}
+
+static void test_log_queue(void)
+{
+    char *out = capture(log_queued_threads);
+    CHECK_INT(out ? count_lines(out, "\"msg\":\"queued\"") : -1, 2000);
+    CHECK_INT(out ? count_lines(out, "}\n") : -1, 2000);
+    CHECK(out && strstr(out, "\"thread\":3,\"i\":499}\n") != NULL);
+    free(out);
+    out = capture(log_queue_overflow);
+    int kept = out ? count_lines(out, "\"msg\":\"fill\"") : -1;
+    CHECK(kept > 100 && kept < 400);
+    CHECK_INT(out ? count_lines(out, "}\n") : -1, kept + 1);
+    CHECK(out && strstr(out, "after-stop") != NULL);
+    free(out);
+}
+
 static void test_metrics(void)
 {
     char name[64];
@@ -258,6 +332,7 @@ static void test_metrics(void)
     CHECK(t && strstr(t, "gpa_http_errors_total{code=\"413\"} 1\n") != NULL);
     CHECK(t && strstr(t, "code=\"99\"") == NULL);
     CHECK(t && strstr(t, "gpa_policy_revision_info{revision=\"abc123\"} 1\n") != NULL);
+    CHECK(t && strstr(t, "gpa_log_lines_dropped_total ") != NULL);
     free(t);
 }
 
@@ -287,6 +362,7 @@ int main(void)
     test_sizes();
     test_config();
     test_log();
+    test_log_queue();
     test_metrics();
     test_listen();
     return check_done();
