@@ -14,6 +14,29 @@
 #include "policy_model.h"
 #include "pod.h"
 
+/* engine_index.c: a glob's literal prefix (<= 8 bytes) as a word; mask 0 = no prefilter. */
+typedef struct gpa_glob_key {
+    uint64_t prefix, mask;
+} gpa_glob_key;
+
+typedef struct gpa_engine_index {
+    size_t n_rules;
+    gpa_glob_key *rule_keys; /* per rule, in rule order */
+    size_t n_tenant_globs;
+    struct {
+        gpa_glob_key key;
+        const char *pattern;
+        size_t tenant;
+    } * tenant_globs; /* every tenant glob, tenant order then written order */
+} gpa_engine_index;
+
+/* The first 8 bytes of a namespace, zero-padded, to test against gpa_glob_key. */
+uint64_t gpa_ns_word(const char *ns);
+static inline bool gpa_glob_key_may_match(const gpa_glob_key *k, uint64_t ns_word)
+{
+    return (ns_word & k->mask) == k->prefix;
+}
+
 typedef struct gpa_violation {
     const char *reason; /* static id */
     char *message;

@@ -30,6 +30,24 @@ const char *gpa_trust_name(gpa_trust t)
     return t == GPA_TRUST_TRUSTED ? "trusted" : "untrusted";
 }
 
+/* The first tenant (in policy order) one of whose globs matches ns. */
+static const gpa_tenant *find_tenant(const gpa_policy *p, const char *ns)
+{
+    const gpa_engine_index *x = p->engine_index;
+    if (x) {
+        uint64_t w = gpa_ns_word(ns);
+        for (size_t k = 0; k < x->n_tenant_globs; k++)
+            if (gpa_glob_key_may_match(&x->tenant_globs[k].key, w) &&
+                gpa_glob_match(x->tenant_globs[k].pattern, ns))
+                return &p->tenants[x->tenant_globs[k].tenant];
+        return NULL;
+    }
+    for (size_t i = 0; i < p->n_tenants; i++)
+        for (size_t j = 0; j < p->tenants[i].namespaces.n; j++)
+            if (glob_match_fast(p->tenants[i].namespaces.items[j], ns)) return &p->tenants[i];
+    return NULL;
+}
+
 void gpa_eng_tenancy(gpa_eng *e)
 {
     if (e->tenancy_done) return;
@@ -40,16 +58,11 @@ void gpa_eng_tenancy(gpa_eng *e)
                                                                            : GPA_TRUST_UNTRUSTED;
     e->tenant = e->ns;
     const char *from = "the default";
-    for (size_t i = 0; i < p->n_tenants && e->tenant == e->ns; i++) {
-        const gpa_tenant *t = &p->tenants[i];
-        for (size_t j = 0; j < t->namespaces.n; j++) {
-            if (glob_match_fast(t->namespaces.items[j], e->ns)) {
-                e->tenant = t->name;
-                if (t->trust != GPA_TRUST_UNSET) base = t->trust;
-                from = "its tenant";
-                break;
-            }
-        }
+    const gpa_tenant *t = find_tenant(p, e->ns);
+    if (t) {
+        e->tenant = t->name;
+        if (t->trust != GPA_TRUST_UNSET) base = t->trust;
+        from = "its tenant";
     }
     e->ns_trust = base;
     e->trust = base;
@@ -233,7 +246,12 @@ void gpa_eng_match(gpa_eng *e)
     gpa_eng_tenancy(e);
     gpa_eng_explain(e, "pod asks %" PRId64 " GPU(s)%s", e->gpus,
                     e->has_mem ? " with a gpu-memory annotation" : "");
+    /* the load-time prefix index rejects most rules of a large policy without touching them;
+     * --explain walks every rule so it can say why each was skipped */
+    const gpa_engine_index *x = e->req->explain ? NULL : e->p->engine_index;
+    uint64_t w = gpa_ns_word(e->ns);
     for (size_t i = 0; i < e->p->n_rules; i++) {
+        if (x && !gpa_glob_key_may_match(&x->rule_keys[i], w)) continue;
         if (rule_matches(e, &e->p->rules[i])) {
             e->rule = &e->p->rules[i];
             break;

@@ -43,6 +43,18 @@ static bool rename_one(gpa_eng *e, cJSON *obj, const char *target)
     return true;
 }
 
+/* Can obj's nvidia.com/gpu be moved to target without guessing a count? (absent: yes) */
+static bool renamable(const cJSON *obj, const char *target)
+{
+    const cJSON *item =
+        cJSON_IsObject(obj) ? cJSON_GetObjectItemCaseSensitive(obj, GPA_RES_GPU) : NULL;
+    if (!item) return true;
+    int64_t n;
+    if (!gpa_gpu_qty(&n, item)) return false;
+    const cJSON *existing = cJSON_GetObjectItemCaseSensitive(obj, target);
+    return !existing || gpa_gpu_qty(&n, existing);
+}
+
 static void rename_resources(gpa_eng *e, cJSON *pod)
 {
     const gpa_pool *pool = e->pool;
@@ -67,6 +79,9 @@ static void rename_resources(gpa_eng *e, cJSON *pod)
              * requests still name nvidia.com/gpu would be rejected */
             cJSON *lim = cJSON_GetObjectItemCaseSensitive(res, "limits");
             cJSON *req = cJSON_GetObjectItemCaseSensitive(res, "requests");
+            /* all or nothing per container: renaming only one side of a bad quantity would
+             * change the pod's GPU count, and with it the rule a reinvocation matches */
+            if (!renamable(lim, target) || !renamable(req, target)) continue;
             if (cJSON_IsObject(lim) && rename_one(e, lim, target)) any = true;
             if (cJSON_IsObject(req) && rename_one(e, req, target)) any = true;
         }

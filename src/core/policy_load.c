@@ -613,7 +613,8 @@ int gpa_policy_load_sources(gpa_policy **out, const gpa_policy_source *sources, 
     } else if (L.n_errs) {
         rc = report_errors(&L, err);
     } else if ((rc = compute_gpu_resources(p, L.arena)) != GPA_OK ||
-               (rc = gpa_policy_compute_revision(p)) != GPA_OK) {
+               (rc = gpa_policy_compute_revision(p)) != GPA_OK ||
+               (rc = gpa_engine_index_build(p, L.arena)) != GPA_OK) {
         rc = gpa_fail(err, rc, "out of memory while loading the policy");
     }
     loader_clear(&L);

@@ -141,6 +141,14 @@ struct gpa_policy {
 
     /* loader-private bookkeeping (e.g. an arena) */
     void *storage;
+
+    /* the engine's load-time lookup aids (engine_index.c), in the same arena; NULL for a
+     * policy built without the loader (then the engine matches without them) */
+    const struct gpa_engine_index *engine_index;
 };
+
+/* Builds p->engine_index into the policy's arena; the loader calls it last. GPA_ENOMEM. */
+struct gpa_arena;
+int gpa_engine_index_build(gpa_policy *p, struct gpa_arena *a);
 
 #endif
