@@ -142,6 +142,108 @@ static void startup_error(const char *msg, const char *detail)
     gpa_log_msg(GPA_LOG_ERROR, msg, detail);
 }
 
+/* Runs until the grace period after SIGTERM/SIGINT ends: signals (signalfd), directory events
+ * (debounced), periodic checks, log flushing. Everything here runs on the main thread. */
+static void main_loop(const gpa_serve_config *cfg, gpa_http_state *st, int sfd, int log_efd,
+                      gpa_dir_watch *watch)
+{
+    long long next_periodic = cfg->reload_interval_ms ? now_ms() + cfg->reload_interval_ms : 0;
+    long long settle_at = 0, settle_first = 0, grace_end = 0;
+    unsigned pending = 0;
+    for (;;) {
+        long long now = now_ms();
+        long long wake = LLONG_MAX;
+        if (next_periodic) wake = next_periodic;
+        if (pending && settle_at < wake) wake = settle_at;
+        if (grace_end && grace_end < wake) wake = grace_end;
+        int timeout = wake == LLONG_MAX ? -1 : wake <= now ? 0 : (int)(wake - now);
+        struct pollfd pfd[3] = {{.fd = sfd, .events = POLLIN},
+                                {.fd = log_efd, .events = POLLIN},
+                                {.fd = watch->fd, .events = POLLIN}};
+        int np = poll(pfd, watch->fd >= 0 ? 3 : 2, timeout);
+        if (np < 0 && errno != EINTR) break;
+        now = now_ms();
+
+        if (np > 0 && (pfd[0].revents & POLLIN)) {
+            struct signalfd_siginfo si;
+            while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
+                if (si.ssi_signo == SIGHUP) {
+                    gpa_reload_policy(cfg->policies, GPA_TRIGGER_SIGNAL, NULL);
+                    gpa_reload_cert(cfg->tls_cert, cfg->tls_key, GPA_TRIGGER_SIGNAL, time(NULL),
+                                    NULL);
+                } else if (!grace_end) {
+                    atomic_store(&st->draining, true);
+                    grace_end = now + cfg->shutdown_grace_ms;
+                    if (grace_end == now) grace_end = now + 1;
+                    gpa_logline l;
+                    gpa_log_begin(&l, GPA_LOG_INFO, "shutdown requested; draining");
+                    gpa_log_str(&l, "signal", strsignal((int)si.ssi_signo));
+                    gpa_log_int(&l, "grace_ms", cfg->shutdown_grace_ms);
+                    gpa_log_end(&l);
+                } else {
+                    gpa_log_msg(GPA_LOG_INFO, "second shutdown signal; ending grace period", NULL);
+                    grace_end = now;
+                }
+            }
+        }
+        if (np > 0 && (pfd[1].revents & POLLIN)) {
+            uint64_t n;
+            ssize_t r = read(log_efd, &n, sizeof n);
+            (void)r;
+        }
+        if (np > 0 && watch->fd >= 0 && (pfd[2].revents & POLLIN)) {
+            unsigned k = gpa_dir_watch_drain(watch);
+            if (k) {
+                if (!pending) settle_first = now;
+                pending |= k;
+                settle_at = now + SETTLE_MS;
+                if (settle_at > settle_first + SETTLE_MAX_MS)
+                    settle_at = settle_first + SETTLE_MAX_MS;
+            }
+        }
+        /* A replaced pair is freed only long after any handshake that could hold it. */
+        gpa_tls_store_collect(time(NULL), cfg->idle_timeout_s + 60);
+        if (pending && now >= settle_at) {
+            if (pending & KIND_POLICY) gpa_reload_policy(cfg->policies, GPA_TRIGGER_WATCH, NULL);
+            if (pending & KIND_CERT)
+                gpa_reload_cert(cfg->tls_cert, cfg->tls_key, GPA_TRIGGER_WATCH, time(NULL), NULL);
+            pending = 0;
+        }
+        if (next_periodic && now >= next_periodic) {
+            if (watch->fd >= 0) gpa_dir_watch_rearm(watch);
+            gpa_reload_policy(cfg->policies, GPA_TRIGGER_PERIODIC, NULL);
+            gpa_reload_cert(cfg->tls_cert, cfg->tls_key, GPA_TRIGGER_PERIODIC, time(NULL), NULL);
+            next_periodic = now + cfg->reload_interval_ms;
+        }
+        gpa_log_flush();
+        if (grace_end && now >= grace_end) break;
+    }
+}
+
+/* Stops accepting, lets open connections finish (they were told Connection: close), then
+ * stops the listener. The wait is bounded: an idle keep-alive client must not hold us. */
+static void drain_and_stop(const gpa_serve_config *cfg, gpa_http_state *st,
+                           struct MHD_Daemon *tls_d)
+{
+    int lfd = MHD_quiesce_daemon(tls_d);
+    if (lfd >= 0) close(lfd);
+    gpa_log_msg(GPA_LOG_INFO, "listener closed; finishing open connections", NULL);
+    long long drain_ms = cfg->shutdown_grace_ms > 1000 ? cfg->shutdown_grace_ms : 1000;
+    long long drain_end = now_ms() + drain_ms;
+    while (now_ms() < drain_end &&
+           (atomic_load(&st->open_conns) > 0 || gpa_metrics_inflight() > 0)) {
+        struct timespec ts = {0, 10 * 1000000};
+        nanosleep(&ts, NULL);
+        gpa_log_flush();
+    }
+    long left = atomic_load(&st->open_conns);
+    MHD_stop_daemon(tls_d);
+    gpa_logline l;
+    gpa_log_begin(&l, GPA_LOG_INFO, "shutdown complete");
+    gpa_log_int(&l, "connections_closed_at_stop", left);
+    gpa_log_end(&l);
+}
+
 int gpa_server_run(const gpa_serve_config *cfg)
 {
     gpa_log_set_level((gpa_log_level)cfg->log_level);
@@ -284,101 +386,9 @@ int gpa_server_run(const gpa_serve_config *cfg)
         gpa_log_end(&l);
     }
 
-    /* Main loop: signals, directory events, periodic checks, grace-period countdown. */
-    long long next_periodic = cfg->reload_interval_ms ? now_ms() + cfg->reload_interval_ms : 0;
-    long long settle_at = 0, settle_first = 0, grace_end = 0;
-    unsigned pending = 0;
-    for (;;) {
-        long long now = now_ms();
-        long long wake = LLONG_MAX;
-        if (next_periodic) wake = next_periodic;
-        if (pending && settle_at < wake) wake = settle_at;
-        if (grace_end && grace_end < wake) wake = grace_end;
-        int timeout = wake == LLONG_MAX ? -1 : wake <= now ? 0 : (int)(wake - now);
-        struct pollfd pfd[3] = {{.fd = sfd, .events = POLLIN},
-                                {.fd = log_efd, .events = POLLIN},
-                                {.fd = watch.fd, .events = POLLIN}};
-        int np = poll(pfd, watch.fd >= 0 ? 3 : 2, timeout);
-        if (np < 0 && errno != EINTR) break;
-        now = now_ms();
-
-        if (np > 0 && (pfd[0].revents & POLLIN)) {
-            struct signalfd_siginfo si;
-            while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
-                if (si.ssi_signo == SIGHUP) {
-                    gpa_reload_policy(cfg->policies, GPA_TRIGGER_SIGNAL, NULL);
-                    gpa_reload_cert(cfg->tls_cert, cfg->tls_key, GPA_TRIGGER_SIGNAL, time(NULL),
-                                    NULL);
-                } else if (!grace_end) {
-                    atomic_store(&st.draining, true);
-                    grace_end = now + cfg->shutdown_grace_ms;
-                    if (grace_end == now) grace_end = now + 1;
-                    gpa_logline l;
-                    gpa_log_begin(&l, GPA_LOG_INFO, "shutdown requested; draining");
-                    gpa_log_str(&l, "signal", strsignal((int)si.ssi_signo));
-                    gpa_log_int(&l, "grace_ms", cfg->shutdown_grace_ms);
-                    gpa_log_end(&l);
-                } else {
-                    gpa_log_msg(GPA_LOG_INFO, "second shutdown signal; ending grace period", NULL);
-                    grace_end = now;
-                }
-            }
-        }
-        if (np > 0 && (pfd[1].revents & POLLIN)) {
-            uint64_t n;
-            ssize_t r = read(log_efd, &n, sizeof n);
-            (void)r;
-        }
-        if (np > 0 && watch.fd >= 0 && (pfd[2].revents & POLLIN)) {
-            unsigned k = gpa_dir_watch_drain(&watch);
-            if (k) {
-                if (!pending) settle_first = now;
-                pending |= k;
-                settle_at = now + SETTLE_MS;
-                if (settle_at > settle_first + SETTLE_MAX_MS)
-                    settle_at = settle_first + SETTLE_MAX_MS;
-            }
-        }
-        /* A replaced pair is freed only long after any handshake that could hold it. */
-        gpa_tls_store_collect(time(NULL), cfg->idle_timeout_s + 60);
-        if (pending && now >= settle_at) {
-            if (pending & KIND_POLICY) gpa_reload_policy(cfg->policies, GPA_TRIGGER_WATCH, NULL);
-            if (pending & KIND_CERT)
-                gpa_reload_cert(cfg->tls_cert, cfg->tls_key, GPA_TRIGGER_WATCH, time(NULL), NULL);
-            pending = 0;
-        }
-        if (next_periodic && now >= next_periodic) {
-            if (watch.fd >= 0) gpa_dir_watch_rearm(&watch);
-            gpa_reload_policy(cfg->policies, GPA_TRIGGER_PERIODIC, NULL);
-            gpa_reload_cert(cfg->tls_cert, cfg->tls_key, GPA_TRIGGER_PERIODIC, time(NULL), NULL);
-            next_periodic = now + cfg->reload_interval_ms;
-        }
-        gpa_log_flush();
-        if (grace_end && now >= grace_end) break;
-    }
-
-    /* Stop accepting, let open connections finish (they were told Connection: close), then
-     * stop. The drain wait is bounded: an idle keep-alive client must not hold us forever. */
-    {
-        int lfd = MHD_quiesce_daemon(tls_d);
-        if (lfd >= 0) close(lfd);
-        gpa_log_msg(GPA_LOG_INFO, "listener closed; finishing open connections", NULL);
-        long long drain_ms = cfg->shutdown_grace_ms > 1000 ? cfg->shutdown_grace_ms : 1000;
-        long long drain_end = now_ms() + drain_ms;
-        while (now_ms() < drain_end &&
-               (atomic_load(&st.open_conns) > 0 || gpa_metrics_inflight() > 0)) {
-            struct timespec ts = {0, 10 * 1000000};
-            nanosleep(&ts, NULL);
-            gpa_log_flush();
-        }
-        long left = atomic_load(&st.open_conns);
-        MHD_stop_daemon(tls_d);
-        tls_d = NULL;
-        gpa_logline l;
-        gpa_log_begin(&l, GPA_LOG_INFO, "shutdown complete");
-        gpa_log_int(&l, "connections_closed_at_stop", left);
-        gpa_log_end(&l);
-    }
+    main_loop(cfg, &st, sfd, log_efd, &watch);
+    drain_and_stop(cfg, &st, tls_d);
+    tls_d = NULL;
     rc = 0;
 
 out:
