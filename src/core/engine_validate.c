@@ -209,6 +209,7 @@ static void check_served(gpa_eng *e, const gpa_pod *v)
             for (size_t j = 0; j < g.n; j++) {
                 const char *name = g.res[j].name;
                 if (pool_serves(pool, name)) continue;
+                if (g.res[j].bad) continue; /* bad-quantity already says what is wrong */
                 /* no profile fits: mig-memory already says why it was not rewritten */
                 if (pool->sharing == GPA_SHARING_MIG && !e->mig && strcmp(name, GPA_RES_GPU) == 0)
                     continue;
