@@ -219,6 +219,14 @@ static void check_served(gpa_eng *e, const gpa_pod *v)
                                       "container %s asks for %s but rule %s places the pod in "
                                       "pool %s, which serves %s; ask for %s",
                                       cname, name, e->rule->name, pool->name, served, GPA_RES_GPU);
+                else if (strcmp(name, GPA_RES_GPU) == 0)
+                    /* the mutating webhook would have rewritten it: it did not run */
+                    gpa_eng_violation(e, "resource-pool-mismatch",
+                                      "container %s asks for %s but rule %s places the pod in "
+                                      "pool %s, which serves %s; the mutating webhook rewrites "
+                                      "it (is it enabled for namespace %s?), or ask for one of "
+                                      "those directly",
+                                      cname, name, e->rule->name, pool->name, served, e->ns);
                 else
                     gpa_eng_violation(e, "resource-pool-mismatch",
                                       "container %s asks for %s but rule %s places the pod in "
@@ -385,8 +393,9 @@ void gpa_eng_check(gpa_eng *e, const gpa_pod *v)
             }
         }
     }
-    if (create && e->pool) check_placement(e, v);
+    /* who may share and how comes before what the pool serves: the more useful message */
     if (shared) check_shared(e, v, shared, create);
+    if (create && e->pool) check_placement(e, v);
     check_pool_label(e, v, e->pool ? e->pool : shared);
     if (create) check_untrusted_containers(e, v);
 }
