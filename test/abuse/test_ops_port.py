@@ -9,9 +9,8 @@ answered within 1 s, every time, for the whole flood. If they are not, the kubel
 webhook unready (the Service drops it: with failurePolicy Fail no pod in scope can be
 created) and then restarts it - a cluster-wide denial of pod creation from one pod.
 
-KNOWN GAP at the time of writing (docs/security.md): the ops listener has a 64-connection
-limit, no per-IP limit and a 30 s idle timeout, so this test fails; it is not registered in
-ctest until the server bounds connections per address on that port.
+This test found the gap (64 connections in total, no per-address limit, 30 s idle timeout);
+the server now caps the ops listener per address (docs/security.md).
 
 What it must never do: bind anything but 127.0.0.1, run longer than ~30 s, or leave the
 server running.
