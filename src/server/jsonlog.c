@@ -83,43 +83,69 @@ static void put_raw(gpa_logline *l, const char *s, size_t n)
 }
 
 /* Escapes s as a JSON string body; stops cleanly (never mid-escape) when full. */
+/* Cuts back to a character boundary and marks the line truncated. */
+static void truncate_here(gpa_logline *l)
+{
+    /* Do not leave half a UTF-8 sequence behind. */
+    while (l->len > 0 && ((unsigned char)l->buf[l->len - 1] & 0xC0) == 0x80)
+        l->len--;
+    if (l->len > 0 && ((unsigned char)l->buf[l->len - 1] & 0xC0) == 0xC0) l->len--;
+    l->truncated = true;
+}
+
+static bool plain(unsigned char c)
+{
+    return c >= 0x20 && c != '"' && c != '\\' && c != 0x7f;
+}
+
 static void put_escaped(gpa_logline *l, const char *s)
 {
     static const char hex[] = "0123456789abcdef";
+    const size_t limit = sizeof l->buf - RESERVE - 1;
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        /* Runs of bytes that need no escape (nearly everything) are copied at once. */
+        const unsigned char *run = p;
+        while (plain(*run))
+            run++;
+        size_t rn = (size_t)(run - p);
+        if (rn) {
+            if (l->len + rn > limit) {
+                memcpy(l->buf + l->len, p, limit - l->len);
+                l->len = limit;
+                truncate_here(l);
+                return;
+            }
+            memcpy(l->buf + l->len, p, rn);
+            l->len += rn;
+            p = run;
+            if (!*p) break;
+        }
         char tmp[6];
-        size_t n;
+        size_t n = 2;
+        tmp[0] = '\\';
         switch (*p) {
         case '"':
-            memcpy(tmp, "\\\"", 2), n = 2;
+            tmp[1] = '"';
             break;
         case '\\':
-            memcpy(tmp, "\\\\", 2), n = 2;
+            tmp[1] = '\\';
             break;
         case '\n':
-            memcpy(tmp, "\\n", 2), n = 2;
+            tmp[1] = 'n';
             break;
         case '\r':
-            memcpy(tmp, "\\r", 2), n = 2;
+            tmp[1] = 'r';
             break;
         case '\t':
-            memcpy(tmp, "\\t", 2), n = 2;
+            tmp[1] = 't';
             break;
-        default:
-            if (*p < 0x20 || *p == 0x7f) {
-                tmp[0] = '\\', tmp[1] = 'u', tmp[2] = '0', tmp[3] = '0';
-                tmp[4] = hex[*p >> 4], tmp[5] = hex[*p & 15];
-                n = 6;
-            } else {
-                tmp[0] = (char)*p, n = 1;
-            }
+        default: /* other control characters and DEL */
+            tmp[1] = 'u', tmp[2] = '0', tmp[3] = '0';
+            tmp[4] = hex[*p >> 4], tmp[5] = hex[*p & 15];
+            n = 6;
         }
-        if (l->len + n > sizeof l->buf - RESERVE - 1) {
-            /* Do not leave half a UTF-8 sequence behind. */
-            while (l->len > 0 && ((unsigned char)l->buf[l->len - 1] & 0xC0) == 0x80)
-                l->len--;
-            if (l->len > 0 && ((unsigned char)l->buf[l->len - 1] & 0xC0) == 0xC0) l->len--;
-            l->truncated = true;
+        if (l->len + n > limit) {
+            truncate_here(l);
             return;
         }
         memcpy(l->buf + l->len, tmp, n);

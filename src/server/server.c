@@ -310,8 +310,8 @@ int gpa_server_run(const gpa_serve_config *cfg)
     unsigned max_conns = fit_connection_limit(cfg->max_connections, OPS_MAX_CONNECTIONS + 64);
     OPT(MHD_OPTION_CONNECTION_LIMIT, max_conns, NULL);
     /* 16 KiB per connection (libmicrohttpd's default is 32): it still takes request headers of
-     * ~15 KiB, and the pool is zeroed after every request, so half the pool is ~25k fewer
-     * instructions per request (callgrind) and half the memory per idle connection. */
+     * ~15 KiB; libmicrohttpd zeroes the pool after every request, so this halves that work,
+     * and an idle connection holds half the memory. */
     OPT(MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384, NULL);
     OPT(MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->max_connections_per_ip, NULL);
     OPT(MHD_OPTION_CONNECTION_TIMEOUT, cfg->idle_timeout_s, NULL);

@@ -178,6 +178,29 @@ static void log_truncated(void)
     gpa_log_end(&l);
 }
 
+static char utf8[9001];
+static void log_truncated_utf8(void)
+{
+    for (size_t i = 0; i + 2 <= sizeof utf8 - 1; i += 2)
+        memcpy(utf8 + i, "\xc3\xa9", 2); /* "é" x 4500: the cut falls inside a plain run */
+    gpa_logline l;
+    gpa_log_begin(&l, GPA_LOG_INFO, "utf8");
+    gpa_log_str(&l, "v", utf8);
+    gpa_log_end(&l);
+}
+
+/* Minimal UTF-8 well-formedness check (no overlong/surrogate checks needed here). */
+static bool valid_utf8(const unsigned char *p)
+{
+    while (*p) {
+        int n = *p < 0x80 ? 0 : (*p & 0xE0) == 0xC0 ? 1 : (*p & 0xF0) == 0xE0 ? 2 : 3;
+        p++;
+        for (int i = 0; i < n; i++, p++)
+            if ((*p & 0xC0) != 0x80) return false;
+    }
+    return true;
+}
+
 static void log_filtered(void)
 {
     gpa_log_set_level(GPA_LOG_WARN);
@@ -204,6 +227,13 @@ static void test_log(void)
     CHECK(out && strstr(out, "\\\"\",\"truncated\"") != NULL);
     CHECK(out && strstr(out, "\"after\"") == NULL);
     CHECK(out && strchr(out, '\n') == out + len - 1); /* exactly one line */
+    free(out);
+
+    out = capture(log_truncated_utf8);
+    len = out ? strlen(out) : 0;
+    CHECK(len > 3000 && len <= 4096);
+    CHECK(out && valid_utf8((const unsigned char *)out));
+    CHECK(out && strstr(out, "\xc3\xa9\",\"truncated\":true}\n") != NULL);
     free(out);
 
     out = capture(log_filtered);
