@@ -175,7 +175,7 @@ def main():
                     default=int(os.environ.get("GPA_ABUSE_IDLE_CONNS", "2000")))
     ap.add_argument("--tls-silent", type=int, default=100)
     ap.add_argument("--slow", type=int, default=50)
-    ap.add_argument("--flood-seconds", type=float, default=15)
+    ap.add_argument("--flood-seconds", type=float, default=12)
     ap.add_argument("--p99-ms", type=float,
                     default=float(os.environ.get("GPA_ABUSE_P99_MS", "50")))
     ap.add_argument("--handshake-p99-ms", type=float,
