@@ -182,9 +182,9 @@ static void place(gpa_eng *e, cJSON *pod)
 {
     const gpa_pool *pool = e->pool;
     cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
+    if (!cJSON_IsObject(spec)) return; /* no spec to place: the API server rejects it anyway */
     cJSON *meta = gpa_eng_child_obj(e, pod, "metadata");
-    if (!cJSON_IsObject(spec) || !meta)
-        return; /* no spec to place: the API server rejects such a pod anyway */
+    if (!meta) return;
 
     rename_resources(e, pod); /* 1 */
     add_tolerations(e, spec); /* 2 */
