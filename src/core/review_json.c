@@ -214,7 +214,7 @@ static int parse_string_slow(parser *ps, char *start, char *p, char **out)
              * API server stores (and the runtime sees) the whole value. Refuse, don't guess. */
             if (cp == 0) {
                 ps->p = p;
-                return fail(ps, "\\u0000 in a string");
+                return fail(ps, "\\u0000 (NUL) in a string is refused");
             }
             if (cp >= 0xDC00 && cp <= 0xDFFF) {
                 ps->p = p;
