@@ -58,8 +58,9 @@ typedef struct gpa_eng {
 
     /* GPU demand */
     int64_t gpus;
-    bool has_mem; /* a parseable gpu-memory annotation */
-    bool mem_bad; /* an annotation that is not a quantity */
+    bool gpu_named; /* some container names a GPU resource (even with a bad value) */
+    bool has_mem;   /* a parseable gpu-memory annotation */
+    bool mem_bad;   /* an annotation that is not a quantity */
     int64_t mem_bytes;
 
     /* matching and placement */

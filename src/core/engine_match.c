@@ -80,7 +80,7 @@ void gpa_eng_tenancy(gpa_eng *e)
 
 void gpa_eng_demand(gpa_eng *e)
 {
-    e->gpus = gpa_pod_gpu_count(&e->orig, e->p);
+    e->gpus = gpa_pod_gpu_count(&e->orig, e->p, &e->gpu_named);
     const char *mem = gpa_pod_annotation(&e->orig, GPA_ANN_GPU_MEMORY);
     if (mem) {
         gpa_quantity q;

@@ -380,7 +380,7 @@ void gpa_eng_check(gpa_eng *e, const gpa_pod *v)
                           GPA_ANN_GPU_MEMORY, gpa_pod_annotation(&e->orig, GPA_ANN_GPU_MEMORY));
 
     const gpa_pool *shared = NULL;
-    if (e->gpus > 0 || create) {
+    if (e->gpus > 0 || (create && e->gpu_named)) { /* a non-GPU pod skips the scan */
         char nb[16];
         for (int k = GPA_PODC_MAIN; k <= GPA_PODC_INIT; k++) {
             const cJSON *c;

@@ -44,6 +44,8 @@ void gpa_pod_init(gpa_pod *v, const cJSON *pod)
     cJSON_ArrayForEach(c, v->spec)
     {
         if (!c->string || !cJSON_IsArray(c)) continue;
+        char f = c->string[0];
+        if (f != 'c' && f != 'i' && f != 'e') continue; /* containers, init..., ephemeral... */
         for (int k = 0; k < GPA_PODC_KINDS; k++)
             if (strcmp(c->string, gpa_podc_field((gpa_podc_kind)k)) == 0) v->containers[k] = c;
     }
@@ -94,8 +96,10 @@ bool gpa_is_gpu_resource(const gpa_policy *p, const char *name)
     if (strncmp(name, "nvidia.com/", 11) == 0) {
         if (strcmp(name + 11, "gpu") == 0 || gpa_is_mig_resource(name)) return true;
     }
+    /* first byte first: "cpu", "memory" and friends never reach strcmp */
     for (size_t i = 0; i < p->gpu_resources.n; i++)
-        if (strcmp(p->gpu_resources.items[i], name) == 0) return true;
+        if (p->gpu_resources.items[i][0] == name[0] && strcmp(p->gpu_resources.items[i], name) == 0)
+            return true;
     return false;
 }
 
@@ -170,20 +174,24 @@ void gpa_ctr_gpus_scan(gpa_ctr_gpus *out, const gpa_policy *p, const cJSON *cont
         if (!out->res[i].bad) out->total += out->res[i].count;
 }
 
-int64_t gpa_pod_gpu_count(const gpa_pod *v, const gpa_policy *p)
+int64_t gpa_pod_gpu_count(const gpa_pod *v, const gpa_policy *p, bool *any_named)
 {
+    bool named = false;
     int64_t sum = 0, init_max = 0;
     gpa_ctr_gpus g;
     const cJSON *c;
     cJSON_ArrayForEach(c, gpa_pod_containers(v, GPA_PODC_MAIN))
     {
         gpa_ctr_gpus_scan(&g, p, c);
+        named = named || g.n || g.overflow;
         sum += g.total;
     }
     cJSON_ArrayForEach(c, gpa_pod_containers(v, GPA_PODC_INIT))
     {
         gpa_ctr_gpus_scan(&g, p, c);
+        named = named || g.n || g.overflow;
         if (g.total > init_max) init_max = g.total;
     }
+    if (any_named) *any_named = named;
     return sum > init_max ? sum : init_max;
 }

@@ -85,7 +85,8 @@ typedef struct gpa_ctr_gpus {
 
 void gpa_ctr_gpus_scan(gpa_ctr_gpus *out, const gpa_policy *p, const cJSON *container);
 
-/* max(sum over containers, max over initContainers) of every GPU resource. */
-int64_t gpa_pod_gpu_count(const gpa_pod *v, const gpa_policy *p);
+/* max(sum over containers, max over initContainers) of every GPU resource; any_named
+ * (optional) tells whether any container names a GPU resource at all, valid or not. */
+int64_t gpa_pod_gpu_count(const gpa_pod *v, const gpa_policy *p, bool *any_named);
 
 #endif
