@@ -12,6 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "review_buf.h"
 
 void gpa_rbuf_init(gpa_rbuf *b, size_t cap)
@@ -49,7 +53,7 @@ char *gpa_rbuf_take(gpa_rbuf *b, size_t *len_out)
 }
 
 /* Makes room for n more bytes plus a terminator. */
-static bool reserve(gpa_rbuf *b, size_t n)
+static inline bool reserve(gpa_rbuf *b, size_t n)
 {
     if (b->oom) return false;
     if (n > ((size_t)-1) / 4 - b->len) {
@@ -82,51 +86,91 @@ void gpa_rbuf_puts(gpa_rbuf *b, const char *s)
     gpa_rbuf_put(b, s, strlen(s));
 }
 
-void gpa_rbuf_json_str(gpa_rbuf *b, const char *s)
+/* One byte that JSON needs escaped, written at o; returns the new end. */
+static inline char *escape_byte(char *o, unsigned char c)
 {
     static const char hex[] = "0123456789abcdef";
+    *o++ = '\\';
+    switch (c) {
+    case '"':
+        *o++ = '"';
+        break;
+    case '\\':
+        *o++ = '\\';
+        break;
+    case '\b':
+        *o++ = 'b';
+        break;
+    case '\f':
+        *o++ = 'f';
+        break;
+    case '\n':
+        *o++ = 'n';
+        break;
+    case '\r':
+        *o++ = 'r';
+        break;
+    case '\t':
+        *o++ = 't';
+        break;
+    default:
+        *o++ = 'u';
+        *o++ = '0';
+        *o++ = '0';
+        *o++ = hex[c >> 4];
+        *o++ = hex[c & 15];
+    }
+    return o;
+}
+
+void gpa_rbuf_json_str(gpa_rbuf *b, const char *s)
+{
     size_t n = strlen(s);
-    /* Worst case every byte becomes \u00XX. */
-    if (!reserve(b, n * 6 + 2)) return;
+    /* Worst case every byte becomes \u00XX; +16: the block copy below may write (not keep)
+     * up to 16 bytes past the current end. */
+    if (!reserve(b, n * 6 + 2 + 16)) return;
     char *o = b->data + b->len;
     *o++ = '"';
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        unsigned char c = *p;
-        if (c >= 0x20 && c != '"' && c != '\\') {
-            *o++ = (char)c;
+    const unsigned char *p = (const unsigned char *)s, *end = p + n;
+#if defined(__SSE2__)
+    /* 16 bytes at a time: copy the block, keep the part before the first byte needing an
+     * escape. Never reads past the string (the tail goes through a local copy). */
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+    const __m128i ctl = _mm_set1_epi8(0x1f);
+    while (p < end) {
+        size_t left = (size_t)(end - p);
+        __m128i x;
+        if (left >= 16) {
+            x = _mm_loadu_si128((const __m128i *)(const void *)p);
+        } else {
+            unsigned char tmp[16] = {0};
+            memcpy(tmp, p, left);
+            x = _mm_loadu_si128((const __m128i *)(const void *)tmp);
+        }
+        unsigned mask = (unsigned)_mm_movemask_epi8(
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash)),
+                         _mm_cmpeq_epi8(_mm_min_epu8(x, ctl), x)));
+        size_t take = left < 16 ? left : 16;
+        if (left < 16) mask &= (1u << left) - 1;
+        _mm_storeu_si128((__m128i *)(void *)o, x);
+        if (!mask) {
+            o += take;
+            p += take;
             continue;
         }
-        *o++ = '\\';
-        switch (c) {
-        case '"':
-            *o++ = '"';
-            break;
-        case '\\':
-            *o++ = '\\';
-            break;
-        case '\b':
-            *o++ = 'b';
-            break;
-        case '\f':
-            *o++ = 'f';
-            break;
-        case '\n':
-            *o++ = 'n';
-            break;
-        case '\r':
-            *o++ = 'r';
-            break;
-        case '\t':
-            *o++ = 't';
-            break;
-        default:
-            *o++ = 'u';
-            *o++ = '0';
-            *o++ = '0';
-            *o++ = hex[c >> 4];
-            *o++ = hex[c & 15];
-        }
+        unsigned k = (unsigned)__builtin_ctz(mask);
+        o += k;
+        p += k;
+        o = escape_byte(o, *p++);
     }
+#else
+    for (; p < end; p++) {
+        if (*p >= 0x20 && *p != '"' && *p != '\\')
+            *o++ = (char)*p;
+        else
+            o = escape_byte(o, *p);
+    }
+#endif
     *o++ = '"';
     b->len = (size_t)(o - b->data);
 }
@@ -184,6 +228,11 @@ static void put_number(gpa_rbuf *b, const cJSON *v)
         b->oom = true;
 }
 
+static inline void put_char(gpa_rbuf *b, char c)
+{
+    if (reserve(b, 1)) b->data[b->len++] = c;
+}
+
 void gpa_rbuf_json_value(gpa_rbuf *b, const cJSON *v)
 {
     switch (v->type & 0xFF) {
@@ -209,16 +258,16 @@ void gpa_rbuf_json_value(gpa_rbuf *b, const cJSON *v)
     case cJSON_Array:
     case cJSON_Object: {
         bool obj = (v->type & 0xFF) == cJSON_Object;
-        gpa_rbuf_put(b, obj ? "{" : "[", 1);
+        put_char(b, obj ? '{' : '[');
         for (const cJSON *c = v->child; c; c = c->next) {
             if (obj) {
                 gpa_rbuf_json_str(b, c->string ? c->string : "");
-                gpa_rbuf_put(b, ":", 1);
+                put_char(b, ':');
             }
             gpa_rbuf_json_value(b, c);
-            if (c->next) gpa_rbuf_put(b, ",", 1);
+            if (c->next) put_char(b, ',');
         }
-        gpa_rbuf_put(b, obj ? "}" : "]", 1);
+        put_char(b, obj ? '}' : ']');
         return;
     }
     default:
