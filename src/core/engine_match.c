@@ -133,6 +133,22 @@ static bool skip(gpa_eng *e, const gpa_rule *r, const char *fmt, ...)
     return false;
 }
 
+/* "[a-*, b]" for explain lines, cut with "..." when long. */
+static void globs_text(char *buf, size_t cap, const gpa_strlist *l)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < l->n; i++) {
+        size_t need = strlen(l->items[i]) + 2;
+        if (at + need + 5 > cap) { /* keep room for "...]" */
+            snprintf(buf + at, cap - at, "%s...]", i ? ", " : "[");
+            return;
+        }
+        at += (size_t)snprintf(buf + at, cap - at, "%s%s", i ? ", " : "[", l->items[i]);
+    }
+    snprintf(buf + at, cap - at, "]");
+}
+
 static bool in_range(const gpa_range *rg, int64_t v)
 {
     return (!rg->has_min || v >= rg->min) && (!rg->has_max || v <= rg->max);
@@ -199,9 +215,11 @@ static bool rule_matches(gpa_eng *e, const gpa_rule *r)
         size_t i;
         for (i = 0; i < r->namespaces.n; i++)
             if (glob_match_fast(r->namespaces.items[i], e->ns)) break;
-        if (i == r->namespaces.n)
-            return skip(e, r, "namespace %s matches none of the rule's %zu namespace glob(s)",
-                        e->ns, r->namespaces.n);
+        if (i == r->namespaces.n) {
+            char list[256];
+            globs_text(list, sizeof list, &r->namespaces);
+            return skip(e, r, "namespace %s matches none of %s", e->ns, list);
+        }
         if (ex) why_add(&w, "namespace %s matches %s", e->ns, r->namespaces.items[i]);
     }
     for (size_t i = 0; i < r->labels.n; i++) {
