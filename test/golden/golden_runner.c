@@ -370,12 +370,15 @@ static bool load_case(gcase *c, const char *cases_dir, const char *name)
         FAIL(c, "pod: %s", why);
         return false;
     }
+    /* a pod the webhook already mutated names the policy revision it was placed under */
+    subst_revision(c->pod, gpa_policy_revision(c->policy));
     if (cJSON_GetObjectItemCaseSensitive(c->spec, "oldPod")) {
         c->old_pod = build_pod(c, "oldPod", NULL, why, sizeof why);
         if (!c->old_pod) {
             FAIL(c, "oldPod: %s", why);
             return false;
         }
+        subst_revision(c->old_pod, gpa_policy_revision(c->policy));
     }
     return true;
 }
