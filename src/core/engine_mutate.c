@@ -27,9 +27,10 @@ static bool rename_one(gpa_eng *e, cJSON *obj, const char *target)
         if (!gpa_gpu_qty(&a, item) || !gpa_gpu_qty(&b, existing))
             return false; /* left for the quantity check to report */
         char num[24];
-        snprintf(num, sizeof num, "%" PRId64, a + b);
-        cJSON *sum = cJSON_IsString(existing) ? cJSON_CreateString(num)
-                                              : cJSON_CreateNumber((double)(a + b));
+        int64_t total = gpa_count_add(a, b);
+        snprintf(num, sizeof num, "%" PRId64, total);
+        cJSON *sum =
+            cJSON_IsString(existing) ? cJSON_CreateString(num) : cJSON_CreateNumber((double)total);
         if (!sum) {
             e->oom = true;
             return false;

@@ -118,14 +118,14 @@ static const gpa_pool *check_container(gpa_eng *e, const cJSON *c, const char *c
         if (sp) {
             shared = sp;
             shared_name = r->name;
-            n_shared += r->count;
+            n_shared = gpa_count_add(n_shared, r->count);
         }
         if ((!pool || (pool->sharing == GPA_SHARING_MIG && pool->mig_strategy == GPA_MIG_MIXED)) &&
             gpa_is_mig_resource(r->name))
-            n_mig += r->count;
+            n_mig = gpa_count_add(n_mig, r->count);
         if (pool && pool->sharing == GPA_SHARING_MIG && pool->mig_strategy == GPA_MIG_SINGLE &&
             strcmp(r->name, GPA_RES_GPU) == 0)
-            n_mig += r->count;
+            n_mig = gpa_count_add(n_mig, r->count);
     }
     if (create && n_shared > 1)
         gpa_eng_violation(e, "shared-count",

@@ -171,7 +171,7 @@ void gpa_ctr_gpus_scan(gpa_ctr_gpus *out, const gpa_policy *p, const cJSON *cont
         }
     }
     for (size_t i = 0; i < out->n; i++)
-        if (!out->res[i].bad) out->total += out->res[i].count;
+        if (!out->res[i].bad) out->total = gpa_count_add(out->total, out->res[i].count);
 }
 
 int64_t gpa_pod_gpu_count(const gpa_pod *v, const gpa_policy *p, bool *any_named)
@@ -184,7 +184,7 @@ int64_t gpa_pod_gpu_count(const gpa_pod *v, const gpa_policy *p, bool *any_named
     {
         gpa_ctr_gpus_scan(&g, p, c);
         named = named || g.n || g.overflow;
-        sum += g.total;
+        sum = gpa_count_add(sum, g.total);
     }
     cJSON_ArrayForEach(c, gpa_pod_containers(v, GPA_PODC_INIT))
     {

@@ -85,6 +85,12 @@ typedef struct gpa_ctr_gpus {
 
 void gpa_ctr_gpus_scan(gpa_ctr_gpus *out, const gpa_policy *p, const cJSON *container);
 
+/* a + b for non-negative counts, stuck at INT64_MAX instead of overflowing (hostile pods) */
+static inline int64_t gpa_count_add(int64_t a, int64_t b)
+{
+    return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
 /* max(sum over containers, max over initContainers) of every GPU resource; any_named
  * (optional) tells whether any container names a GPU resource at all, valid or not. */
 int64_t gpa_pod_gpu_count(const gpa_pod *v, const gpa_policy *p, bool *any_named);

@@ -455,6 +455,10 @@ static void test_malformed_shapes(void)
         "{\"spec\":{\"nodeSelector\":[],\"affinity\":{\"podAntiAffinity\":[]},"
         "\"containers\":[{\"env\":[1,{\"name\":7},{\"name\":\"NVIDIA_VISIBLE_DEVICES\"}],"
         "\"securityContext\":\"x\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":1}}}]}}",
+        /* counts near INT64_MAX: sums saturate instead of overflowing (UBSan would see it) */
+        "{\"spec\":{\"containers\":[{\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"9e15\"}}},"
+        "{\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"9e15\",\"nvidia.com/gpu.shared\":"
+        "\"9e15\"}}}]}}",
         "{\"metadata\":{\"labels\":{\"gpu-admission.io/pool\":5,\"gpu-admission.io/tenant\":null}},"
         "\"spec\":{\"containers\":[{\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"x\"}}}]}}",
     };
@@ -483,6 +487,20 @@ static void test_malformed_shapes(void)
     }
     CHECK(patched >= 3); /* placement really ran on the odd shapes (inference-a) */
     CHECK(denied > 5);
+    /* 1,100 containers of 9e15 GPUs each: the count would overflow int64 (UBSan aborts on
+     * signed overflow); it saturates instead, and the pod is still judged */
+    cJSON *big = J("{\"spec\":{\"containers\":[]}}");
+    cJSON *arr = cJSON_GetObjectItem(cJSON_GetObjectItem(big, "spec"), "containers");
+    for (int i = 0; i < 1100; i++)
+        cJSON_AddItemToArray(arr, J("{\"name\":\"c\",\"resources\":{\"limits\":"
+                                    "{\"nvidia.com/gpu\":\"9e15\"}}}"));
+    gpa_decision bd;
+    CHECK_INT(run(&bd, false, "prod-x", GPA_OP_CREATE, big, NULL), GPA_OK);
+    CHECK(!bd.allowed);
+    CHECK_STR(bd.reason, "topology-size");
+    CHECK_CONTAINS(bd.message, "9223372036854775807 GPUs");
+    gpa_decision_clear(&bd);
+    cJSON_Delete(big);
     /* a pod that is not an object is an error, not a decision */
     cJSON *notpod = J("[1]");
     gpa_decision d;
