@@ -11,6 +11,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine_internal.h"
@@ -128,6 +129,21 @@ size_t gpa_eng_node_reqs(gpa_eng *e, gpa_node_req *out, size_t cap, char *buf, s
     return n;
 }
 
+gpa_node_req *gpa_eng_node_reqs_buf(gpa_eng *e, gpa_node_req *stack, size_t *cap,
+                                    gpa_node_req **heap)
+{
+    size_t need = (e->pool ? e->pool->node_selector.n : 0) + 2; /* + MIG product, island */
+    *heap = NULL;
+    if (need <= *cap) return stack;
+    *heap = malloc(need * sizeof **heap);
+    if (!*heap) {
+        e->oom = true;
+        return NULL;
+    }
+    *cap = need;
+    return *heap;
+}
+
 void gpa_eng_add_node_affinity(gpa_eng *e, cJSON *spec, const gpa_node_req *reqs, size_t n)
 {
     if (n == 0) return;
@@ -144,7 +160,12 @@ void gpa_eng_add_node_affinity(gpa_eng *e, cJSON *spec, const gpa_node_req *reqs
         }
         cJSON_AddItemToArray(terms, t);
     }
-    bool added[GPA_MAX_NODE_REQS] = {false};
+    bool stack_added[GPA_MAX_NODE_REQS] = {false};
+    bool *added = n <= GPA_MAX_NODE_REQS ? stack_added : calloc(n, sizeof *added);
+    if (!added) {
+        e->oom = true;
+        return;
+    }
     cJSON *term;
     cJSON_ArrayForEach(term, terms)
     {
@@ -164,16 +185,17 @@ void gpa_eng_add_node_affinity(gpa_eng *e, cJSON *spec, const gpa_node_req *reqs
             cJSON *nx = expression(reqs[i].key, reqs[i].op, reqs[i].value);
             if (!nx) {
                 e->oom = true;
-                return;
+                break;
             }
             cJSON_AddItemToArray(exprs, nx);
             added[i] = true;
         }
     }
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n && !e->oom; i++)
         if (added[i])
             gpa_eng_warn(e, "node affinity %s %s [%s] added for pool %s", reqs[i].key, reqs[i].op,
                          reqs[i].value, e->pool->name);
+    if (added != stack_added) free(added);
 }
 
 /* Does this nodeSelectorTerm rule out nodes labelled key=value? */

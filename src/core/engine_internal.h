@@ -106,7 +106,11 @@ typedef struct gpa_node_req {
     const char *value;
 } gpa_node_req;
 
-#define GPA_MAX_NODE_REQS 64
+#define GPA_MAX_NODE_REQS 64 /* on the stack; larger nodeSelectors go to the heap */
+/* Room for every requirement of the placed pool: stack when it fits, else malloc'd (caller
+ * frees *heap). NULL on OOM (sets e->oom). */
+gpa_node_req *gpa_eng_node_reqs_buf(gpa_eng *e, gpa_node_req *stack, size_t *cap,
+                                    gpa_node_req **heap);
 /* The pool's node requirements for this pod (nodeSelector, MIG product, island size).
  * buf holds generated values. Returns the count. */
 size_t gpa_eng_node_reqs(gpa_eng *e, gpa_node_req *out, size_t cap, char *buf, size_t bufcap);

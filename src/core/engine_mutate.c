@@ -9,6 +9,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gpu_admission/patch.h"
@@ -190,10 +191,13 @@ static void place(gpa_eng *e, cJSON *pod)
     rename_resources(e, pod); /* 1 */
     add_tolerations(e, spec); /* 2 */
     set_runtime_class(e, spec);
-    gpa_node_req reqs[GPA_MAX_NODE_REQS]; /* 3 (+ MIG single, island size) */
+    gpa_node_req stack[GPA_MAX_NODE_REQS], *heap; /* 3 (+ MIG single, island size) */
+    size_t cap = GPA_MAX_NODE_REQS;
+    gpa_node_req *reqs = gpa_eng_node_reqs_buf(e, stack, &cap, &heap);
     char buf[512];
-    size_t n = gpa_eng_node_reqs(e, reqs, GPA_MAX_NODE_REQS, buf, sizeof buf);
-    gpa_eng_add_node_affinity(e, spec, reqs, n);
+    if (reqs)
+        gpa_eng_add_node_affinity(e, spec, reqs, gpa_eng_node_reqs(e, reqs, cap, buf, sizeof buf));
+    free(heap);
 
     cJSON *ann = gpa_eng_child_obj(e, meta, "annotations");
     if (pool->has_topology) { /* 4 */

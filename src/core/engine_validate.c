@@ -10,6 +10,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine_internal.h"
@@ -260,9 +261,11 @@ static void check_placement(gpa_eng *e, const gpa_pod *v)
                           "pod sets runtimeClassName %s but pool %s runs GPUs with %s; remove "
                           "runtimeClassName (the webhook sets it)",
                           rc, pool->name, pool->runtime_class);
-    gpa_node_req reqs[GPA_MAX_NODE_REQS];
+    gpa_node_req stack[GPA_MAX_NODE_REQS], *heap;
+    size_t cap = GPA_MAX_NODE_REQS;
+    gpa_node_req *reqs = gpa_eng_node_reqs_buf(e, stack, &cap, &heap);
     char buf[512], detail[512];
-    size_t n = gpa_eng_node_reqs(e, reqs, GPA_MAX_NODE_REQS, buf, sizeof buf);
+    size_t n = reqs ? gpa_eng_node_reqs(e, reqs, cap, buf, sizeof buf) : 0;
     int at = gpa_eng_node_conflict(v, reqs, n, detail, sizeof detail);
     if (at >= 0)
         gpa_eng_violation(e, "affinity-conflict",
@@ -270,6 +273,7 @@ static void check_placement(gpa_eng *e, const gpa_pod *v)
                           "remove the conflicting constraint or ask for a rule that places the "
                           "pod elsewhere",
                           pool->name, e->rule->name, detail, reqs[at].key, reqs[at].value);
+    free(heap);
     if (pool->has_topology && pool->topology.gpus_per_node > 0 &&
         e->gpus > pool->topology.gpus_per_node)
         gpa_eng_violation(e, "topology-size",

@@ -508,8 +508,61 @@ static void test_malformed_shapes(void)
     cJSON_Delete(notpod);
 }
 
+/* A pool whose nodeSelector has more keys than the engine keeps on the stack (64): every key
+ * still becomes a node affinity requirement, and a contradiction on the last one is seen. */
+static void test_large_node_selector(void)
+{
+    char yaml[8192];
+    size_t at = (size_t)snprintf(yaml, sizeof yaml,
+                                 "apiVersion: gpu-admission.io/v1alpha1\nkind: GPUPolicy\n"
+                                 "metadata: {name: big}\nspec:\n  pools:\n    - name: wide\n"
+                                 "      sharing: exclusive\n      nodeSelector:\n");
+    for (int i = 0; i < 70; i++)
+        at +=
+            (size_t)snprintf(yaml + at, sizeof yaml - at, "        example.com/k%02d: v%d\n", i, i);
+    snprintf(yaml + at, sizeof yaml - at, "  rules:\n    - {name: all, place: {pool: wide}}\n");
+    gpa_policy *p = NULL;
+    gpa_error err = {0};
+    gpa_policy_source src = {"big.yaml", yaml, strlen(yaml)};
+    CHECK_INT(gpa_policy_load_sources(&p, &src, 1, &err), GPA_OK);
+    if (!p) {
+        fprintf(stderr, "%s\n", err.message);
+        return;
+    }
+    cJSON *pod = J(POD("{\"name\":\"w\"}", GPU_CTR("{\"limits\":{\"nvidia.com/gpu\":1}}")));
+    gpa_request req = {.namespace_ = "x", .op = GPA_OP_CREATE, .object = pod};
+    gpa_decision d;
+    CHECK_INT(gpa_engine_mutate(&d, p, &req, NULL), GPA_OK);
+    CHECK(d.allowed);
+    const cJSON *exprs = cJSON_GetObjectItem(
+        cJSON_GetArrayItem(
+            cJSON_GetObjectItem(
+                cJSON_GetObjectItem(
+                    cJSON_GetObjectItem(
+                        cJSON_GetObjectItem(cJSON_GetObjectItem(d.mutated, "spec"), "affinity"),
+                        "nodeAffinity"),
+                    "requiredDuringSchedulingIgnoredDuringExecution"),
+                "nodeSelectorTerms"),
+            0),
+        "matchExpressions");
+    CHECK_INT(cJSON_GetArraySize(exprs), 70);
+    gpa_decision_clear(&d);
+    cJSON_Delete(pod);
+    pod = J(POD("{\"name\":\"w\"}", "{\"nodeSelector\":{\"example.com/k69\":\"other\"},"
+                                    "\"containers\":[{\"resources\":{\"limits\":"
+                                    "{\"nvidia.com/gpu\":1}}}]}"));
+    req.object = pod;
+    CHECK_INT(gpa_engine_validate(&d, p, &req, NULL), GPA_OK);
+    CHECK_STR(d.reason, "affinity-conflict");
+    CHECK_CONTAINS(d.message, "example.com/k69=v69");
+    gpa_decision_clear(&d);
+    cJSON_Delete(pod);
+    gpa_policy_unref(p);
+}
+
 int main(void)
 {
+    test_large_node_selector();
     build_policy(GPA_ENFORCE_DENY, false);
     test_malformed_shapes();
     pools[1].allow_untrusted = true; /* the shared pool's placement runs on odd shapes too */
