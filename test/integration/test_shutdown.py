@@ -41,7 +41,7 @@ with S.Server(BIN, policies, certs, extra=["--shutdown-grace", "2s"]) as srv:
             break
         time.sleep(0.01)
     T.eq(st, 503, "/readyz 503 right after SIGTERM")
-    T.check(time.monotonic() - t0 < 0.5, "readiness flipped within 0.5s")
+    T.check(time.monotonic() - t0 < 1.0, "readiness flipped within 1s (at once; slack for a loaded CI)")
     c = S.Conn(srv.port, ctx)
     T.eq(c.request("GET", "/readyz")[0], 503, "TLS port /readyz 503 while draining")
     c.close()
