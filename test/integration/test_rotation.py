@@ -11,6 +11,7 @@ Must never: pass without having seen the new fingerprint on a fresh handshake.
 
 import os
 import shutil
+import ssl
 import sys
 import time
 
@@ -27,6 +28,9 @@ dir_a = S.make_certs(BIN, os.path.join(work, "a"))
 dir_b = os.path.join(work, "b")
 shutil.copytree(dir_a, dir_b)
 S.make_certs(BIN, dir_b)
+dir_rsa = os.path.join(work, "rsa")  # an RSA-2048 serving key (cert-manager's default)
+shutil.copytree(dir_a, dir_rsa)
+S.make_certs(BIN, dir_rsa, ["--key-type", "rsa"])
 fp_a = S.fingerprint_of_pem(os.path.join(dir_a, "tls.crt"))
 fp_b = S.fingerprint_of_pem(os.path.join(dir_b, "tls.crt"))
 T.check(fp_a != fp_b, "two different serving certificates")
@@ -102,6 +106,15 @@ with S.Server(BIN, policies, secret.path) as srv:
     T.eq(fresh_fingerprint(srv, ctx), fp_b, "pair B still served after a garbage pair")
     T.eq(S.metric(srv.metrics(), "gpa_cert_reloads_total", {"result": "failure"}), before + 2,
          "garbage pair counted as a failure")
+
+    # ---- to an RSA pair (another key type) and TLS 1.2 still negotiates with it
+    fp_rsa = S.fingerprint_of_pem(os.path.join(dir_rsa, "tls.crt"))
+    secret.publish(pair(dir_rsa))
+    T.eq(wait_fingerprint(srv, ctx, fp_rsa), fp_rsa, "rotation to an RSA serving key")
+    ctx12 = S.client_ctx(ca)
+    ctx12.maximum_version = ssl.TLSVersion.TLSv1_2
+    st, _, _ = S.post(srv.port, ctx12, "/mutate", S.review_bytes())
+    T.eq(st, 200, "TLS 1.2 client with the RSA pair (ECDHE-RSA)")
 
     # ---- and back to a good pair (A): recovers
     secret.publish(pair(dir_a))
