@@ -116,17 +116,27 @@ static void path_pop(pathbuf *p, size_t len)
     p->s[len] = '\0';
 }
 
+/* op is always one of the string literals "add" / "remove" / "replace": it and the member
+ * names are referenced, not copied (static storage outlives any patch; cJSON frees neither). */
 static int emit(cJSON *ops, const char *op, const char *path, const cJSON *value)
 {
     cJSON *o = cJSON_CreateObject();
     if (!o) return -1;
     cJSON_AddItemToArray(ops, o);
-    if (!cJSON_AddStringToObject(o, "op", op) || !cJSON_AddStringToObject(o, "path", path))
+    cJSON *jop = cJSON_CreateStringReference(op);
+    if (!jop || !cJSON_AddItemToObjectCS(o, "op", jop)) {
+        cJSON_Delete(jop);
         return -1;
+    }
+    cJSON *jpath = cJSON_CreateString(path);
+    if (!jpath || !cJSON_AddItemToObjectCS(o, "path", jpath)) {
+        cJSON_Delete(jpath);
+        return -1;
+    }
     if (value) {
         cJSON *dup = dup_value(value);
         if (!dup) return -1;
-        cJSON_AddItemToObject(o, "value", dup);
+        cJSON_AddItemToObjectCS(o, "value", dup);
     }
     return 0;
 }
@@ -410,8 +420,10 @@ static int put_value(cJSON *doc, const char *path, cJSON *value, bool replace_on
         value->next = after;
         value->prev = after->prev;
         after->prev = value;
-        if (after == parent->child) parent->child = value;
-        else value->prev->next = value;
+        if (after == parent->child)
+            parent->child = value;
+        else
+            value->prev->next = value;
     }
     return 0;
 }
