@@ -391,9 +391,15 @@ static inline char *string_at(parser *ps, char *p, char **out)
     return ps->p;
 }
 
+static int parse_object(parser *ps, cJSON *n, int depth);
+static int parse_array(parser *ps, cJSON *n, int depth);
+
 /* An object or array at ps->p. Scalars and strings of the members are read inline (one call
- * per container, not per value); the cursor lives in a local between calls. */
-static int parse_container(parser *ps, cJSON *n, int depth, bool object)
+ * per container, not per value); the cursor lives in a local between calls. Whitespace is
+ * only looked for where the expected byte is not found: Kubernetes sends compact JSON.
+ * Inlined into parse_object/parse_array with `object` constant. */
+static inline __attribute__((always_inline)) int container(parser *ps, cJSON *n, int depth,
+                                                           const bool object)
 {
     if (depth >= GPA_JSON_MAX_DEPTH) return fail(ps, "nested too deeply");
     n->type = object ? cJSON_Object : cJSON_Array;
@@ -412,10 +418,12 @@ static int parse_container(parser *ps, cJSON *n, int depth, bool object)
                 return fail(ps, "expected a string key");
             }
             if (!(p = string_at(ps, p, &key))) return -1;
-            p = ws(p);
             if (*p != ':') {
-                ps->p = p;
-                return fail(ps, "expected ':'");
+                p = ws(p);
+                if (*p != ':') {
+                    ps->p = p;
+                    return fail(ps, "expected ':'");
+                }
             }
             p = ws(p + 1);
         }
@@ -433,16 +441,20 @@ static int parse_container(parser *ps, cJSON *n, int depth, bool object)
         if (ch == '"') {
             c->type = cJSON_String;
             if (!(p = string_at(ps, p, &c->valuestring))) return -1;
-        } else if (ch == '{' || ch == '[') {
+        } else if (ch == '{') {
             ps->p = p;
-            if (parse_container(ps, c, depth + 1, ch == '{') != 0) return -1;
+            if (parse_object(ps, c, depth + 1) != 0) return -1;
+            p = ps->p;
+        } else if (ch == '[') {
+            ps->p = p;
+            if (parse_array(ps, c, depth + 1) != 0) return -1;
             p = ps->p;
         } else {
             ps->p = p;
             if (parse_scalar(ps, c) != 0) return -1;
             p = ps->p;
         }
-        p = ws(p);
+        if (*p != ',' && *p != close) p = ws(p);
         if (*p == ',') {
             p = ws(p + 1);
             continue;
@@ -457,11 +469,22 @@ static int parse_container(parser *ps, cJSON *n, int depth, bool object)
     }
 }
 
+static int parse_object(parser *ps, cJSON *n, int depth)
+{
+    return container(ps, n, depth, true);
+}
+
+static int parse_array(parser *ps, cJSON *n, int depth)
+{
+    return container(ps, n, depth, false);
+}
+
 static int parse_value(parser *ps, cJSON *n)
 {
     ps->p = ws(ps->p);
     char ch = *ps->p;
-    if (ch == '{' || ch == '[') return parse_container(ps, n, 0, ch == '{');
+    if (ch == '{') return parse_object(ps, n, 0);
+    if (ch == '[') return parse_array(ps, n, 0);
     if (ch == '"') {
         n->type = cJSON_String;
         return parse_string(ps, &n->valuestring);
