@@ -37,6 +37,7 @@ struct gpa_jdoc {
 };
 
 typedef struct parser {
+    cJSON *nn, *ne; /* free nodes of the current chunk: [nn, ne) */
     char *p;
     char *end; /* the terminating NUL of the copy */
     gpa_jdoc *doc;
@@ -94,26 +95,26 @@ static inline const char *scan_plain(const char *p)
 
 static cJSON *new_node_slow(parser *ps)
 {
-    chunk *c = ps->doc->cur;
-    size_t cap = c->cap * 2;
+    size_t cap = ps->doc->cur->cap * 2;
     chunk *n = malloc(sizeof *n + cap * sizeof(cJSON));
     if (!n) {
         ps->oom = true;
         return NULL;
     }
     n->cap = cap;
-    n->used = 0;
+    n->used = cap;
     n->next = ps->doc->extra;
     ps->doc->extra = n;
     ps->doc->cur = n;
-    return &n->nodes[n->used++];
+    ps->nn = n->nodes + 1;
+    ps->ne = n->nodes + cap;
+    return n->nodes;
 }
 
 /* A node with every field zero except what the caller sets next. */
 static inline cJSON *new_node(parser *ps)
 {
-    chunk *c = ps->doc->cur;
-    cJSON *node = c->used < c->cap ? &c->nodes[c->used++] : new_node_slow(ps);
+    cJSON *node = ps->nn < ps->ne ? ps->nn++ : new_node_slow(ps);
     if (node) memset(node, 0, sizeof *node);
     return node;
 }
@@ -512,7 +513,8 @@ int gpa_jdoc_parse(gpa_jdoc **out, const char *buf, size_t len, const char **why
     memcpy(d->text, buf, len);
     memset(d->text + len, 0, 1 + PAD);
 
-    parser ps = {.p = d->text, .end = d->text + len, .doc = d};
+    parser ps = {
+        .nn = c->nodes, .ne = c->nodes + cap, .p = d->text, .end = d->text + len, .doc = d};
     d->root = new_node(&ps);
     int rc = -1;
     if (d->root) {
