@@ -18,6 +18,11 @@ int gpa_pointer_escape(char *buf, size_t cap, const char *token);
 /* Builds the JSON Patch (a cJSON array; empty array when equal) turning from into to. */
 int gpa_patch_diff(cJSON **out_ops, const cJSON *from, const cJSON *to, gpa_error *err);
 
+/* The same patch as gpa_patch_diff, but values the ops carry are moved out of `to` instead of
+ * copied when they own their memory; `to` is left in an unspecified state (free it). For
+ * callers that throw `to` away right after (the engine's working copy). */
+int gpa_patch_diff_move(cJSON **out_ops, const cJSON *from, cJSON *to, gpa_error *err);
+
 /* Applies a JSON Patch to doc in place (used by tests and the CLI's self-check). */
 int gpa_patch_apply(cJSON *doc, const cJSON *ops, gpa_error *err);
 

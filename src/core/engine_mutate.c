@@ -265,16 +265,16 @@ int gpa_engine_mutate(gpa_decision *out, const gpa_policy *p, const gpa_request 
         cJSON_Delete(copy);
         return gpa_eng_finish(&e, err);
     }
+    /* an owned copy, taken before the diff moves values out of the working copy (which
+     * borrows from the request's pod and is thrown away) */
+    cJSON *mutated = NULL;
+    if (!req->patch_only && !e.oom && !(mutated = gpa_eng_cow_materialize(copy))) e.oom = true;
     cJSON *ops = NULL;
-    if (!e.oom && gpa_patch_diff(&ops, req->object, copy, NULL) != GPA_OK) e.oom = true;
+    if (!e.oom && gpa_patch_diff_move(&ops, req->object, copy, NULL) != GPA_OK) e.oom = true;
+    cJSON_Delete(copy);
     if (ops && cJSON_GetArraySize(ops) > 0) {
         out->patch = ops;
-        if (!req->patch_only) {
-            /* an owned copy: the working copy borrows from the request's pod */
-            out->mutated = gpa_eng_cow_materialize(copy);
-            if (!out->mutated) e.oom = true;
-        }
-        cJSON_Delete(copy);
+        out->mutated = mutated;
         /* the headline goes first, before the per-change lines */
         gpa_eng_warn(&e, "placed in pool %s by rule %s", e.pool->name, e.rule->name);
         if (!e.oom && out->n_warnings > mark + 1) {
@@ -285,7 +285,7 @@ int gpa_engine_mutate(gpa_decision *out, const gpa_policy *p, const gpa_request 
         }
     } else { /* 8: nothing left to change */
         cJSON_Delete(ops);
-        cJSON_Delete(copy);
+        cJSON_Delete(mutated);
         gpa_eng_drop_warnings_from(&e, mark);
         gpa_eng_explain(&e, "the pod already satisfies its placement: empty patch");
     }

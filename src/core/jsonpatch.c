@@ -70,10 +70,22 @@ int gpa_pointer_escape(char *buf, size_t cap, const char *token)
 
 /* ---------------------------------------------------------------- diff */
 
-/* A growable pointer being built while the diff recurses; segments are pushed and popped. */
+/* A value an op will carry, moved out of `to` after the walk instead of copied. */
+typedef struct move_rec {
+    cJSON *op;
+    cJSON *parent;
+    cJSON *item;
+} move_rec;
+
+/* The diff's working state: the pointer being built while the walk recurses (segments pushed
+ * and popped) and, in move mode, the values to take from `to` once the walk is over (taking
+ * them during the walk would unlink nodes the walk is iterating). */
 typedef struct pathbuf {
     char *s;
     size_t len, cap;
+    bool move;
+    move_rec *recs;
+    size_t n_recs, cap_recs;
 } pathbuf;
 
 static int path_reserve(pathbuf *p, size_t extra)
@@ -117,8 +129,9 @@ static void path_pop(pathbuf *p, size_t len)
 }
 
 /* op is always one of the string literals "add" / "remove" / "replace": it and the member
- * names are referenced, not copied (static storage outlives any patch; cJSON frees neither). */
-static int emit(cJSON *ops, const char *op, const char *path, const cJSON *value)
+ * names are referenced, not copied (static storage outlives any patch; cJSON frees neither).
+ * vparent is the container holding value in `to` (NULL for the root). */
+static int emit(cJSON *ops, pathbuf *p, const char *op, const cJSON *value, const cJSON *vparent)
 {
     cJSON *o = cJSON_CreateObject();
     if (!o) return -1;
@@ -128,15 +141,53 @@ static int emit(cJSON *ops, const char *op, const char *path, const cJSON *value
         cJSON_Delete(jop);
         return -1;
     }
-    cJSON *jpath = cJSON_CreateString(path);
+    cJSON *jpath = cJSON_CreateString(p->s);
     if (!jpath || !cJSON_AddItemToObjectCS(o, "path", jpath)) {
         cJSON_Delete(jpath);
         return -1;
     }
-    if (value) {
-        cJSON *dup = dup_value(value);
-        if (!dup) return -1;
-        cJSON_AddItemToObjectCS(o, "value", dup);
+    if (!value) return 0;
+    if (p->move && vparent) {
+        if (p->n_recs == p->cap_recs) {
+            size_t nc = p->cap_recs ? p->cap_recs * 2 : 16;
+            move_rec *r = realloc(p->recs, nc * sizeof *r);
+            if (!r) return -1;
+            p->recs = r;
+            p->cap_recs = nc;
+        }
+        /* move mode hands us a mutable `to` (gpa_patch_diff_move) */
+        p->recs[p->n_recs++] = (move_rec){o, (cJSON *)vparent, (cJSON *)value};
+        return 0;
+    }
+    cJSON *dup = dup_value(value);
+    if (!dup) return -1;
+    cJSON_AddItemToObjectCS(o, "value", dup);
+    return 0;
+}
+
+/* A subtree that owns all its memory (no reference nodes, no borrowed keys below the top). */
+static bool self_contained(const cJSON *v, bool top)
+{
+    if (v->type & cJSON_IsReference) return false;
+    if (!top && (v->type & cJSON_StringIsConst)) return false;
+    for (const cJSON *c = v->child; c; c = c->next)
+        if (!self_contained(c, false)) return false;
+    return true;
+}
+
+/* After the walk: give each recorded op its value, moved when it owns its memory. */
+static int take_values(pathbuf *p)
+{
+    for (size_t i = 0; i < p->n_recs; i++) {
+        move_rec *r = &p->recs[i];
+        cJSON *v;
+        if (self_contained(r->item, true)) {
+            v = cJSON_DetachItemViaPointer(r->parent, r->item);
+        } else {
+            v = dup_value(r->item);
+            if (!v) return -1;
+        }
+        cJSON_AddItemToObjectCS(r->op, "value", v);
     }
     return 0;
 }
@@ -157,7 +208,8 @@ static bool same_kind(const cJSON *a, const cJSON *b)
     return (a->type & 0xFF) == (b->type & 0xFF);
 }
 
-static int diff_value(cJSON *ops, pathbuf *p, const cJSON *from, const cJSON *to, int depth);
+static int diff_value(cJSON *ops, pathbuf *p, const cJSON *from, const cJSON *to, int depth,
+                      const cJSON *tparent);
 
 /* The member of obj named key; tries *cursor first. A copy keeps its original's key order
  * (new keys are appended), so walking both objects in step turns the O(n^2) lookups of a
@@ -182,7 +234,7 @@ static int diff_object(cJSON *ops, pathbuf *p, const cJSON *from, const cJSON *t
         const cJSON *t = member(to, &tcur, f->string);
         if (t && shared(f, t)) continue;
         if (path_push_key(p, f->string) != 0) return -1;
-        int rc = t ? diff_value(ops, p, f, t, depth + 1) : emit(ops, "remove", p->s, NULL);
+        int rc = t ? diff_value(ops, p, f, t, depth + 1, to) : emit(ops, p, "remove", NULL, NULL);
         path_pop(p, base);
         if (rc != 0) return rc;
     }
@@ -191,7 +243,7 @@ static int diff_object(cJSON *ops, pathbuf *p, const cJSON *from, const cJSON *t
     {
         if (!t->string || member(from, &fcur, t->string)) continue;
         if (path_push_key(p, t->string) != 0) return -1;
-        int rc = emit(ops, "add", p->s, t);
+        int rc = emit(ops, p, "add", t, to);
         path_pop(p, base);
         if (rc != 0) return rc;
     }
@@ -207,7 +259,8 @@ static bool prefix_equal(const cJSON *a, const cJSON *b, int n)
     return true;
 }
 
-static int diff_array(cJSON *ops, pathbuf *p, const cJSON *from, const cJSON *to, int depth)
+static int diff_array(cJSON *ops, pathbuf *p, const cJSON *from, const cJSON *to, int depth,
+                      const cJSON *tparent)
 {
     int nf = cJSON_GetArraySize(from), nt = cJSON_GetArraySize(to);
     size_t base = p->len;
@@ -216,7 +269,7 @@ static int diff_array(cJSON *ops, pathbuf *p, const cJSON *from, const cJSON *to
         for (int i = 0; i < nf; i++, x = x->next, y = y->next) {
             if (shared(x, y)) continue;
             if (path_push_index(p, i) != 0) return -1;
-            int rc = diff_value(ops, p, x, y, depth + 1);
+            int rc = diff_value(ops, p, x, y, depth + 1, to);
             path_pop(p, base);
             if (rc != 0) return rc;
         }
@@ -228,7 +281,7 @@ static int diff_array(cJSON *ops, pathbuf *p, const cJSON *from, const cJSON *to
         for (int i = 0; i < nt; i++, y = y->next) {
             if (i < nf) continue;
             if (path_push_index(p, i) != 0) return -1;
-            int rc = emit(ops, "add", p->s, y);
+            int rc = emit(ops, p, "add", y, to);
             path_pop(p, base);
             if (rc != 0) return rc;
         }
@@ -238,16 +291,17 @@ static int diff_array(cJSON *ops, pathbuf *p, const cJSON *from, const cJSON *to
         /* remove from the end backwards so each index still exists when its op runs */
         for (int i = nf - 1; i >= nt; i--) {
             if (path_push_index(p, i) != 0) return -1;
-            int rc = emit(ops, "remove", p->s, NULL);
+            int rc = emit(ops, p, "remove", NULL, NULL);
             path_pop(p, base);
             if (rc != 0) return rc;
         }
         return 0;
     }
-    return emit(ops, "replace", p->s, to);
+    return emit(ops, p, "replace", to, tparent);
 }
 
-static int diff_value(cJSON *ops, pathbuf *p, const cJSON *from, const cJSON *to, int depth)
+static int diff_value(cJSON *ops, pathbuf *p, const cJSON *from, const cJSON *to, int depth,
+                      const cJSON *tparent)
 {
     if (depth > CJSON_NESTING_LIMIT) return -2;
     if (same_kind(from, to)) {
@@ -255,26 +309,28 @@ static int diff_value(cJSON *ops, pathbuf *p, const cJSON *from, const cJSON *to
         if ((cJSON_IsObject(from) || cJSON_IsArray(from)) && from->child == to->child) return 0;
         if (cJSON_IsString(from) && from->valuestring == to->valuestring) return 0;
         if (cJSON_IsObject(from)) return diff_object(ops, p, from, to, depth);
-        if (cJSON_IsArray(from)) return diff_array(ops, p, from, to, depth);
+        if (cJSON_IsArray(from)) return diff_array(ops, p, from, to, depth, tparent);
         if (cJSON_Compare(from, to, true)) return 0;
     }
-    return emit(ops, "replace", p->s, to);
+    return emit(ops, p, "replace", to, tparent);
 }
 
-int gpa_patch_diff(cJSON **out_ops, const cJSON *from, const cJSON *to, gpa_error *err)
+static int diff(cJSON **out_ops, const cJSON *from, const cJSON *to, bool move, gpa_error *err)
 {
     *out_ops = NULL;
     if (!from || !to) return gpa_fail(err, GPA_EINVAL, "patch diff: missing document");
     cJSON *ops = cJSON_CreateArray();
-    pathbuf p = {0};
+    pathbuf p = {.move = move};
     if (!ops || path_reserve(&p, 0) != 0) {
         cJSON_Delete(ops);
         free(p.s);
         return gpa_fail(err, GPA_ENOMEM, "patch diff: out of memory");
     }
     p.s[0] = '\0';
-    int rc = diff_value(ops, &p, from, to, 0);
+    int rc = diff_value(ops, &p, from, to, 0, NULL);
+    if (rc == 0 && move && take_values(&p) != 0) rc = -1;
     free(p.s);
+    free(p.recs);
     if (rc != 0) {
         cJSON_Delete(ops);
         if (rc == -2) return gpa_fail(err, GPA_ERANGE, "patch diff: document nested too deeply");
@@ -282,6 +338,16 @@ int gpa_patch_diff(cJSON **out_ops, const cJSON *from, const cJSON *to, gpa_erro
     }
     *out_ops = ops;
     return GPA_OK;
+}
+
+int gpa_patch_diff(cJSON **out_ops, const cJSON *from, const cJSON *to, gpa_error *err)
+{
+    return diff(out_ops, from, to, false, err);
+}
+
+int gpa_patch_diff_move(cJSON **out_ops, const cJSON *from, cJSON *to, gpa_error *err)
+{
+    return diff(out_ops, from, to, true, err);
 }
 
 /* ---------------------------------------------------------------- apply */

@@ -268,6 +268,14 @@ static void test_round_trips(void)
             size_t l = strlen(path);
             if (l >= 2 && strcmp(path + l - 2, "/-") == 0) ok = false;
         }
+        /* the move variant gives the same ops, taking values out of its own copy of b */
+        cJSON *b2 = cJSON_Duplicate(b, 1), *mops = NULL;
+        if (gpa_patch_diff_move(&mops, a, b2, NULL) != GPA_OK || !cJSON_Compare(mops, ops, true))
+            ok = false;
+        cJSON_Delete(b2); /* the ops must not depend on it */
+        char *ms = mops ? cJSON_PrintUnformatted(mops) : NULL;
+        free(ms);
+        cJSON_Delete(mops);
         bool equal_input = cJSON_Compare(a, b, true);
         if (equal_input && cJSON_GetArraySize(ops) != 0) ok = false;
         if (rc == GPA_OK && gpa_patch_apply(a, ops, &err) != GPA_OK) ok = false;
