@@ -103,8 +103,15 @@ static int path_reserve(pathbuf *p, size_t extra)
 
 static int path_push_key(pathbuf *p, const char *key)
 {
-    size_t worst = 1 + 2 * strlen(key);
-    if (path_reserve(p, worst) != 0) return -1;
+    size_t len = strlen(key);
+    if (!strpbrk(key, "~/")) { /* the usual key: copied as is */
+        if (path_reserve(p, len + 1) != 0) return -1;
+        p->s[p->len++] = '/';
+        memcpy(p->s + p->len, key, len + 1);
+        p->len += len;
+        return 0;
+    }
+    if (path_reserve(p, 1 + 2 * len) != 0) return -1;
     p->s[p->len++] = '/';
     int n = gpa_pointer_escape(p->s + p->len, p->cap - p->len, key);
     if (n < 0) return -1;
