@@ -317,6 +317,10 @@ def main():
     ap.add_argument("--policies", default=os.path.join(H.REPO, "policies"))
     a = ap.parse_args()
     binary = H.find_bin(a.bin)
+    import shutil
+    if not shutil.which("valgrind"):
+        H.log("FAIL valgrind is not installed (scripts/setup.sh test installs it)")
+        return 1
     work = tempfile.mkdtemp(prefix="gpa-valgrind-")
     problems = []
     if a.mode == "cli":
