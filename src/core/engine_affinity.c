@@ -320,10 +320,9 @@ static cJSON *selector_term(cJSON *exprs, const char *topology_key, bool all_nam
 
 void gpa_eng_add_topology(gpa_eng *e, cJSON *pod, bool *changed)
 {
-    gpa_pod v;
-    gpa_pod_init(&v, pod);
+    /* group labels are the user's: the original pod has them exactly as the copy */
     const char *val;
-    const char *label = gpa_eng_group_label(e, &v, &val);
+    const char *label = gpa_eng_group_label(e, &e->orig, &val);
     *changed = false;
     if (!label) return;
     const gpa_topology *t = &e->pool->topology;
@@ -388,8 +387,8 @@ void gpa_eng_add_isolation(gpa_eng *e, cJSON *pod)
         e->oom = true;
         return;
     }
-    gpa_pod v;
-    gpa_pod_init(&v, pod);
+    gpa_pod v = {0}; /* the isolation check reads spec only */
+    v.spec = gpa_json_obj(pod, "spec");
     if (gpa_eng_has_isolation_term(&v, e->pool->name, e->tenant)) {
         cJSON_Delete(term);
         return;

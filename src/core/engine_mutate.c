@@ -204,10 +204,9 @@ static void place(gpa_eng *e, cJSON *pod)
         bool pod_aff = false;
         gpa_eng_add_topology(e, pod, &pod_aff);
         const char *val;
-        gpa_pod v;
-        gpa_pod_init(&v, pod);
+
         bool island = (pool->topology.island_size_label && e->gpus >= 2) ||
-                      gpa_eng_group_label(e, &v, &val) != NULL;
+                      gpa_eng_group_label(e, &e->orig, &val) != NULL;
         if (island && ann) gpa_eng_set_str(e, ann, GPA_ANN_TOPOLOGY, "nvlink-island");
     }
     if (pool->sharing == GPA_SHARING_TIME_SLICING || pool->sharing == GPA_SHARING_MPS) { /* 5 */
