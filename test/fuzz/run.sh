@@ -43,6 +43,7 @@ work=$here/corpus-work
 mkdir -p "$work"
 ledger=$work/ledger.tsv
 [ -f "$ledger" ] || printf 'date\ttarget\tseconds\texecs\tcorpus\tfindings\n' >"$ledger"
+# seconds = wall time actually fuzzed (less than SECONDS when a finding stopped the run)
 findings_total=0
 ran=0
 for t in "${want[@]}"; do
@@ -59,10 +60,12 @@ for t in "${want[@]}"; do
   seeds=()
   [ -d "$here/corpus/$t" ] && seeds=("$here/corpus/$t")
   # -fork would survive a crash and keep fuzzing, but shares 2 cores badly: one process.
+  t0=$(date +%s)
   "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
     -print_final_stats=1 -error_exitcode=77 -artifact_prefix="$art/" "${dict[@]}" \
     "$work/$t" "${seeds[@]}" >"$log" 2>&1
   rc=$?
+  elapsed=$(($(date +%s) - t0))
   execs=$(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}' | tail -1)
   [ -z "$execs" ] && execs=$(grep -oE '^#[0-9]+' "$log" | tail -1 | tr -d '#')
   corpus=$(find "$work/$t" -type f | wc -l)
@@ -76,8 +79,8 @@ for t in "${want[@]}"; do
   if [ "$rc" -ne 0 ] && [ "$n" -eq 0 ]; then n=1; fi # died without an artifact: still a finding
   ran=$((ran + 1))
   findings_total=$((findings_total + n))
-  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$t" "$secs" "${execs:-0}" "$corpus" "$n" >>"$ledger"
-  printf '%-9s %6ss  execs %-10s corpus %-6s findings %s\n' "$t" "$secs" "${execs:-0}" "$corpus" "$n"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$t" "$elapsed" "${execs:-0}" "$corpus" "$n" >>"$ledger"
+  printf '%-9s %6ss  execs %-10s corpus %-6s findings %s\n' "$t" "$elapsed" "${execs:-0}" "$corpus" "$n"
   if [ "$n" -gt 0 ]; then
     echo "--- $t: finding(s) in $build/fuzz-findings/$t/, log $log:" >&2
     grep -E 'ERROR: |runtime error|fuzz property violated|SUMMARY' "$log" | head -5 >&2
