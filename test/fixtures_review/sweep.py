@@ -300,6 +300,37 @@ class Sweep:
                 if not all(d.get("kind") == "Pod" for d in docs) or len(docs) > n_pod_docs:
                     self.fail(rel, "mutate printed something other than the admitted Pods")
 
+    def pods_of(self, doc):
+        """(index, Pod, namespace) for every pod template in doc, the template wrapped as a
+        v1 Pod named after it (or its owner) in its own namespace (default: default)."""
+        templates = []
+        self.pod_templates(doc, templates)
+        doc_ns = (doc.get("metadata") or {}).get("namespace") if isinstance(
+            doc.get("metadata"), dict) else None
+        for ti, t in enumerate(templates):
+            md = copy.deepcopy(t.get("metadata") if isinstance(t.get("metadata"), dict) else {})
+            name = md.get("name") or (doc.get("metadata") or {}).get("name") or "pod"
+            md.setdefault("name", f"{name}-{ti}" if t is not doc else name)
+            pod = {"apiVersion": "v1", "kind": "Pod", "metadata": md,
+                   "spec": copy.deepcopy(t["spec"])}
+            yield ti, pod, md.get("namespace") or doc_ns or "default"
+
+    def sweep_variant(self, e):
+        """An expectation's own admission: a fixture's pod template with labels/annotations
+        added (e.g. what a rule needs to match), in a namespace. Checked like every pod."""
+        rel = e["file"]
+        docs = self.load_docs(os.path.join(self.args.fixtures, rel))
+        doc = docs[e.get("doc", 0)]
+        for ti, pod, _ in self.pods_of(doc):
+            if ti != e.get("template", 0):
+                continue
+            pod["metadata"]["namespace"] = e["namespace"]
+            for k in ("labels", "annotations"):
+                if k in e["add_metadata"]:
+                    pod["metadata"].setdefault(k, {}).update(e["add_metadata"][k])
+            key = (rel, e.get("doc", 0), ti, e["namespace"] + "+" + e["variant"])
+            self.sweep_pod(f"{rel} template {ti} variant {e['variant']}", pod, e["namespace"], key)
+
     def sweep_file(self, rel):
         path = os.path.join(self.args.fixtures, rel)
         self.counts["files"] += 1
@@ -326,18 +357,8 @@ class Sweep:
                 continue
             if doc.get("kind") == "Pod":
                 n_pod_docs += 1
-            templates = []
-            self.pod_templates(doc, templates)
-            doc_ns = (doc.get("metadata") or {}).get("namespace") if isinstance(
-                doc.get("metadata"), dict) else None
-            for ti, t in enumerate(templates):
-                md = t.get("metadata") if isinstance(t.get("metadata"), dict) else {}
-                md = copy.deepcopy(md)
-                name = md.get("name") or (doc.get("metadata") or {}).get("name") or "pod"
-                md.setdefault("name", f"{name}-{ti}" if t is not doc else name)
-                pod = {"apiVersion": "v1", "kind": "Pod", "metadata": md,
-                       "spec": copy.deepcopy(t["spec"])}
-                own_ns = md.get("namespace") or doc_ns or "default"
+            for ti, pod, own_ns in self.pods_of(doc):
+                md = pod["metadata"]
                 for ns in dict.fromkeys([own_ns] + self.args.namespace):
                     md2 = copy.deepcopy(pod)
                     md2["metadata"]["namespace"] = ns
@@ -358,8 +379,13 @@ class Sweep:
                 key = (e["review"], e["hook"])
                 where = f"expect {e['review']} {e['hook']}"
             else:  # a pod (template) of a file, admitted into a namespace
-                key = (e["file"], e.get("doc", 0), e.get("template", 0), e["namespace"],
-                       e["hook"])
+                ns = e["namespace"]
+                if "add_metadata" in e:
+                    if (e["file"], e.get("doc", 0), e.get("template", 0),
+                            ns + "+" + e["variant"], e["hook"]) not in self.results:
+                        self.sweep_variant(e)
+                    ns += "+" + e["variant"]
+                key = (e["file"], e.get("doc", 0), e.get("template", 0), ns, e["hook"])
                 where = f"expect {e['file']} template {e.get('template', 0)} " \
                         f"ns {e['namespace']} {e['hook']}"
             r = self.results.get(key)
