@@ -240,8 +240,11 @@ class Threats(unittest.TestCase):
 
     def test_untrusted_on_time_slicing(self):
         msg = "untrusted workloads may not share a time-sliced GPU"
-        # the shipped notebooks rule places an (untrusted) notebooks pod on t4-shared
-        self.assertDenied("mutate", H.review(H.pod("n", "notebooks", gpus=1)), msg)
+        # the shipped notebooks rule places notebooks pods on t4-shared; notebooks belongs to
+        # the trusted platform tenant, so the pod lowers its own trust with the label
+        lowered = {"gpu-admission.io/trust": "untrusted"}
+        self.assertDenied("mutate", H.review(H.pod("n", "notebooks", gpus=1, labels=lowered)),
+                          msg)
         self.assertDenied("validate", H.review(shared_pod("research-x")), msg)
         # control: a trusted tenant placed there by a rule is admitted
         placed = mutated(shared_pod("ml-platform"), EXTENDED)

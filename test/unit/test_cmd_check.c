@@ -107,7 +107,7 @@ int main(void)
 
     char *a6[] = {cmd, help, NULL};
     CHECK_INT(run(2, a6), 0);
-    CHECK_CONTAINS(out_buf, "usage: gpu-admission check [--quiet] DIR");
+    CHECK_CONTAINS(out_buf, "usage: gpu-admission check [--quiet] [--strict] DIR");
     CHECK_CONTAINS(out_buf, "OK: N pools, M rules, revision <sha256>");
 
     char *a7[] = {cmd, bogus, shipped, NULL};

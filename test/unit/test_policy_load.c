@@ -91,12 +91,14 @@ static void test_shipped_policies(void)
     CHECK_INT(p->n_tenants, 2);
     CHECK_STR(p->tenants[0].name, "research");
     CHECK_INT(p->tenants[0].trust, GPA_TRUST_UNTRUSTED);
-    CHECK_INT(p->tenants[0].namespaces.n, 2);
+    CHECK_INT(p->tenants[0].namespaces.n, 3);
     CHECK_STR(p->tenants[0].namespaces.items[0], "research-*");
     CHECK_STR(p->tenants[0].namespaces.items[1], "sandbox");
+    CHECK_STR(p->tenants[0].namespaces.items[2], "inference-*");
     CHECK_STR(p->tenants[1].name, "platform");
     CHECK_INT(p->tenants[1].trust, GPA_TRUST_TRUSTED);
     CHECK_STR(p->tenants[1].namespaces.items[1], "prod-*");
+    CHECK_STR(p->tenants[1].namespaces.items[2], "notebooks");
 
     const gpa_pool *mig = pool(p, "a100-mig"), *ts = pool(p, "t4-shared"),
                    *h = pool(p, "h100-train");
@@ -204,8 +206,9 @@ static void test_shipped_policies(void)
     snprintf(revline, sizeof revline, "revision: %s\n", rev);
     CHECK_CONTAINS(d, revline);
     /* rules appear in effective order */
-    CHECK(d && strstr(d, "inference-small") < strstr(d, "notebooks") &&
-          strstr(d, "notebooks") < strstr(d, "3. training"));
+    CHECK(d && strstr(d, "1. inference-small") &&
+          strstr(d, "1. inference-small") < strstr(d, "2. notebooks") &&
+          strstr(d, "2. notebooks") < strstr(d, "3. training"));
     free(d);
 
     /* ref/unref: the snapshot survives until the last reference goes */
