@@ -316,7 +316,8 @@ static int whole_quantity(const cJSON *v)
     if (cJSON_IsString(v))
         return gpa_quantity_parse(&q, v->valuestring, strlen(v->valuestring), NULL) == GPA_OK &&
                gpa_quantity_integer(&q, &n) && n >= 0;
-    return cJSON_IsNumber(v) && v->valuedouble >= 0 &&
+    /* range first: converting a double outside int64 is undefined behaviour */
+    return cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble < 9.2e18 &&
            v->valuedouble == (double)(int64_t)v->valuedouble;
 }
 

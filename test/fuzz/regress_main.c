@@ -80,7 +80,7 @@ static int run_path(const char *path, int *count)
         names[n++] = strdup(e->d_name);
     }
     closedir(d);
-    qsort(names, n, sizeof *names, cmp);
+    if (n > 1) qsort(names, n, sizeof *names, cmp); /* names is NULL for an empty dir */
     int rc = 0;
     for (size_t i = 0; i < n; i++) {
         char full[4096];
