@@ -4,9 +4,8 @@
 What it is for: each test_* case plays one tenant attack through the real CLI
 (`gpu-admission review validate|mutate`) on a crafted AdmissionReview against the shipped
 policies (policies/), and asserts the denial AND its message - and a minimal allowed variant,
-so a webhook that denied everything (or nothing) fails. The shipped set has no rule that
-places a trusted pod on the time-sliced pool, so the cases about a shared GPU use the shipped
-files plus one extra rule file (SHARED_RULE below: ml-platform 1-GPU pods -> t4-shared).
+so a webhook that denied everything (or nothing) fails. The cases about a shared GPU use the
+shipped notebooks rule (namespace notebooks, trusted tenant platform -> pool t4-shared).
 
 What it must never do: depend on anything but the binary, the shipped policy files and the
 POLICY.md contract (messages are matched on the words POLICY.md / DECISIONS.md fix, not on
@@ -20,7 +19,6 @@ import base64
 import copy
 import json
 import os
-import shutil
 import sys
 import tempfile
 import unittest
@@ -29,20 +27,6 @@ import harness as H
 
 BIN = None
 POLICIES = None
-EXTENDED = None  # shipped files + SHARED_RULE
-
-SHARED_RULE = b"""# Added by test_threats.py only: the shipped set places no trusted pod on t4-shared.
-apiVersion: gpu-admission.io/v1alpha1
-kind: GPUPolicy
-metadata:
-  name: threat-test-shared
-spec:
-  rules:
-    - name: platform-shared
-      match: {namespaces: [ml-platform], gpus: {max: 1}}
-      place: {pool: t4-shared}
-"""
-
 NVD = "NVIDIA_VISIBLE_DEVICES"
 
 
@@ -72,7 +56,7 @@ def env_pod(ns, env, kind="containers", labels=None, name="p"):
     return p
 
 
-def shared_pod(ns="ml-platform", **kw):
+def shared_pod(ns="notebooks", **kw):
     return H.pod("s", ns, gpus=1, resource_name="nvidia.com/gpu.shared", **kw)
 
 
@@ -247,33 +231,31 @@ class Threats(unittest.TestCase):
                           msg)
         self.assertDenied("validate", H.review(shared_pod("research-x")), msg)
         # control: a trusted tenant placed there by a rule is admitted
-        placed = mutated(shared_pod("ml-platform"), EXTENDED)
-        self.assertAllowed("validate", H.review(placed), EXTENDED)
+        placed = mutated(shared_pod("notebooks"))
+        self.assertAllowed("validate", H.review(placed))
 
     def test_mutating_webhook_skipped(self):
-        raw = H.pod("s", "ml-platform", gpus=1, resource_name="nvidia.com/gpu.shared")
+        raw = H.pod("s", "notebooks", gpus=1, resource_name="nvidia.com/gpu.shared")
         self.assertDenied("validate", H.review(raw), "gpu-admission.io/tenant")
-        self.assertDenied("validate", H.review(raw), "gpu-admission.io/tenant",
-                          policies=EXTENDED)
         # the tenant label alone is not the isolation: the anti-affinity must be there too
         labelled = copy.deepcopy(raw)
         labelled["metadata"]["labels"] = {"gpu-admission.io/tenant": "platform",
                                           "gpu-admission.io/pool": "t4-shared"}
-        self.assertDenied("validate", H.review(labelled), "anti-affinity", policies=EXTENDED)
+        self.assertDenied("validate", H.review(labelled), "anti-affinity")
         # control: the same pod after the mutating webhook is admitted, and a second
         # mutate pass changes nothing (reinvocationPolicy: IfNeeded)
-        placed = mutated(H.pod("s", "ml-platform", gpus=1), EXTENDED)
+        placed = mutated(H.pod("s", "notebooks", gpus=1))
         self.assertEqual(placed["metadata"]["labels"]["gpu-admission.io/tenant"], "platform")
-        self.assertAllowed("validate", H.review(placed), EXTENDED)
-        _, again = review("mutate", H.review(placed), EXTENDED)
+        self.assertAllowed("validate", H.review(placed))
+        _, again = review("mutate", H.review(placed))
         self.assertFalse(again, "second mutate pass is not empty: %r" % again)
 
     def test_node_name_on_shared_pool(self):
-        placed = mutated(H.pod("s", "ml-platform", gpus=1), EXTENDED)
-        self.assertAllowed("validate", H.review(placed), EXTENDED)
+        placed = mutated(H.pod("s", "notebooks", gpus=1))
+        self.assertAllowed("validate", H.review(placed))
         pinned = copy.deepcopy(placed)
         pinned["spec"]["nodeName"] = "gpu-node-7"
-        self.assertDenied("validate", H.review(pinned), "nodeName", policies=EXTENDED)
+        self.assertDenied("validate", H.review(pinned), "nodeName")
 
     def test_pool_label_forged(self):
         forged = {"gpu-admission.io/pool": "t4-shared"}
@@ -285,45 +267,34 @@ class Threats(unittest.TestCase):
                                                    labels=forged)),
                               "gpu-admission.io/pool", "t4-shared")
         # control: the label the webhook itself set on a pod it placed there
-        placed = mutated(H.pod("s", "ml-platform", gpus=1), EXTENDED)
+        placed = mutated(H.pod("s", "notebooks", gpus=1))
         self.assertEqual(placed["metadata"]["labels"]["gpu-admission.io/pool"], "t4-shared")
-        self.assertAllowed("validate", H.review(placed), EXTENDED)
+        self.assertAllowed("validate", H.review(placed))
 
     def test_update_removes_isolation_labels(self):
-        placed = mutated(H.pod("s", "ml-platform", gpus=1), EXTENDED)
+        placed = mutated(H.pod("s", "notebooks", gpus=1))
         for label in ("gpu-admission.io/tenant", "gpu-admission.io/pool"):
             new = copy.deepcopy(placed)
             del new["metadata"]["labels"][label]
             self.assertDenied("validate", H.review(new, operation="UPDATE", old_object=placed),
-                              label, policies=EXTENDED)
+                              label)
         benign = copy.deepcopy(placed)
         benign["metadata"]["labels"]["app"] = "renamed"
         self.assertAllowed("validate", H.review(benign, operation="UPDATE",
-                                                old_object=placed), EXTENDED)
+                                                old_object=placed))
 
 
 def main():
-    global BIN, POLICIES, EXTENDED
+    global BIN, POLICIES
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin")
     ap.add_argument("--policies", default=os.path.join(H.REPO, "policies"))
     a, rest = ap.parse_known_args()
     BIN = H.find_bin(a.bin)
     POLICIES = a.policies
-    tmp = tempfile.mkdtemp(prefix="gpa-threats-")
-    try:
-        EXTENDED = os.path.join(tmp, "policies")
-        os.mkdir(EXTENDED)
-        for n, data in H.read_set(POLICIES).items():
-            with open(os.path.join(EXTENDED, n), "wb") as f:
-                f.write(data)
-        with open(os.path.join(EXTENDED, "90-threat-test.yaml"), "wb") as f:
-            f.write(SHARED_RULE)
-        H.policy_revision(BIN, EXTENDED)  # must load
-        prog = unittest.main(argv=[sys.argv[0], "-v"] + rest, exit=False)
-        return 0 if prog.result.wasSuccessful() else 1
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    H.policy_revision(BIN, POLICIES)  # the shipped set must load
+    prog = unittest.main(argv=[sys.argv[0], "-v"] + rest, exit=False)
+    return 0 if prog.result.wasSuccessful() else 1
 
 
 if __name__ == "__main__":
