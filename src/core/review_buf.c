@@ -178,7 +178,7 @@ void gpa_rbuf_json_str(gpa_rbuf *b, const char *s)
 void gpa_rbuf_base64(gpa_rbuf *b, const unsigned char *in, size_t n)
 {
     /* RFC 4648 with padding, one line: what Go's encoding/json produces and expects for the
-     * []byte AdmissionResponse.patch. (A table loop is ~2x faster than EVP_EncodeBlock here.) */
+     * []byte AdmissionResponse.patch. (Same speed as EVP_EncodeBlock, without the int length.) */
     static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     if (n > ((size_t)-1) / 2 || !reserve(b, 4 * ((n + 2) / 3))) return;
     char *o = b->data + b->len;
