@@ -13,8 +13,8 @@
  * out of it safely (no node is marked cJSON_StringIsConst or cJSON_IsReference).
  *
  * Strict RFC 8259: no trailing commas, comments, leading zeros, raw control characters in
- * strings or lone surrogates, and no \u0000 (a NUL would cut the C string the engine reads); nesting is limited to GPA_JSON_MAX_DEPTH; data after the value
- * is refused.
+ * strings or lone surrogates, and no \u0000 (a NUL would cut the C string the engine
+ * reads); nesting is limited to GPA_JSON_MAX_DEPTH; data after the value is refused.
  */
 #ifndef GPA_REVIEW_JSON_H
 #define GPA_REVIEW_JSON_H
