@@ -405,7 +405,8 @@ void gpa_eng_add_isolation(gpa_eng *e, cJSON *pod)
                  e->pool->name);
 }
 
-bool gpa_eng_has_isolation_term(const gpa_pod *v, const char *pool, const char *tenant)
+static bool isolation_term(const gpa_pod *v, const char *pool, const char *tenant,
+                           bool need_ns_selector)
 {
     const cJSON *arr =
         gpa_json_arr(gpa_json_obj(gpa_json_obj(v->spec, "affinity"), "podAntiAffinity"),
@@ -418,7 +419,8 @@ bool gpa_eng_has_isolation_term(const gpa_pod *v, const char *pool, const char *
         const cJSON *nss = gpa_json_obj(term, "namespaceSelector");
         if (!tk || strcmp(tk, GPA_HOSTNAME_KEY) != 0 || !sel) continue;
         /* it must see every namespace: an empty namespaceSelector, no namespaces list */
-        if (!nss || nss->child || cJSON_GetObjectItemCaseSensitive(term, "namespaces")) continue;
+        if (cJSON_GetObjectItemCaseSensitive(term, "namespaces")) continue;
+        if (need_ns_selector ? (!nss || nss->child) : nss != NULL) continue;
         const cJSON *ml = cJSON_GetObjectItemCaseSensitive(sel, "matchLabels");
         if (ml && !(cJSON_IsObject(ml) && !ml->child) && !cJSON_IsNull(ml))
             continue; /* extra label requirements would narrow the term */
@@ -434,4 +436,15 @@ bool gpa_eng_has_isolation_term(const gpa_pod *v, const char *pool, const char *
         if (has_pool && has_tenant) return true;
     }
     return false;
+}
+
+bool gpa_eng_has_isolation_term(const gpa_pod *v, const char *pool, const char *tenant)
+{
+    return isolation_term(v, pool, tenant, true);
+}
+
+bool gpa_eng_isolation_lost_namespace_selector(const gpa_pod *v, const char *pool,
+                                               const char *tenant)
+{
+    return isolation_term(v, pool, tenant, false);
 }

@@ -127,6 +127,10 @@ void gpa_eng_add_isolation(gpa_eng *e, cJSON *pod);
 const char *gpa_eng_group_label(const gpa_eng *e, const gpa_pod *v, const char **value);
 /* Does the pod's required anti-affinity hold the isolation term for (pool, tenant)? */
 bool gpa_eng_has_isolation_term(const gpa_pod *v, const char *pool, const char *tenant);
+/* The isolation term is there but without its namespaceSelector: {} - what Kubernetes before
+ * 1.22 stores (it drops the field), so the term only sees the pod's own namespace. */
+bool gpa_eng_isolation_lost_namespace_selector(const gpa_pod *v, const char *pool,
+                                               const char *tenant);
 
 /* engine_cow.c: the copy placement mutates, sharing every part it never writes;
  * containers: whether container resources may be renamed (copied, not shared). */

@@ -187,7 +187,16 @@ static void check_shared(gpa_eng *e, const gpa_pod *v, const gpa_pool *sp, bool 
         missing = "label " GPA_LABEL_POOL;
     else if (!gpa_eng_has_isolation_term(v, sp->name, e->tenant))
         missing = "pod anti-affinity against other tenants";
-    if (missing)
+    /* The webhook added the term, the API server dropped its namespaceSelector: pointing the
+     * user at the mutating webhook would send them the wrong way. */
+    if (missing && tl && pl && gpa_eng_isolation_lost_namespace_selector(v, sp->name, e->tenant))
+        gpa_eng_violation(e, "isolation-missing",
+                          "pod on shared resource %s of pool %s: its tenant anti-affinity has no "
+                          "namespaceSelector, so it would only keep other tenants' pods in "
+                          "namespace %s off its node; Kubernetes before 1.22 drops that field: "
+                          "time-slicing and MPS pools need Kubernetes 1.22 or later",
+                          sp->shared_resource, sp->name, e->ns);
+    else if (missing)
         gpa_eng_violation(e, "isolation-missing",
                           "pod on shared resource %s of pool %s lacks the tenant isolation (%s); "
                           "let the mutating webhook place it (is it enabled for namespace %s?)",
