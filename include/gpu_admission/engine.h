@@ -28,6 +28,9 @@ typedef struct gpa_request {
     bool explain;             /* collect human explanation lines (CLI --explain) */
     bool patch_only;          /* mutate: leave decision.mutated NULL (the review codec only
                                  needs the patch; saves a deep copy of the pod) */
+    bool ephemeral_update;    /* validate: an UPDATE through pods/ephemeralcontainers
+                                 (`kubectl debug`): besides labels, the containers are judged
+                                 (privileged, NVIDIA_VISIBLE_DEVICES in untrusted pods) */
 } gpa_request;
 
 typedef struct gpa_decision {

@@ -410,7 +410,9 @@ void gpa_eng_check(gpa_eng *e, const gpa_pod *v)
     if (shared) check_shared(e, v, shared, create);
     if (create && e->pool) check_placement(e, v);
     check_pool_label(e, v, e->pool ? e->pool : shared);
-    if (create) check_untrusted_containers(e, v);
+    /* An ordinary pod UPDATE cannot change containers; the ephemeralcontainers subresource
+     * adds them to a running pod, so it gets the same container checks as a CREATE. */
+    if (create || e->req->ephemeral_update) check_untrusted_containers(e, v);
 }
 
 int gpa_engine_validate(gpa_decision *out, const gpa_policy *p, const gpa_request *req,

@@ -123,8 +123,9 @@ typedef struct envelope {
     const cJSON *old_object;
     const char *namespace_;
     gpa_operation op;
-    bool judge;    /* false: answer "allowed", untouched */
-    char why[256]; /* room for a message naming the offending value */
+    bool judge;     /* false: answer "allowed", untouched */
+    bool ephemeral; /* UPDATE of pods/ephemeralcontainers (validating hook only) */
+    char why[256];  /* room for a message naming the offending value */
 } envelope;
 
 static int op_from_string(gpa_operation *op, const char *s)
@@ -144,8 +145,10 @@ static int op_from_string(gpa_operation *op, const char *s)
     return -1;
 }
 
-/* Is this request about the core/v1 Pod resource itself (not a subresource, not another
- * kind)? Returns 1 yes, 0 no, -1 malformed (message in *why). */
+/* Is this request about the core/v1 Pod resource itself (not another kind)? Returns 1 yes,
+ * 2 the pods/ephemeralcontainers subresource (`kubectl debug` adds containers to a running
+ * pod through it, so the validating webhook must see it), 0 no (any other subresource or
+ * kind), -1 malformed (message in *why). */
 static int is_pod(const cJSON *const *m, const cJSON *object, const char **why)
 {
     bool bad = false;
@@ -182,7 +185,7 @@ static int is_pod(const cJSON *const *m, const cJSON *object, const char **why)
         *why = "request.subResource must be a string";
         return -1;
     }
-    if (sub && *sub) return 0;
+    if (sub && *sub) return strcmp(sub, "ephemeralcontainers") == 0 ? 2 : 0;
     /* The object states its own kind; a request that names none must at least not carry an
      * object of another kind (hand-written reviews, gator samples). */
     if (object && cJSON_IsObject(object)) {
@@ -323,6 +326,12 @@ static int read_envelope(envelope *env, gpa_review_result *out, const cJSON *roo
     }
     env->op = op;
     if (!pod || !obj) return 0;
+    if (pod == 2) {
+        /* The mutating webhook never touches a running pod; the validating one judges what
+         * the update adds: containers. */
+        if (op != GPA_OP_UPDATE || hook != GPA_HOOK_VALIDATE) return 0;
+        env->ephemeral = true;
+    }
     if (op == GPA_OP_CREATE || (op == GPA_OP_UPDATE && hook == GPA_HOOK_VALIDATE)) {
         const char *shape = pod_shape_error(obj, "request.object must be an object");
         if (!shape && op == GPA_OP_UPDATE && old)
@@ -466,6 +475,7 @@ int gpa_review_handle(gpa_review_result *out, const gpa_policy *p, gpa_hook hook
             .old_object = env.old_object,
             .explain = false,
             .patch_only = true, /* the response needs the patch, not the mutated pod */
+            .ephemeral_update = env.ephemeral,
         };
         gpa_error eerr = {0};
         if (hook == GPA_HOOK_MUTATE)

@@ -183,22 +183,26 @@ class Threats(unittest.TestCase):
 
     def test_ephemeral_container_added_later(self):
         # `kubectl debug` adds an ephemeral container to a running pod through the
-        # pods/ephemeralcontainers subresource (an UPDATE). KNOWN GAP (docs/security.md):
-        # the engine checks only labels on UPDATE and the chart does not register the
-        # subresource. Skipped with the reason while the gap exists; asserts the denial
-        # once the engine judges added ephemeral containers.
-        old = H.pod("a", "research-x", containers=[{"name": "main", "image": "i"}])
-        new = copy.deepcopy(old)
-        new["spec"]["ephemeralContainers"] = [{
-            "name": "debugger", "image": "busybox",
-            "env": [{"name": NVD, "value": "all"}]}]
-        rv = H.review(new, operation="UPDATE", old_object=old)
-        rv["request"]["subResource"] = "ephemeralcontainers"
-        resp, _ = review("validate", rv)
-        if resp["allowed"]:
-            self.skipTest("KNOWN GAP: an ephemeral container with %s=all added to an "
-                          "untrusted pod by UPDATE is allowed" % NVD)
-        self.assertIn(NVD, resp["status"]["message"])
+        # pods/ephemeralcontainers subresource (an UPDATE). The validating webhook judges the
+        # containers of such an update like a CREATE; the chart registers the subresource.
+        def debug_review(ns, container):
+            old = H.pod("a", ns, containers=[{"name": "main", "image": "i"}])
+            new = copy.deepcopy(old)
+            new["spec"]["ephemeralContainers"] = [container]
+            rv = H.review(new, operation="UPDATE", old_object=old)
+            rv["request"]["subResource"] = "ephemeralcontainers"
+            return rv
+        nvd = {"name": "debugger", "image": "busybox", "env": [{"name": NVD, "value": "all"}]}
+        priv = {"name": "debugger", "image": "busybox", "securityContext": {"privileged": True}}
+        self.assertDenied("validate", debug_review("research-x", nvd), NVD)
+        self.assertDenied("validate", debug_review("research-x", priv), "privileged")
+        # a plain debug container, or a trusted namespace, is fine
+        self.assertAllowed("validate", debug_review("research-x", {"name": "d", "image": "b"}))
+        self.assertAllowed("validate", debug_review("ml-platform", priv))
+        # the mutating webhook never patches a running pod
+        resp, _ = review("mutate", debug_review("research-x", nvd))
+        self.assertTrue(resp["allowed"])
+        self.assertNotIn("patch", resp)
 
     def test_visible_devices_value_from(self):
         env = [{"name": NVD, "valueFrom": {"configMapKeyRef": {"name": "cm", "key": "k"}}}]

@@ -54,12 +54,18 @@ class Defaults(unittest.TestCase):
             self.assertEqual(w["timeoutSeconds"], 5)
             self.assertEqual(w["namespaceSelector"], NS_SELECTOR)
             self.assertNotIn("objectSelector", w)
-            self.assertEqual(len(w["rules"]), 1)
             r = w["rules"][0]
             self.assertEqual((r["apiGroups"], r["apiVersions"], r["resources"]),
                              ([""], ["v1"], ["pods"]))
+        self.assertEqual(len(mw["rules"]), 1)
         self.assertEqual(mw["rules"][0]["operations"], ["CREATE"])
         self.assertEqual(sorted(vw["rules"][0]["operations"]), ["CREATE", "UPDATE"])
+        # kubectl debug's containers reach the validating webhook (and only that one)
+        self.assertEqual(len(vw["rules"]), 2)
+        eph = vw["rules"][1]
+        self.assertEqual((eph["apiGroups"], eph["apiVersions"], eph["resources"],
+                          eph["operations"]),
+                         ([""], ["v1"], ["pods/ephemeralcontainers"], ["UPDATE"]))
         self.assertEqual(mw["reinvocationPolicy"], "IfNeeded")
         self.assertNotIn("reinvocationPolicy", vw)  # not a field of validating webhooks
 
