@@ -152,6 +152,8 @@ void gpa_eng_add_node_affinity(gpa_eng *e, cJSON *spec, const gpa_node_req *reqs
     cJSON *req = gpa_eng_child_obj(e, na, "requiredDuringSchedulingIgnoredDuringExecution");
     cJSON *terms = gpa_eng_child_arr(e, req, "nodeSelectorTerms");
     if (!terms) return;
+    /* the check reports it (affinity-too-large); never amplify such a pod */
+    if (cJSON_GetArraySize(terms) > GPA_MAX_NODE_TERMS) return;
     if (cJSON_GetArraySize(terms) == 0) {
         cJSON *t = cJSON_CreateObject();
         if (!t) {

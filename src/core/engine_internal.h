@@ -107,6 +107,10 @@ typedef struct gpa_node_req {
 } gpa_node_req;
 
 #define GPA_MAX_NODE_REQS 64 /* on the stack; larger nodeSelectors go to the heap */
+/* Most nodeSelectorTerms a placed pod may carry. Each term gets the pool's requirements (one
+ * patch op per term), so an unbounded count let a 3 MiB pod with ~47,000 terms blow the
+ * answer up to ~29 MB and the server to ~250 MB; real pods have a handful. */
+#define GPA_MAX_NODE_TERMS 64
 /* Room for every requirement of the placed pool: stack when it fits, else malloc'd (caller
  * frees *heap). NULL on OOM (sets e->oom). */
 gpa_node_req *gpa_eng_node_reqs_buf(gpa_eng *e, gpa_node_req *stack, size_t *cap,

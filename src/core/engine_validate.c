@@ -270,6 +270,15 @@ static void check_placement(gpa_eng *e, const gpa_pod *v)
                           "pod sets runtimeClassName %s but pool %s runs GPUs with %s; remove "
                           "runtimeClassName (the webhook sets it)",
                           rc, pool->name, pool->runtime_class);
+    int n_terms = cJSON_GetArraySize(
+        gpa_json_arr(gpa_json_obj(gpa_json_obj(gpa_json_obj(v->spec, "affinity"), "nodeAffinity"),
+                                  "requiredDuringSchedulingIgnoredDuringExecution"),
+                     "nodeSelectorTerms"));
+    if (n_terms > GPA_MAX_NODE_TERMS)
+        gpa_eng_violation(e, "affinity-too-large",
+                          "pod has %d nodeSelectorTerms; the webhook adds pool %s's node "
+                          "requirements to every term and accepts at most %d: merge the terms",
+                          n_terms, pool->name, GPA_MAX_NODE_TERMS);
     gpa_node_req stack[GPA_MAX_NODE_REQS], *heap;
     size_t cap = GPA_MAX_NODE_REQS;
     gpa_node_req *reqs = gpa_eng_node_reqs_buf(e, stack, &cap, &heap);
