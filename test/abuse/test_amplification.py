@@ -8,13 +8,13 @@ container is OOM-killed - and with failurePolicy Fail, pod creation stops cluste
 it restarts. For each shape a tenant controls (nodeSelectorTerms, containers, tolerations,
 labels), a pod as close to 3 MiB as the shape allows goes through /mutate and /validate of a
 real server; the server's peak RSS (VmHWM) must stay under --rss-limit-mb (default 100, the
-chart's 128Mi minus headroom) and each answer must come within --seconds (default 4, under
-the webhook's timeoutSeconds 5) and be a well-formed AdmissionReview.
+chart's 128Mi minus headroom; reported only under ASan, whose quarantine holds freed memory),
+each answer must come within --seconds (default 4, under the webhook's timeoutSeconds 5), be
+a well-formed AdmissionReview and be no larger than the pod it answers.
 
-KNOWN GAP at the time of writing (docs/security.md): the mutating webhook ANDs the pool's
-node requirements into every nodeSelectorTerm with one patch op per term, so a 3 MiB pod
-with ~47,000 terms makes a ~29 MB answer and ~250 MB peak RSS; this test fails on that
-shape and is not registered in ctest until the engine bounds it.
+This test found the one amplifying shape: the pool's node requirements were ANDed into every
+nodeSelectorTerm with one patch op per term (a 3 MiB pod with ~47,000 terms: a ~29 MB answer,
+~250 MB peak RSS); the engine now refuses more than 64 terms (affinity-too-large).
 
 What it must never do: listen anywhere but 127.0.0.1 or leave the server running.
 """
@@ -113,7 +113,11 @@ def main():
                 if dt > a.seconds:
                     problems.append("%s/%s: %.1f s for one answer (> %.0f s)"
                                     % (name, hook, dt, a.seconds))
-                if hwm / 1024.0 > a.rss_limit_mb:
+                if len(data) > len(body):
+                    problems.append("%s/%s: the answer (%d bytes) is larger than the pod (%d)"
+                                    % (name, hook, len(data), len(body)))
+                # ASan's quarantine keeps freed memory: RSS says nothing there (report only)
+                if not H.sanitized_build() and hwm / 1024.0 > a.rss_limit_mb:
                     problems.append("%s/%s: server peak RSS %.0f MB (> %.0f MB) for a %d-byte "
                                     "pod; answer %d bytes" % (name, hook, hwm / 1024.0,
                                                              a.rss_limit_mb, len(body),
