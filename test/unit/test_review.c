@@ -497,10 +497,36 @@ static void test_judged(const gpa_policy *p)
     gpa_review_result_clear(&res);
     free(b);
 
+    /* `kubectl debug` adds containers through pods/ephemeralcontainers (an UPDATE of a
+     * subresource): the validating hook judges it, the mutating hook leaves it alone. */
+    const char *dbg =
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"d\"},\"spec\":{"
+        "\"containers\":[{\"name\":\"c\",\"image\":\"i\"}],\"ephemeralContainers\":[{"
+        "\"name\":\"dbg\",\"image\":\"busybox\",\"securityContext\":{\"privileged\":true}}]}}";
+    b = review("admission.k8s.io/v1", "u-dbg", "UPDATE", "research-x", dbg);
+    char *b2 = review_with(b, "subResource", "\"ephemeralcontainers\"");
+    CHECK_INT(gpa_review_handle(&res, p, GPA_HOOK_VALIDATE, b2, strlen(b2), &err), GPA_OK);
+    CHECK_STR(res.outcome, "denied");
+    r = response_of(&res);
+    CHECK_CONTAINS(cJSON_GetStringValue(member(r, "response.status.message")), "privileged");
+    cJSON_Delete(r);
+    gpa_review_result_clear(&res);
+    CHECK_INT(gpa_review_handle(&res, p, GPA_HOOK_MUTATE, b2, strlen(b2), &err), GPA_OK);
+    CHECK_STR(res.outcome, "skipped");
+    gpa_review_result_clear(&res);
+    free(b2);
+    /* other subresources stay untouched on both hooks */
+    b2 = review_with(b, "subResource", "\"status\"");
+    CHECK_INT(gpa_review_handle(&res, p, GPA_HOOK_VALIDATE, b2, strlen(b2), &err), GPA_OK);
+    CHECK_STR(res.outcome, "skipped");
+    gpa_review_result_clear(&res);
+    free(b2);
+    free(b);
+
     /* A non-GPU pod is allowed without a patch; the name falls back to generateName and the
      * namespace to object.metadata.namespace when the request names none. */
     b = review("admission.k8s.io/v1", "u-cpu", "CREATE", "ml-platform", CPU_POD);
-    char *b2 = review_with(b, "namespace", NULL);
+    b2 = review_with(b, "namespace", NULL);
     CHECK_INT(gpa_review_handle(&res, p, GPA_HOOK_MUTATE, b2, strlen(b2), &err), GPA_OK);
     CHECK_STR(res.outcome, "allowed");
     CHECK_STR(res.name, "web-");
