@@ -23,6 +23,7 @@ static atomic_int log_fd = 2;
 /* Queued mode: lines are appended to `buf`; the flusher swaps it with `spare` under the lock
  * and writes the full one outside it. */
 #define QUEUE_CAP (512u * 1024u)
+_Static_assert(GPA_LOG_QUEUE_HIGH < QUEUE_CAP, "high-water mark inside the queue");
 static struct {
     pthread_mutex_t lock;
     char *buf, *spare;
@@ -160,19 +161,45 @@ static void put_key(gpa_logline *l, const char *key)
     put_raw(l, "\":", 2);
 }
 
+/* Decimal digits of v into out (no sign), returns the length; out has room for 20. */
+static size_t put_u64(char *out, unsigned long long v)
+{
+    char tmp[20];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (size_t i = 0; i < n; i++)
+        out[i] = tmp[n - 1 - i];
+    return n;
+}
+
 void gpa_log_begin(gpa_logline *l, gpa_log_level level, const char *msg)
 {
     l->len = 0;
     l->truncated = false;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    struct tm tm;
-    gmtime_r(&ts.tv_sec, &tm);
-    char head[64];
-    int n = snprintf(head, sizeof head, "{\"ts\":\"%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ\"",
-                     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                     ts.tv_nsec / 1000000);
-    put_raw(l, head, (size_t)n);
+    /* The date and time change once a second; each thread formats them once per second. */
+    static _Thread_local time_t cached_sec = -1;
+    static _Thread_local char cached[32]; /* {"ts":"YYYY-MM-DDTHH:MM:SS */
+    static _Thread_local size_t cached_len;
+    if (ts.tv_sec != cached_sec) {
+        struct tm tm;
+        gmtime_r(&ts.tv_sec, &tm);
+        int n = snprintf(cached, sizeof cached, "{\"ts\":\"%04d-%02d-%02dT%02d:%02d:%02d",
+                         tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+                         tm.tm_sec);
+        cached_len = n > 0 && (size_t)n < sizeof cached ? (size_t)n : 0;
+        cached_sec = ts.tv_sec;
+    }
+    long ms = ts.tv_nsec / 1000000;
+    char frac[7] = {
+        '.', (char)('0' + ms / 100), (char)('0' + ms / 10 % 10), (char)('0' + ms % 10), 'Z', '"',
+        0};
+    put_raw(l, cached, cached_len);
+    put_raw(l, frac, 6);
     put_raw(l, ",\"level\":\"", 10);
     put_escaped(l, level_names[level]);
     put_raw(l, "\"", 1);
@@ -205,11 +232,13 @@ void gpa_log_str(gpa_logline *l, const char *key, const char *value)
 void gpa_log_int(gpa_logline *l, const char *key, long long value)
 {
     char tmp[32];
-    int n = snprintf(tmp, sizeof tmp, "%lld", value);
+    size_t n = 0;
+    if (value < 0) tmp[n++] = '-';
+    n += put_u64(tmp + n, value < 0 ? 0ull - (unsigned long long)value : (unsigned long long)value);
     size_t start = l->len;
     if (l->truncated) return;
     put_key(l, key);
-    put_raw(l, tmp, (size_t)n);
+    put_raw(l, tmp, n);
     field_fits(l, start);
 }
 
@@ -246,7 +275,10 @@ void gpa_log_end(gpa_logline *l)
         bool wake = false, queued = false;
         pthread_mutex_lock(&q.lock);
         if (q.buf && q.len + l->len <= QUEUE_CAP) {
-            wake = q.len == 0;
+            /* Wake the flusher for the first line (it then waits a little to batch) and
+             * again when the queue passes half full (it then writes at once). */
+            wake =
+                q.len == 0 || (q.len < GPA_LOG_QUEUE_HIGH && q.len + l->len >= GPA_LOG_QUEUE_HIGH);
             memcpy(q.buf + q.len, l->buf, l->len);
             q.len += l->len;
             queued = true;
@@ -317,6 +349,14 @@ void gpa_log_queue_stop(void)
     pthread_mutex_unlock(&q.flush_lock);
     free(a);
     free(b);
+}
+
+size_t gpa_log_queued(void)
+{
+    pthread_mutex_lock(&q.lock);
+    size_t n = q.len;
+    pthread_mutex_unlock(&q.lock);
+    return n;
 }
 
 unsigned long gpa_log_dropped(void)

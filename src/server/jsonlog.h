@@ -4,9 +4,11 @@
  *
  * Two modes. Synchronous (the default, and for the CLI): each line is one write(2). Queued
  * (the server, between gpa_log_queue_start and gpa_log_queue_stop): request threads copy the
- * line into a buffer under a short lock and poke an eventfd; the server's main loop writes
- * everything queued with one write(2). A slow or blocked stderr then stalls only the main
- * loop's flush, never a request, and a full buffer drops lines (counted) instead of waiting.
+ * line into a buffer under a short lock and poke an eventfd when the queue was empty (or
+ * passes half full); the server's main loop writes everything queued with one write(2) a few
+ * tens of milliseconds later, so under load one write carries hundreds of lines. A slow or blocked
+ * stderr then stalls only the main loop's flush, never a request, and a full buffer drops lines
+ * (counted) instead of waiting.
  *
  * Must never: block a request thread on the log destination, allocate per line, or print
  * anything that is not one complete JSON line.
@@ -43,8 +45,12 @@ void gpa_log_bool(gpa_logline *l, const char *key, bool value);
 void gpa_log_end(gpa_logline *l);
 
 /* Queued mode: wake_fd (an eventfd, or -1) is written when the queue goes from empty to
- * non-empty, so the flusher can sleep until there is something to write. */
+ * non-empty and when it passes GPA_LOG_QUEUE_HIGH, so the flusher can sleep until there is
+ * something to write. */
 int gpa_log_queue_start(int wake_fd);
+/* Queued bytes past which the wake fd is poked again: the flusher should write at once. */
+#define GPA_LOG_QUEUE_HIGH (256u * 1024u)
+size_t gpa_log_queued(void);
 /* Writes everything queued so far (the flusher only). */
 void gpa_log_flush(void);
 /* Flushes and returns to synchronous writes. */

@@ -45,6 +45,10 @@ enum { KIND_POLICY = 1, KIND_CERT = 2 };
 #define OPS_MAX_CONNECTIONS_PER_IP 8
 #define OPS_IDLE_TIMEOUT_S         10
 
+/* Queued log lines are written this long after the first one arrives (or at once past the
+ * queue's high-water mark): one write(2) per batch instead of one per request. */
+#define LOG_BATCH_MS 50
+
 /* Debounce: a ConfigMap/Secret update is several events; act once they stop. */
 #define SETTLE_MS     150
 #define SETTLE_MAX_MS 1000
@@ -148,7 +152,7 @@ static void main_loop(const gpa_serve_config *cfg, gpa_http_state *st, int sfd, 
                       gpa_dir_watch *watch)
 {
     long long next_periodic = cfg->reload_interval_ms ? now_ms() + cfg->reload_interval_ms : 0;
-    long long settle_at = 0, settle_first = 0, grace_end = 0;
+    long long settle_at = 0, settle_first = 0, grace_end = 0, log_flush_at = 0;
     unsigned pending = 0;
     for (;;) {
         long long now = now_ms();
@@ -156,6 +160,7 @@ static void main_loop(const gpa_serve_config *cfg, gpa_http_state *st, int sfd, 
         if (next_periodic) wake = next_periodic;
         if (pending && settle_at < wake) wake = settle_at;
         if (grace_end && grace_end < wake) wake = grace_end;
+        if (log_flush_at && log_flush_at < wake) wake = log_flush_at;
         int timeout = wake == LLONG_MAX ? -1 : wake <= now ? 0 : (int)(wake - now);
         struct pollfd pfd[3] = {{.fd = sfd, .events = POLLIN},
                                 {.fd = log_efd, .events = POLLIN},
@@ -190,6 +195,10 @@ static void main_loop(const gpa_serve_config *cfg, gpa_http_state *st, int sfd, 
             uint64_t n;
             ssize_t r = read(log_efd, &n, sizeof n);
             (void)r;
+            if (gpa_log_queued() >= GPA_LOG_QUEUE_HIGH)
+                log_flush_at = now;
+            else if (!log_flush_at)
+                log_flush_at = now + LOG_BATCH_MS;
         }
         if (np > 0 && watch->fd >= 0 && (pfd[2].revents & POLLIN)) {
             unsigned k = gpa_dir_watch_drain(watch);
@@ -215,7 +224,10 @@ static void main_loop(const gpa_serve_config *cfg, gpa_http_state *st, int sfd, 
             gpa_reload_cert(cfg->tls_cert, cfg->tls_key, GPA_TRIGGER_PERIODIC, time(NULL), NULL);
             next_periodic = now + cfg->reload_interval_ms;
         }
-        gpa_log_flush();
+        if (log_flush_at && now >= log_flush_at) {
+            gpa_log_flush();
+            log_flush_at = 0;
+        }
         if (grace_end && now >= grace_end) break;
     }
 }

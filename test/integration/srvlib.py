@@ -295,6 +295,24 @@ class Server:
     def metrics(self):
         return self.http_get("/metrics")[1]
 
+    def settle_logs(self, quiet=0.1, timeout=1.0):
+        """Gives the server time to write its queued log lines (it writes them in batches,
+        ~50 ms after they are logged): at least 0.15 s, then until stderr has not grown for
+        `quiet` seconds (at most `timeout`: under load it never stops growing)."""
+        time.sleep(0.15)
+        deadline = time.monotonic() + timeout
+        last, since = -1, time.monotonic()
+        while time.monotonic() < deadline:
+            try:
+                size = os.path.getsize(self.stderr_path)
+            except OSError:
+                size = -1
+            if size != last:
+                last, since = size, time.monotonic()
+            elif time.monotonic() - since >= quiet:
+                return
+            time.sleep(0.02)
+
     def wait_log(self, pred, timeout=10):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

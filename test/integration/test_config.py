@@ -93,7 +93,8 @@ with srv:
     T.eq(srv.startup.get("threads"), 3, "GPU_ADMISSION_THREADS")
     ctx = S.client_ctx(os.path.join(certs, "ca.crt"))
     T.eq(S.post(srv.port, ctx, "/validate", S.review_bytes())[0], 200, "serves from env config")
-    T.check(any(o.get("level") == "debug" and o.get("decision") == "allowed" for o in srv.logs()),
+    T.check(srv.wait_log(lambda o: o.get("level") == "debug" and o.get("decision") == "allowed",
+                         timeout=5) is not None,
             "GPU_ADMISSION_LOG_LEVEL=debug logs allowed requests")
     big = b'{"pad":"' + b"x" * 70000 + b'"}'
     st = S.post_refused(srv.port, ctx, "/validate", big)

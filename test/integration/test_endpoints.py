@@ -341,6 +341,7 @@ with S.Server(BIN, policies, certs, extra=["--idle-timeout", "3s"]) as srv:
     rev = srv.startup["policy_revision"]
     T.eq(S.metric(m, "gpa_policy_revision_info", {"revision": rev}), 1.0, "revision info")
 
+    srv.settle_logs()
     logs = srv.logs()  # raises if any line is not JSON
     mutated = [l for l in logs if l.get("decision") == "mutated"]
     T.check(len(mutated) > 50, "one log line per mutated request")

@@ -138,6 +138,7 @@ with S.Server(BIN, pol.path, certs, extra=["--reload-interval", "2s"]) as srv:
                 > before, name + ": failure counted")
         T.eq(current_revision(srv, ctx), rev2, name + ": previous revision still served")
         T.eq(srv.http_get("/readyz")[0], 200, name + ": still ready")
+    srv.settle_logs()
     fails = [o for o in srv.logs() if o.get("msg") == "policy reload failed; previous set kept"]
     T.check(len(fails) >= 2 and all(o.get("level") == "error" and o.get("error") for o in fails),
             "failed reloads logged at error level with the loader's message")
@@ -183,6 +184,7 @@ with S.Server(BIN, link, certs, extra=["--reload-interval", "0"]) as srv:
     pol.publish(files2)
     T.eq(wait_revision(srv, ctx, rev2, timeout=5), rev2,
          "symlinked policy dir: inotify reload without the periodic check")
+    srv.settle_logs()
     T.check(not any("watch incomplete" in (o.get("msg") or "") for o in srv.logs()),
             "no watch warning for a symlinked directory")
 

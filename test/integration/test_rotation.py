@@ -96,6 +96,7 @@ with S.Server(BIN, policies, secret.path) as srv:
     T.check(srv.http_get("/readyz")[0] == 200, "still ready after a broken rotation")
 
     # ---- garbage PEM
+    srv.settle_logs()
     n_fail = len([o for o in srv.logs() if o.get("msg", "").startswith("certificate reload failed")])
     secret.publish({"tls.crt": b"-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n",
                     "tls.key": b"garbage"})
@@ -124,6 +125,7 @@ with S.Server(BIN, policies, secret.path) as srv:
     T.check(load.count() > n0 + 50, "load kept flowing through the rotations (%d ok)" % load.count())
     T.eq(load.failures[:5], [], "zero failed requests during rotations")
     T.check(srv.alive(), "server alive")
+    srv.settle_logs()
     not_after = [o for o in srv.logs() if o.get("msg") == "serving certificate rotated"][-1]["not_after"]
     T.eq(S.metric(srv.metrics(), "gpa_cert_expiry_timestamp_seconds"), float(not_after),
          "expiry metric follows the served certificate")

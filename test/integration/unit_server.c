@@ -284,6 +284,30 @@ static void log_queued_threads(void)
     close(efd);
 }
 
+/* The wake fd is poked for the first line and once more when the queue passes its
+ * high-water mark, not per line. */
+static void log_queue_wakes(void)
+{
+    int efd = eventfd(0, EFD_NONBLOCK);
+    CHECK_INT(gpa_log_queue_start(efd), 0);
+    static char v[200];
+    memset(v, 'y', sizeof v - 1);
+    size_t lines = GPA_LOG_QUEUE_HIGH / 200 + 50;
+    for (size_t i = 0; i < lines; i++) {
+        gpa_logline l;
+        gpa_log_begin(&l, GPA_LOG_INFO, "w");
+        gpa_log_str(&l, "v", v);
+        gpa_log_end(&l);
+    }
+    CHECK(gpa_log_queued() >= GPA_LOG_QUEUE_HIGH);
+    uint64_t wakes = 0;
+    CHECK(read(efd, &wakes, sizeof wakes) == (ssize_t)sizeof wakes);
+    CHECK_INT(wakes, 2);
+    gpa_log_queue_stop();
+    CHECK_INT(gpa_log_queued(), 0);
+    close(efd);
+}
+
 static void log_queue_overflow(void)
 {
     CHECK_INT(gpa_log_queue_start(-1), 0);
@@ -307,6 +331,9 @@ static void test_log_queue(void)
     CHECK_INT(out ? count_lines(out, "\"msg\":\"queued\"") : -1, 2000);
     CHECK_INT(out ? count_lines(out, "}\n") : -1, 2000);
     CHECK(out && strstr(out, "\"thread\":3,\"i\":499}\n") != NULL);
+    free(out);
+    out = capture(log_queue_wakes);
+    CHECK(out && count_lines(out, "\"msg\":\"w\"") == (int)(GPA_LOG_QUEUE_HIGH / 200 + 50));
     free(out);
     out = capture(log_queue_overflow);
     int kept = out ? count_lines(out, "\"msg\":\"fill\"") : -1;
