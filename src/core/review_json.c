@@ -493,10 +493,61 @@ static int parse_value(parser *ps, cJSON *n)
     return parse_scalar(ps, n);
 }
 
+/* Offset of the first byte that is not well-formed UTF-8 (RFC 3629: no overlong forms, no
+ * surrogates, nothing past U+10FFFF), or len when all is well. JSON text must be UTF-8 (RFC
+ * 8259 8.1): without this check invalid bytes inside a string were copied into the answer
+ * (e.g. an echoed uid), making the response itself invalid JSON. ASCII, nearly every body,
+ * is skipped 8 bytes at a time. */
+static size_t utf8_invalid_at(const unsigned char *s, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        if (i + 8 <= len) {
+            uint64_t x;
+            memcpy(&x, s + i, 8);
+            if (!(x & 0x8080808080808080ULL)) {
+                i += 8;
+                continue;
+            }
+        }
+        unsigned char c = s[i];
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t n;
+        unsigned lo = 0x80, hi = 0xBF; /* allowed range of the second byte */
+        if (c >= 0xC2 && c <= 0xDF)
+            n = 1;
+        else if (c >= 0xE0 && c <= 0xEF) {
+            n = 2;
+            if (c == 0xE0) lo = 0xA0; /* overlong */
+            if (c == 0xED) hi = 0x9F; /* surrogates */
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            n = 3;
+            if (c == 0xF0) lo = 0x90; /* overlong */
+            if (c == 0xF4) hi = 0x8F; /* past U+10FFFF */
+        } else
+            return i;
+        if (i + n >= len) return i; /* truncated sequence */
+        if (s[i + 1] < lo || s[i + 1] > hi) return i;
+        for (size_t k = 2; k <= n; k++)
+            if ((s[i + k] & 0xC0) != 0x80) return i;
+        i += n + 1;
+    }
+    return len;
+}
+
 int gpa_jdoc_parse(gpa_jdoc **out, const char *buf, size_t len, const char **why, size_t *offset)
 {
     *out = NULL;
     if (len > ((size_t)1 << 40)) return -2;
+    size_t bad = utf8_invalid_at((const unsigned char *)buf, len);
+    if (bad < len) {
+        if (why) *why = "invalid UTF-8";
+        if (offset) *offset = bad;
+        return -1;
+    }
     /* Compact Kubernetes JSON averages ~16 bytes per value. */
     size_t cap = len / 16 + 16;
     size_t head = sizeof(gpa_jdoc) + sizeof(chunk) + cap * sizeof(cJSON);

@@ -162,17 +162,17 @@ def build(max_body_default=7 * 1024 * 1024):
 
     # --- encodings
     p = H.pod("utf8", "research-x", gpus=2, labels={"app": "PLACEHOLDER"})
+    # JSON text must be UTF-8 (RFC 8259 8.1): the reader refuses anything else with a 400, so
+    # an invalid uid can never be echoed into an answer that is not valid JSON itself.
     out.append(_raw("invalid-utf8-label", H.dumps(_rv(p)).replace(b"PLACEHOLDER", b"\xff\xfe"),
-                    "any", None, UID))
-    p = _raw("invalid-utf8-uid", base_body.replace(UID.encode(), b"\xc3\x28" + b"-uid"), "any")
-    # KNOWN ISSUE (reported to the codec owner): the review reader accepts invalid UTF-8
-    # inside strings (RFC 8259 8.1 forbids it) and the uid is echoed byte for byte, so the
-    # answer is not valid UTF-8 JSON. Only a direct caller can send this (the API server
-    # re-encodes every string as valid UTF-8). Reported as XFAIL/XPASS, not failed.
-    p["xfail"] = "review reader accepts invalid UTF-8 and echoes it"
-    out.append(p)
+                    "400"))
+    # ... while every valid sequence length is read and answered (a decision with a patch)
+    out.append(_raw("valid-utf8-label", H.dumps(_rv(p)).replace(
+        b"PLACEHOLDER", "\u00fc\u20ac\U0001f600".encode("utf-8")), "any", None, UID))
+    out.append(_raw("invalid-utf8-uid", base_body.replace(UID.encode(), b"\xc3\x28" + b"-uid"),
+                    "400"))
     out.append(_raw("overlong-utf8-slash", base_body.replace(b'"research-x"',
-                                                             b'"research\xc0\xafx"'), "any"))
+                                                             b'"research\xc0\xafx"'), "400"))
     out.append(_raw("bom-prefix", b"\xef\xbb\xbf" + base_body, "any", base_pod, UID))
     out.append(_raw("utf16-body", base_body.decode().encode("utf-16"), "400"))
     for s in ("\\ud800", "\\udc00", "\\ud800\\u0041", "\\ud83d\\ude00"):

@@ -339,6 +339,30 @@ static void test_refused(void)
         CHECK(r);
     }
     /* NUL bytes: inside a string, and after the document. */
+    /* RFC 8259 8.1: JSON text is UTF-8; every malformed sequence is refused, valid ones of
+     * each length are not */
+    {
+        static const char *const bad_utf8[] = {
+            "\"\xc3\x28\"",         /* bad continuation */
+            "\"\xc0\xaf\"",         /* overlong '/' */
+            "\"\xe0\x80\xaf\"",     /* overlong, 3 bytes */
+            "\"\xed\xa0\x80\"",     /* UTF-16 surrogate */
+            "\"\xf4\x90\x80\x80\"", /* past U+10FFFF */
+            "\"\xf5\x80\x80\x80\"", /* invalid lead byte */
+            "\"\x80\"",             /* lone continuation */
+            "\"\xff\"",             /* never valid */
+            "\"\xe2\x82\"",         /* truncated inside the string */
+        };
+        for (size_t i = 0; i < sizeof bad_utf8 / sizeof *bad_utf8; i++)
+            CHECK(refused(bad_utf8[i], strlen(bad_utf8[i])));
+        CHECK(refused("[1]\xe2\x82", 5)); /* truncated at the very end */
+        const char *good = "\"\xc3\xbc\xe2\x82\xac\xf0\x9f\x98\x80 \xf4\x8f\xbf\xbf\"";
+        gpa_jdoc *d = NULL;
+        CHECK_INT(gpa_jdoc_parse(&d, good, strlen(good), NULL, NULL), 0);
+        CHECK_STR(d ? gpa_jdoc_root(d)->valuestring : NULL,
+                  "\xc3\xbc\xe2\x82\xac\xf0\x9f\x98\x80 \xf4\x8f\xbf\xbf");
+        gpa_jdoc_free(d);
+    }
     CHECK(refused("\"a\0b\"", 5));
     CHECK(refused("[1]\0", 4));
     CHECK(refused("[1\0]", 4));
