@@ -1,7 +1,8 @@
 /*
  * cli.h - the subcommands of the gpu-admission binary. Each lives in its own cmd_*.c file,
  * parses its own flags and returns the process exit code:
- *   0 success, 1 usage or input error, 2 the pod was denied (mutate/review).
+ *   0 success, 1 usage or input error, 2 a pod was denied (mutate only; `review` exits 0
+ *   whenever it produced an answer, allowed or denied, exactly as the server answers 200).
  */
 #ifndef GPA_CLI_H
 #define GPA_CLI_H
