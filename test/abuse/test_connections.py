@@ -349,9 +349,13 @@ def main():
             H.log("note: fresh connections refused at the global limit: %d, e.g. %s"
                   % (len(errors["fresh"]), errors["fresh"][:2]))
     bars = {"keepalive": a.p99_ms, "fresh": a.p99_ms, "handshake": a.handshake_p99_ms}
+    # At the global limit the client's fresh connections wait by design (see docs/security.md),
+    # and the same client thread takes the keep-alive samples, so it gets ~15-25 of them in the
+    # 12 s flood instead of hundreds; a p99 needs some samples, not a fixed 20.
+    min_samples = 8 if a.scenario == "global-limit" else 20
     for kind in kinds + (("handshake",) if "fresh" in kinds else ()):
         v = lat["flood"][kind]
-        if len(v) < 20:
+        if len(v) < min_samples:
             problems.append("too few well-behaved %s requests during the flood: %d"
                             % (kind, len(v)))
         else:
