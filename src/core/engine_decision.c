@@ -250,3 +250,27 @@ void gpa_decision_clear(gpa_decision *d)
     free_list(d->explain, d->n_explain);
     memset(d, 0, sizeof *d);
 }
+
+bool gpa_eng_start(gpa_eng *e, gpa_decision *out, const gpa_policy *p, const gpa_request *req,
+                   gpa_error *err, int *rc)
+{
+    if (!out || !p || !req) {
+        *rc = gpa_fail(err, GPA_EINVAL, "engine: missing decision, policy or request");
+        return false;
+    }
+    gpa_eng_init(e, out, p, req);
+    if (req->op == GPA_OP_DELETE || req->op == GPA_OP_CONNECT) {
+        gpa_eng_explain(e, "operation is not CREATE or UPDATE: nothing to do");
+        *rc = gpa_eng_finish(e, err);
+        return false;
+    }
+    if (!cJSON_IsObject(req->object)) {
+        gpa_decision_clear(out);
+        *rc = gpa_fail(err, GPA_EINVAL, "engine: the request carries no pod object");
+        return false;
+    }
+    gpa_eng_demand(e);
+    out->gpu_pod = e->gpus > 0;
+    gpa_eng_match(e);
+    return true;
+}

@@ -86,6 +86,10 @@ void gpa_eng_drop_warnings_from(gpa_eng *e, size_t n);
 /* Turns violations into the decision (enforcement), frees engine state; returns GPA_OK or
  * GPA_ENOMEM (decision cleared). */
 int gpa_eng_finish(gpa_eng *e, gpa_error *err);
+/* The start both webhooks share: argument checks, the DELETE/CONNECT short cut, GPU demand and
+ * the first matching rule. false: stop and return *rc (the decision is already final). */
+bool gpa_eng_start(gpa_eng *e, gpa_decision *out, const gpa_policy *p, const gpa_request *req,
+                   gpa_error *err, int *rc);
 
 /* engine_match.c */
 void gpa_eng_tenancy(gpa_eng *e);

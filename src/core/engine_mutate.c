@@ -225,21 +225,9 @@ static void place(gpa_eng *e, cJSON *pod)
 int gpa_engine_mutate(gpa_decision *out, const gpa_policy *p, const gpa_request *req,
                       gpa_error *err)
 {
-    if (!out || !p || !req)
-        return gpa_fail(err, GPA_EINVAL, "engine: missing decision, policy or request");
     gpa_eng e;
-    gpa_eng_init(&e, out, p, req);
-    if (req->op == GPA_OP_DELETE || req->op == GPA_OP_CONNECT) {
-        gpa_eng_explain(&e, "operation is not CREATE or UPDATE: nothing to do");
-        return gpa_eng_finish(&e, err);
-    }
-    if (!cJSON_IsObject(req->object)) {
-        gpa_decision_clear(out);
-        return gpa_fail(err, GPA_EINVAL, "engine: the request carries no pod object");
-    }
-    gpa_eng_demand(&e);
-    out->gpu_pod = e.gpus > 0;
-    gpa_eng_match(&e);
+    int rc;
+    if (!gpa_eng_start(&e, out, p, req, err, &rc)) return rc;
     if (!e.create || !e.pool) {
         /* UPDATE never mutates; unmatched, denied and non-GPU pods are only judged */
         gpa_eng_check(&e, &e.orig);
