@@ -18,4 +18,10 @@ int gpa_cmd_version(int argc, char **argv);
  * Shared by the subcommands so every one reads input the same way. */
 char *gpa_cli_read_file(const char *path, size_t *len_out);
 
+/* Value of a flag given as "--name VALUE", "--name=VALUE" or "-x VALUE" (argv[*i] is looked
+ * at; *i advances past a separate value). 1 matched, 0 not this flag, -1 value missing (the
+ * error is printed as "gpu-admission CMD: ..."). */
+int gpa_cli_flag_value(const char **out, int argc, char **argv, int *i, const char *lng,
+                       const char *shrt, const char *cmd);
+
 #endif

@@ -52,25 +52,6 @@ static void usage(FILE *f)
             "1 bad flags, unreadable input, no Pod in the input or invalid policies.\n");
 }
 
-/* Value of a flag given as "--name VALUE", "--name=VALUE" or "-x VALUE"; advances *i. */
-static int flag_value(const char **out, int argc, char **argv, int *i, const char *lng,
-                      const char *shrt)
-{
-    const char *a = argv[*i];
-    size_t n = strlen(lng);
-    if (strncmp(a, lng, n) == 0 && a[n] == '=') {
-        *out = a + n + 1;
-        return 1;
-    }
-    if (strcmp(a, lng) != 0 && strcmp(a, shrt) != 0) return 0;
-    if (*i + 1 >= argc) {
-        fprintf(stderr, "gpu-admission mutate: %s needs a value\n", a);
-        return -1;
-    }
-    *out = argv[++*i];
-    return 1;
-}
-
 /* ---- JSON output: 2-space pretty printing (cJSON_Print indents with tabs) ---- */
 
 static bool pretty(FILE *f, const cJSON *v, int depth);
@@ -288,8 +269,9 @@ int gpa_cmd_mutate(int argc, char **argv)
                 o.explain = true;
                 continue;
             }
-            int r = flag_value(&o.dir, argc, argv, &i, "--policies", "-p");
-            if (r == 0) r = flag_value(&o.ns, argc, argv, &i, "--namespace", "-n");
+            int r = gpa_cli_flag_value(&o.dir, argc, argv, &i, "--policies", "-p", "mutate");
+            if (r == 0)
+                r = gpa_cli_flag_value(&o.ns, argc, argv, &i, "--namespace", "-n", "mutate");
             if (r < 0) return 1;
             if (r > 0) continue;
             fprintf(stderr, "gpu-admission mutate: unknown flag '%s'\n", a);

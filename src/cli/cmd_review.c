@@ -36,25 +36,6 @@ static void usage(FILE *f)
                "Status body is printed), bad flags, unreadable input or invalid policies.\n");
 }
 
-/* Value of a flag given as "--name VALUE", "--name=VALUE" or "-x VALUE"; advances *i. */
-static int flag_value(const char **out, int argc, char **argv, int *i, const char *lng,
-                      const char *shrt)
-{
-    const char *a = argv[*i];
-    size_t n = strlen(lng);
-    if (strncmp(a, lng, n) == 0 && a[n] == '=') {
-        *out = a + n + 1;
-        return 1;
-    }
-    if (strcmp(a, lng) != 0 && strcmp(a, shrt) != 0) return 0;
-    if (*i + 1 >= argc) {
-        fprintf(stderr, "gpu-admission review: %s needs a value\n", a);
-        return -1;
-    }
-    *out = argv[++*i];
-    return 1;
-}
-
 int gpa_cmd_review(int argc, char **argv)
 {
     const char *dir = NULL, *hook_name = NULL, *file = NULL;
@@ -70,7 +51,7 @@ int gpa_cmd_review(int argc, char **argv)
                 usage(stdout);
                 return 0;
             }
-            int r = flag_value(&dir, argc, argv, &i, "--policies", "-p");
+            int r = gpa_cli_flag_value(&dir, argc, argv, &i, "--policies", "-p", "review");
             if (r < 0) return 1;
             if (r > 0) continue;
             fprintf(stderr, "gpu-admission review: unknown flag '%s'\n", a);

@@ -34,15 +34,13 @@ static void usage(FILE *f)
 char *gpa_cli_read_file(const char *path, size_t *len_out)
 {
     FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    if (!f)
-        return NULL;
+    if (!f) return NULL;
     size_t cap = 65536, len = 0;
     char *buf = malloc(cap);
     while (buf) {
         size_t got = fread(buf + len, 1, cap - len - 1, f);
         len += got;
-        if (got == 0)
-            break;
+        if (got == 0) break;
         if (cap - len - 1 == 0) {
             char *nb = realloc(buf, cap * 2);
             if (!nb) {
@@ -56,8 +54,7 @@ char *gpa_cli_read_file(const char *path, size_t *len_out)
         }
     }
     int failed = buf && ferror(f);
-    if (f != stdin)
-        fclose(f);
+    if (f != stdin) fclose(f);
     if (failed) {
         free(buf);
         errno = EIO;
@@ -68,6 +65,24 @@ char *gpa_cli_read_file(const char *path, size_t *len_out)
         *len_out = len;
     }
     return buf;
+}
+
+int gpa_cli_flag_value(const char **out, int argc, char **argv, int *i, const char *lng,
+                       const char *shrt, const char *cmd)
+{
+    const char *a = argv[*i];
+    size_t n = strlen(lng);
+    if (strncmp(a, lng, n) == 0 && a[n] == '=') {
+        *out = a + n + 1;
+        return 1;
+    }
+    if (strcmp(a, lng) != 0 && strcmp(a, shrt) != 0) return 0;
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "gpu-admission %s: %s needs a value\n", cmd, a);
+        return -1;
+    }
+    *out = argv[++*i];
+    return 1;
 }
 
 int gpa_cmd_version(int argc, char **argv)
@@ -85,11 +100,9 @@ int main(int argc, char **argv)
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 1 : 0;
     }
-    if (strcmp(argv[1], "--version") == 0)
-        return gpa_cmd_version(argc - 1, argv + 1);
+    if (strcmp(argv[1], "--version") == 0) return gpa_cmd_version(argc - 1, argv + 1);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(argv[1], commands[i].name) == 0)
-            return commands[i].fn(argc - 1, argv + 1);
+        if (strcmp(argv[1], commands[i].name) == 0) return commands[i].fn(argc - 1, argv + 1);
     fprintf(stderr, "gpu-admission: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return 1;
