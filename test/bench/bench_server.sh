@@ -4,7 +4,7 @@
 # its cores). Prints figures for docs/performance.md; it is not a timed test.
 #
 #   test/bench/bench_server.sh [--bin PATH] [--policies DIR] [--duration S]
-#                              [--connections N] [--handshakes N] [--short]
+#                              [--connections N] [--handshakes N] [--short] [--reference]
 #
 # Measures: requests/s and p99 latency (wrk -t1 -cN --latency, POSTing a 3.6 KB GPU pod
 # AdmissionReview to /mutate), server CPU per request (utime+stime from /proc/PID/stat over
@@ -12,6 +12,11 @@
 # handshake with the default ECDSA P-256 certificate (openssl s_time -new: fresh handshakes,
 # no resumption, as the API server does at rollout time). A second wrk run POSTs a DELETE
 # review the codec answers without running the engine: the cost of the server path alone.
+# It also prints wrk's own CPU per request: wrk shares the 2 cores, so its cost bounds what
+# any server can reach here. --reference (needs nginx installed; not part of the test deps)
+# runs the same wrk load against nginx answering every POST with a constant body of the same
+# size as the webhook's answer, with the same certificate: the ceiling of this machine for a
+# server that does no work at all.
 # --short (the ctest entry): a 2-second run that only checks the bench works: every response
 # 2xx, no socket errors, handshakes measured. Never fails on the figures themselves.
 set -euo pipefail
@@ -23,6 +28,7 @@ duration=10
 conns=32
 handshakes_time=5
 short=0
+reference=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --bin) bin=$2; shift 2 ;;
@@ -31,6 +37,7 @@ while [ $# -gt 0 ]; do
     --connections) conns=$2; shift 2 ;;
     --handshakes) handshakes_time=$2; shift 2 ;;
     --short) short=1; duration=2; handshakes_time=1; shift ;;
+    --reference) reference=1; shift ;;
     *) echo "bench_server: unknown argument $1" >&2; exit 1 ;;
   esac
 done
@@ -41,8 +48,10 @@ done
 
 work=$(mktemp -d /tmp/gpa-bench-server.XXXXXX)
 pid=
+ngx=
 cleanup() {
   if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
+  if [ -n "$ngx" ] && kill -0 "$ngx" 2>/dev/null; then kill -TERM "$ngx" 2>/dev/null || true; wait "$ngx" 2>/dev/null || true; fi
   rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
@@ -78,9 +87,14 @@ rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$pid/status"; }
 
 # Warm-up (connections, allocator, page cache), then the measured run.
 wrk -t1 -c"$conns" -d1s -s "$work/post.lua" "https://127.0.0.1:$port/mutate" >/dev/null 2>&1 || true
+# wrk_timed OUT URL LUA: one measured wrk run; wrk's own user+sys seconds go to OUT.cpu.
+wrk_timed() {
+  local TIMEFORMAT='%U %S'
+  { time wrk -t1 -c"$conns" -d"${duration}s" --latency -s "$3" "$2" >"$1" 2>&1; } 2>"$1.cpu"
+}
+per_req_us() { awk -v f="$1" -v n="$2" 'BEGIN { getline l < f; split(l, t, " "); if (n > 0) printf "%.1f", (t[1] + t[2]) * 1e6 / n; else print "nan" }'; }
 t0=$(cpu_ticks)
-wrk -t1 -c"$conns" -d"${duration}s" --latency -s "$work/post.lua" "https://127.0.0.1:$port/mutate" \
-  >"$work/wrk.txt" 2>&1
+wrk_timed "$work/wrk.txt" "https://127.0.0.1:$port/mutate" "$work/post.lua"
 t1=$(cpu_ticks)
 rss=$(rss_kb)
 
@@ -91,6 +105,9 @@ p99=$(awk '$1 == "99%" {print $2}' "$work/wrk.txt")
 non2xx=$(awk '/Non-2xx or 3xx responses:/ {print $5}' "$work/wrk.txt")
 sockerr=$(grep -c 'Socket errors' "$work/wrk.txt" || true)
 cpu_us=$(awk -v a="$t0" -v b="$t1" -v t="$tck" -v n="$requests" 'BEGIN { if (n > 0) printf "%.1f", (b - a) * 1e6 / t / n; else print "nan" }')
+wrk_us=$(per_req_us "$work/wrk.txt.cpu" "$requests")
+answer_bytes=$(curl -sk -X POST -H 'Content-Type: application/json' --data-binary @"$review" \
+  "https://127.0.0.1:$port/mutate" | wc -c)
 
 # The same over a review the codec answers without the engine (DELETE, no object): what the
 # server path itself (TLS, HTTP, glue, codec parse) costs per request.
@@ -99,14 +116,14 @@ cat >"$work/delete.json" <<JSON
 JSON
 sed "s#$review#$work/delete.json#" "$work/post.lua" >"$work/delete.lua"
 d0=$(cpu_ticks)
-wrk -t1 -c"$conns" -d"${duration}s" --latency -s "$work/delete.lua" "https://127.0.0.1:$port/mutate" \
-  >"$work/wrk-delete.txt" 2>&1
+wrk_timed "$work/wrk-delete.txt" "https://127.0.0.1:$port/mutate" "$work/delete.lua"
 d1=$(cpu_ticks)
 drequests=$(awk '/requests in/ {print $1}' "$work/wrk-delete.txt")
 drps=$(awk '/^Requests\/sec:/ {print $2}' "$work/wrk-delete.txt")
 dp99=$(awk '$1 == "99%" {print $2}' "$work/wrk-delete.txt")
 dnon2xx=$(awk '/Non-2xx or 3xx responses:/ {print $5}' "$work/wrk-delete.txt")
 dcpu_us=$(awk -v a="$d0" -v b="$d1" -v t="$tck" -v n="$drequests" 'BEGIN { if (n > 0) printf "%.1f", (b - a) * 1e6 / t / n; else print "nan" }')
+dwrk_us=$(per_req_us "$work/wrk-delete.txt.cpu" "$drequests")
 
 # Full handshakes: openssl s_time -new (no session reuse), server CPU / handshakes.
 h0=$(cpu_ticks)
@@ -137,12 +154,74 @@ printf "  %-34s %12s   target %-10s %s\n" "server CPU per request (us)" "$cpu_us
 printf "  %-34s %12s   target %-10s %s\n" "server RSS after the run (MB)" "$rss_mb" "<= 16" "$(verdict "$rss_mb" 16 max)"
 printf "  %-34s %12s   target %-10s %s\n" "full TLS handshake, server CPU (us)" "$hs_us" "<= 1000" "$(verdict "$hs_us" 1000 max)"
 printf "  %-34s %12s\n" "handshakes measured" "$hs"
+printf "  %-34s %12s\n" "wrk's own CPU per request (us)" "$wrk_us"
+printf "  %-34s %12s\n" "answer size (B)" "$answer_bytes"
 printf "  %-34s %12s\n" "requests (wrk)" "$requests"
 printf "  %-34s %12s\n" "non-2xx responses" "${non2xx:-0}"
 echo "server path alone (DELETE review: codec answers without the engine), same wrk settings"
 printf "  %-34s %12s\n" "requests/s" "$drps"
 printf "  %-34s %12s\n" "p99 latency (ms)" "$(ms "$dp99")"
 printf "  %-34s %12s\n" "server CPU per request (us)" "$dcpu_us"
+printf "  %-34s %12s\n" "wrk's own CPU per request (us)" "$dwrk_us"
+
+# The machine's ceiling: nginx, one worker, same certificate, same wrk load, answering each
+# POST with a constant body as large as the webhook's answer (it reads and decrypts the
+# request body but does nothing with it).
+if [ "$reference" = 1 ]; then
+  nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
+  if [ ! -x "$nginx_bin" ]; then
+    echo "reference: nginx not installed (apt-get install nginx-light); skipped"
+  else
+    nport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    mkdir -p "$work/nginx"
+    body=$(head -c "${answer_bytes:-1500}" /dev/zero | tr '\0' x)
+    cat >"$work/nginx/nginx.conf" <<NGX
+worker_processes 1;
+daemon off;
+pid $work/nginx/nginx.pid;
+error_log $work/nginx/error.log;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path $work/nginx;
+  keepalive_requests 100000000;
+  client_body_buffer_size 16k;
+  server {
+    listen 127.0.0.1:$nport ssl;
+    ssl_certificate $work/certs/tls.crt;
+    ssl_certificate_key $work/certs/tls.key;
+    ssl_protocols TLSv1.3;
+    location / { default_type application/json; return 200 '$body'; }
+  }
+}
+NGX
+    "$nginx_bin" -e "$work/nginx/error.log" -c "$work/nginx/nginx.conf" &
+    ngx=$!
+    nw=
+    for _ in $(seq 1 100); do
+      nw=$(pgrep -P "$ngx" 2>/dev/null | head -1 || true)
+      [ -n "$nw" ] && curl -sk -o /dev/null "https://127.0.0.1:$nport/" && break
+      sleep 0.05
+    done
+    if [ -z "$nw" ]; then
+      echo "reference: nginx did not start"; cat "$work/nginx/error.log" || true
+    else
+      wrk -t1 -c"$conns" -d1s -s "$work/post.lua" "https://127.0.0.1:$nport/mutate" >/dev/null 2>&1 || true
+      n0=$(awk '{print $14 + $15}' "/proc/$nw/stat")
+      wrk_timed "$work/wrk-nginx.txt" "https://127.0.0.1:$nport/mutate" "$work/post.lua"
+      n1=$(awk '{print $14 + $15}' "/proc/$nw/stat")
+      nreq=$(awk '/requests in/ {print $1}' "$work/wrk-nginx.txt")
+      echo "reference: nginx $("$nginx_bin" -v 2>&1 | sed 's#.*/##'), 1 worker, constant ${answer_bytes}-byte answer, same wrk settings"
+      printf "  %-34s %12s\n" "requests/s" "$(awk '/^Requests\/sec:/ {print $2}' "$work/wrk-nginx.txt")"
+      printf "  %-34s %12s\n" "p99 latency (ms)" "$(ms "$(awk '$1 == "99%" {print $2}' "$work/wrk-nginx.txt")")"
+      printf "  %-34s %12s\n" "nginx CPU per request (us)" "$(awk -v a="$n0" -v b="$n1" -v t="$tck" -v n="$nreq" 'BEGIN { if (n > 0) printf "%.1f", (b - a) * 1e6 / t / n; else print "nan" }')"
+      printf "  %-34s %12s\n" "wrk's own CPU per request (us)" "$(per_req_us "$work/wrk-nginx.txt.cpu" "$nreq")"
+    fi
+    kill -TERM "$ngx" 2>/dev/null || true
+    wait "$ngx" 2>/dev/null || true
+    ngx=
+  fi
+fi
 
 if [ "$short" = 1 ]; then
   fail=0
