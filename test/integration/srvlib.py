@@ -26,6 +26,9 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from atomic_dir import AtomicDir  # noqa: E402,F401  (re-exported: tests use S.AtomicDir)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 
@@ -162,38 +165,6 @@ def copy_policies(src_repo, dst):
         if n.endswith(".yaml") or n.endswith(".yml"):
             shutil.copy(os.path.join(src, n), os.path.join(dst, n))
     return dst
-
-
-class AtomicDir:
-    """Publishes files the way the kubelet updates a ConfigMap/Secret volume: a new
-    ..<timestamp> directory, ..data_tmp -> it renamed over ..data, name -> ..data/name."""
-
-    def __init__(self, path):
-        self.path = path
-        self.gen = 0
-        os.makedirs(path, exist_ok=True)
-
-    def publish(self, files):
-        self.gen += 1
-        ts = "..2026_11_30_10_00_%02d.%d" % (self.gen, os.getpid())
-        vdir = os.path.join(self.path, ts)
-        os.mkdir(vdir)
-        for name, data in files.items():
-            with open(os.path.join(vdir, name), "wb") as f:
-                f.write(data)
-        link = os.path.join(self.path, "..data")
-        old = os.readlink(link) if os.path.islink(link) else None
-        tmp = os.path.join(self.path, "..data_tmp")
-        if os.path.lexists(tmp):
-            os.unlink(tmp)
-        os.symlink(ts, tmp)
-        os.rename(tmp, link)
-        for name in files:
-            p = os.path.join(self.path, name)
-            if not os.path.lexists(p):
-                os.symlink(os.path.join("..data", name), p)
-        if old and old != ts:
-            shutil.rmtree(os.path.join(self.path, old), ignore_errors=True)
 
 
 # ------------------------------------------------------------------ the server
