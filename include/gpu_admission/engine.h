@@ -39,8 +39,10 @@ typedef struct gpa_decision {
                              found, even if enforcement warn/audit let the pod through */
     const char *reason;   /* static id of the first violation for metrics, e.g.
                              "untrusted-shared"; NULL when none */
-    cJSON *patch;         /* RFC 6902 ops; NULL when nothing changes */
-    cJSON *mutated;       /* mutate only: the pod with the patch applied; NULL if unchanged */
+    cJSON *patch;         /* RFC 6902 ops; NULL when nothing changes. Read-only: it lives in
+                             the decision's arena (see priv_arena) */
+    cJSON *mutated;       /* mutate only: the pod with the patch applied; NULL if unchanged
+                             (an ordinary heap tree, still owned by the decision) */
     char **warnings;      /* each < 120 chars */
     size_t n_warnings;
     char **audit_keys;    /* auditAnnotations, parallel arrays */
@@ -51,6 +53,8 @@ typedef struct gpa_decision {
     const char *rule;     /* matched rule name, NULL when none */
     const char *pool;     /* chosen pool name, NULL when none */
     bool gpu_pod;         /* the pod asks for at least one GPU resource */
+    void *priv_arena;     /* private: the memory patch lives in (freed by gpa_decision_clear;
+                             never cJSON_Delete patch, copy it with cJSON_Duplicate to keep it) */
 } gpa_decision;
 
 /* Mutating webhook: decision.patch holds the changes (CREATE only; UPDATE never mutates).

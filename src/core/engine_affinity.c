@@ -21,17 +21,18 @@
 static cJSON *child_of_type(gpa_eng *e, cJSON *parent, const char *key, bool array)
 {
     if (!cJSON_IsObject(parent)) return NULL;
-    cJSON *c = cJSON_GetObjectItemCaseSensitive(parent, key);
+    cJSON *c = gpa_jn_get(parent, key);
     if (c && !cJSON_IsNull(c)) return (array ? cJSON_IsArray(c) : cJSON_IsObject(c)) ? c : NULL;
-    cJSON *n = array ? cJSON_CreateArray() : cJSON_CreateObject();
+    gpa_arena *a = gpa_eng_arena(e);
+    cJSON *n = a ? gpa_jn_new(a, array ? cJSON_Array : cJSON_Object) : NULL;
     if (!n) {
         e->oom = true;
         return NULL;
     }
     if (c)
-        cJSON_ReplaceItemInObjectCaseSensitive(parent, key, n); /* ViaPointer drops the key */
+        gpa_jn_replace(parent, c, n);
     else
-        cJSON_AddItemToObject(parent, key, n);
+        gpa_jn_add(parent, key, n);
     return n;
 }
 
@@ -47,35 +48,38 @@ cJSON *gpa_eng_child_arr(gpa_eng *e, cJSON *parent, const char *key)
 
 bool gpa_eng_set_str(gpa_eng *e, cJSON *obj, const char *key, const char *value)
 {
-    cJSON *cur = cJSON_GetObjectItemCaseSensitive(obj, key);
+    cJSON *cur = gpa_jn_get(obj, key);
     if (cJSON_IsString(cur) && strcmp(cur->valuestring, value) == 0) return false;
-    cJSON *n = cJSON_CreateString(value);
+    gpa_arena *a = gpa_eng_arena(e);
+    cJSON *n = a ? gpa_jn_str(a, value) : NULL;
     if (!n) {
         e->oom = true;
         return false;
     }
     if (cur)
-        cJSON_ReplaceItemInObjectCaseSensitive(obj, key, n); /* ViaPointer drops the key */
+        gpa_jn_replace(obj, cur, n);
     else
-        cJSON_AddItemToObject(obj, key, n);
+        gpa_jn_add(obj, key, n);
     return true;
 }
 
-/* {key, operator, values: [value]} */
-static cJSON *expression(const char *key, const char *op, const char *value)
+/* Adds a string member holding an arena copy of value; false on OOM. */
+static bool add_str(gpa_arena *a, cJSON *obj, const char *key, const char *value)
 {
-    cJSON *x = cJSON_CreateObject();
-    cJSON *vals = cJSON_CreateArray();
-    cJSON *v = cJSON_CreateString(value);
-    if (!x || !vals || !v || !cJSON_AddStringToObject(x, "key", key) ||
-        !cJSON_AddStringToObject(x, "operator", op)) {
-        cJSON_Delete(x);
-        cJSON_Delete(vals);
-        cJSON_Delete(v);
-        return NULL;
-    }
-    cJSON_AddItemToArray(vals, v);
-    cJSON_AddItemToObject(x, "values", vals);
+    cJSON *v = gpa_jn_str(a, value);
+    if (v) gpa_jn_add(obj, key, v);
+    return v != NULL;
+}
+
+/* {key, operator, values: [value]} */
+static cJSON *expression(gpa_arena *a, const char *key, const char *op, const char *value)
+{
+    cJSON *x = a ? gpa_jn_new(a, cJSON_Object) : NULL;
+    cJSON *vals = x ? gpa_jn_new(a, cJSON_Array) : NULL;
+    cJSON *v = vals ? gpa_jn_str(a, value) : NULL;
+    if (!v || !add_str(a, x, "key", key) || !add_str(a, x, "operator", op)) return NULL;
+    gpa_jn_append(vals, v);
+    gpa_jn_add(x, "values", vals);
     return x;
 }
 
@@ -154,13 +158,15 @@ void gpa_eng_add_node_affinity(gpa_eng *e, cJSON *spec, const gpa_node_req *reqs
     if (!terms) return;
     /* the check reports it (affinity-too-large); never amplify such a pod */
     if (cJSON_GetArraySize(terms) > GPA_MAX_NODE_TERMS) return;
-    if (cJSON_GetArraySize(terms) == 0) {
-        cJSON *t = cJSON_CreateObject();
+    gpa_arena *a = gpa_eng_arena(e);
+    if (!a) return;
+    if (!terms->child) {
+        cJSON *t = gpa_jn_new(a, cJSON_Object);
         if (!t) {
             e->oom = true;
             return;
         }
-        cJSON_AddItemToArray(terms, t);
+        gpa_jn_append(terms, t);
     }
     bool stack_added[GPA_MAX_NODE_REQS] = {false};
     bool *added = n <= GPA_MAX_NODE_REQS ? stack_added : calloc(n, sizeof *added);
@@ -184,12 +190,12 @@ void gpa_eng_add_node_affinity(gpa_eng *e, cJSON *spec, const gpa_node_req *reqs
                 }
             }
             if (have) continue;
-            cJSON *nx = expression(reqs[i].key, reqs[i].op, reqs[i].value);
+            cJSON *nx = expression(a, reqs[i].key, reqs[i].op, reqs[i].value);
             if (!nx) {
                 e->oom = true;
                 break;
             }
-            cJSON_AddItemToArray(exprs, nx);
+            gpa_jn_append(exprs, nx);
             added[i] = true;
         }
     }
@@ -272,7 +278,7 @@ const char *gpa_eng_group_label(const gpa_eng *e, const gpa_pod *v, const char *
     return NULL;
 }
 
-/* Appends item to arr unless an equal element is there; item is consumed. */
+/* Appends item to arr unless an equal element is there (then item is left unused). */
 static bool append_unique(gpa_eng *e, cJSON *arr, cJSON *item)
 {
     if (!item) {
@@ -282,41 +288,28 @@ static bool append_unique(gpa_eng *e, cJSON *arr, cJSON *item)
     const cJSON *x;
     cJSON_ArrayForEach(x, arr)
     {
-        if (cJSON_Compare(x, item, true)) {
-            cJSON_Delete(item);
-            return false;
-        }
+        if (cJSON_Compare(x, item, true)) return false;
     }
-    cJSON_AddItemToArray(arr, item);
+    gpa_jn_append(arr, item);
     return true;
 }
 
-static cJSON *selector_term(cJSON *exprs, const char *topology_key, bool all_namespaces)
+static cJSON *selector_term(gpa_arena *a, cJSON *exprs, const char *topology_key,
+                            bool all_namespaces)
 {
-    cJSON *term = cJSON_CreateObject();
-    cJSON *sel = cJSON_CreateObject();
-    if (!term || !sel || !exprs) {
-        cJSON_Delete(term);
-        cJSON_Delete(sel);
-        cJSON_Delete(exprs);
-        return NULL;
-    }
-    cJSON_AddItemToObject(sel, "matchExpressions", exprs);
-    cJSON_AddItemToObject(term, "labelSelector", sel);
+    cJSON *term = exprs ? gpa_jn_new(a, cJSON_Object) : NULL;
+    cJSON *sel = term ? gpa_jn_new(a, cJSON_Object) : NULL;
+    if (!sel) return NULL;
+    gpa_jn_add(sel, "matchExpressions", exprs);
+    gpa_jn_add(term, "labelSelector", sel);
     if (all_namespaces) {
         /* an empty namespaceSelector selects every namespace: tenants live in different
          * namespaces, and without it the term would only see the pod's own namespace */
-        cJSON *ns = cJSON_CreateObject();
-        if (!ns) {
-            cJSON_Delete(term);
-            return NULL;
-        }
-        cJSON_AddItemToObject(term, "namespaceSelector", ns);
+        cJSON *ns = gpa_jn_new(a, cJSON_Object);
+        if (!ns) return NULL;
+        gpa_jn_add(term, "namespaceSelector", ns);
     }
-    if (!cJSON_AddStringToObject(term, "topologyKey", topology_key)) {
-        cJSON_Delete(term);
-        return NULL;
-    }
+    if (!add_str(a, term, "topologyKey", topology_key)) return NULL;
     return term;
 }
 
@@ -328,40 +321,33 @@ void gpa_eng_add_topology(gpa_eng *e, cJSON *pod, bool *changed)
     *changed = false;
     if (!label) return;
     const gpa_topology *t = &e->pool->topology;
-    cJSON *exprs = cJSON_CreateArray();
-    cJSON *x = expression(label, "In", val);
-    if (exprs && x)
-        cJSON_AddItemToArray(exprs, x);
-    else {
-        cJSON_Delete(x);
-        cJSON_Delete(exprs);
-        exprs = NULL;
-    }
-    cJSON *term = selector_term(exprs, t->island_label, false);
-    cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
+    gpa_arena *a = gpa_eng_arena(e);
+    if (!a) return;
+    cJSON *exprs = gpa_jn_new(a, cJSON_Array);
+    cJSON *x = exprs ? expression(a, label, "In", val) : NULL;
+    if (x) gpa_jn_append(exprs, x);
+    cJSON *term = x ? selector_term(a, exprs, t->island_label, false) : NULL;
+    cJSON *spec = gpa_jn_get(pod, "spec");
     cJSON *pa = gpa_eng_child_obj(e, gpa_eng_child_obj(e, spec, "affinity"), "podAffinity");
     if (!term || !pa) {
         if (!term) e->oom = true;
-        cJSON_Delete(term);
         return;
     }
     if (t->mode == GPA_TOPO_REQUIRED) {
         cJSON *arr = gpa_eng_child_arr(e, pa, "requiredDuringSchedulingIgnoredDuringExecution");
-        if (!arr) {
-            cJSON_Delete(term);
-            return;
-        }
+        if (!arr) return;
         *changed = append_unique(e, arr, term);
     } else {
         cJSON *arr = gpa_eng_child_arr(e, pa, "preferredDuringSchedulingIgnoredDuringExecution");
-        cJSON *w = cJSON_CreateObject();
-        if (!arr || !w || !cJSON_AddNumberToObject(w, "weight", 100)) {
-            cJSON_Delete(w);
-            cJSON_Delete(term);
-            e->oom = e->oom || (arr && !w);
+        if (!arr) return;
+        cJSON *w = gpa_jn_new(a, cJSON_Object);
+        cJSON *wn = w ? gpa_jn_num(a, 100) : NULL;
+        if (!wn) {
+            e->oom = true;
             return;
         }
-        cJSON_AddItemToObject(w, "podAffinityTerm", term);
+        gpa_jn_add(w, "weight", wn);
+        gpa_jn_add(w, "podAffinityTerm", term);
         *changed = append_unique(e, arr, w);
     }
     if (*changed)
@@ -372,37 +358,27 @@ void gpa_eng_add_topology(gpa_eng *e, cJSON *pod, bool *changed)
 
 void gpa_eng_add_isolation(gpa_eng *e, cJSON *pod)
 {
-    cJSON *exprs = cJSON_CreateArray();
-    cJSON *a = expression(GPA_LABEL_POOL, "In", e->pool->name);
-    cJSON *b = expression(GPA_LABEL_TENANT, "NotIn", e->tenant);
-    if (!exprs || !a || !b) {
-        cJSON_Delete(exprs);
-        cJSON_Delete(a);
-        cJSON_Delete(b);
-        e->oom = true;
-        return;
+    gpa_pod v = {0}; /* the isolation check reads spec only */
+    v.spec = gpa_json_obj(pod, "spec");
+    if (gpa_eng_has_isolation_term(&v, e->pool->name, e->tenant)) return;
+    gpa_arena *a = gpa_eng_arena(e);
+    cJSON *exprs = a ? gpa_jn_new(a, cJSON_Array) : NULL;
+    cJSON *x1 = exprs ? expression(a, GPA_LABEL_POOL, "In", e->pool->name) : NULL;
+    cJSON *x2 = x1 ? expression(a, GPA_LABEL_TENANT, "NotIn", e->tenant) : NULL;
+    if (x2) {
+        gpa_jn_append(exprs, x1);
+        gpa_jn_append(exprs, x2);
     }
-    cJSON_AddItemToArray(exprs, a);
-    cJSON_AddItemToArray(exprs, b);
-    cJSON *term = selector_term(exprs, GPA_HOSTNAME_KEY, true);
+    cJSON *term = x2 ? selector_term(a, exprs, GPA_HOSTNAME_KEY, true) : NULL;
     if (!term) {
         e->oom = true;
         return;
     }
-    gpa_pod v = {0}; /* the isolation check reads spec only */
-    v.spec = gpa_json_obj(pod, "spec");
-    if (gpa_eng_has_isolation_term(&v, e->pool->name, e->tenant)) {
-        cJSON_Delete(term);
-        return;
-    }
-    cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
+    cJSON *spec = gpa_jn_get(pod, "spec");
     cJSON *paa = gpa_eng_child_obj(e, gpa_eng_child_obj(e, spec, "affinity"), "podAntiAffinity");
     cJSON *arr = gpa_eng_child_arr(e, paa, "requiredDuringSchedulingIgnoredDuringExecution");
-    if (!arr) {
-        cJSON_Delete(term);
-        return;
-    }
-    cJSON_AddItemToArray(arr, term);
+    if (!arr) return;
+    gpa_jn_append(arr, term);
     gpa_eng_warn(e, "pod anti-affinity added: no other tenant's pods on the same %s node",
                  e->pool->name);
 }
@@ -421,9 +397,9 @@ static bool isolation_term(const gpa_pod *v, const char *pool, const char *tenan
         const cJSON *nss = gpa_json_obj(term, "namespaceSelector");
         if (!tk || strcmp(tk, GPA_HOSTNAME_KEY) != 0 || !sel) continue;
         /* it must see every namespace: an empty namespaceSelector, no namespaces list */
-        if (cJSON_GetObjectItemCaseSensitive(term, "namespaces")) continue;
+        if (gpa_jn_get(term, "namespaces")) continue;
         if (need_ns_selector ? (!nss || nss->child) : nss != NULL) continue;
-        const cJSON *ml = cJSON_GetObjectItemCaseSensitive(sel, "matchLabels");
+        const cJSON *ml = gpa_jn_get(sel, "matchLabels");
         if (ml && !(cJSON_IsObject(ml) && !ml->child) && !cJSON_IsNull(ml))
             continue; /* extra label requirements would narrow the term */
         const cJSON *exprs = gpa_json_arr(sel, "matchExpressions");

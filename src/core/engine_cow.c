@@ -1,41 +1,62 @@
 /*
- * engine_cow.c - the mutable copy of a pod the placement works on, built copy-on-write:
- * every object or array a mutation adds members to, removes them from or replaces them in
- * (the pod, metadata, labels, annotations, spec, tolerations, containers, their resources,
- * limits, requests) is an owned node whose untouched members are cJSON reference nodes;
- * spec.affinity, which placement writes deep inside, is a deep copy; everything else is
- * shared. A full cJSON_Duplicate of a 3 KB pod was a third of the engine's time per GPU pod;
- * so was the diff walking unchanged parts, which now stops at shared children (jsonpatch.c).
+ * engine_cow.c - the mutable copy of a pod the placement works on, built copy-on-write in the
+ * request's node arena: every object or array a mutation adds members to, removes them from
+ * or replaces them in (the pod, metadata, labels, annotations, spec, tolerations, containers,
+ * their resources, limits, requests) is an owned node whose untouched members are reference
+ * nodes; spec.affinity, which placement writes deep inside, is copied structurally (its
+ * strings stay borrowed); everything else is shared. A full cJSON_Duplicate of a 3 KB pod was
+ * a third of the engine's time per GPU pod; so was the diff walking unchanged parts, which
+ * now stops at shared children (jsonpatch.c).
  *
  * Must never hand a reference node to code that writes inside it: a field placement writes
  * into must be listed here as owned (shallow) or deep. The copy must never outlive the
- * original (it borrows from it); gpa_engine_mutate deep-copies it (cJSON_Duplicate) before
- * it leaves the engine as decision.mutated.
+ * original (it borrows from it); gpa_engine_mutate deep-copies it (gpa_eng_cow_materialize)
+ * before it leaves the engine as decision.mutated. Never frees: the arena owns every node.
  */
 #include <string.h>
 
 #include "engine_internal.h"
+#include "node_arena.h"
 
-/* A node that reads like item but borrows item's children / string. */
-static cJSON *ref_of(const cJSON *item)
+/* A node that reads like item but borrows item's children / string (flagged as borrowed). */
+static cJSON *ref_of(gpa_arena *a, const cJSON *item)
 {
-    switch (item->type & 0xFF) {
-    case cJSON_Object:
-        return cJSON_CreateObjectReference(item->child);
-    case cJSON_Array:
-        return cJSON_CreateArrayReference(item->child);
-    case cJSON_String:
-        return cJSON_CreateStringReference(item->valuestring);
-    default:
-        return cJSON_Duplicate(item, 0); /* number, bool, null, raw: nothing to share */
-    }
+    int t = item->type & 0xFF;
+    cJSON *n = gpa_jn_new(a, t);
+    if (!n) return NULL;
+    n->child = item->child;
+    n->valuestring = item->valuestring;
+    n->valueint = item->valueint;
+    n->valuedouble = item->valuedouble;
+    if (n->child || n->valuestring) n->type |= cJSON_IsReference;
+    return n;
 }
 
-typedef cJSON *(*copier)(const cJSON *);
+typedef cJSON *(*copier)(gpa_arena *, const cJSON *);
 
-static cJSON *deep(const cJSON *item)
+/* Every object and array owned, every string and key borrowed: enough for code that writes
+ * anywhere inside the structure but never into a string. */
+static cJSON *deep_rec(gpa_arena *a, const cJSON *item, int depth)
 {
-    return cJSON_Duplicate(item, 1);
+    if (!cJSON_IsObject(item) && !cJSON_IsArray(item)) return ref_of(a, item);
+    if (depth > CJSON_NESTING_LIMIT) return NULL;
+    cJSON *out = gpa_jn_new(a, item->type & 0xFF);
+    if (!out) return NULL;
+    for (const cJSON *c = item->child; c; c = c->next) {
+        cJSON *n = deep_rec(a, c, depth + 1);
+        if (!n) return NULL;
+        if (c->string) {
+            n->string = c->string;
+            n->type |= cJSON_StringIsConst;
+        }
+        gpa_jn_append(out, n);
+    }
+    return out;
+}
+
+static cJSON *deep(gpa_arena *a, const cJSON *item)
+{
+    return deep_rec(a, item, 0);
 }
 
 /* One member's copy: deep for the listed keys, a reference otherwise. */
@@ -44,106 +65,96 @@ typedef struct rule_entry {
     copier copy;
 } rule_entry;
 
-static cJSON *shallow_with(const cJSON *obj, const rule_entry *rules, size_t n)
+static cJSON *shallow_with(gpa_arena *a, const cJSON *obj, const rule_entry *rules, size_t n)
 {
-    cJSON *out = cJSON_CreateObject();
+    cJSON *out = gpa_jn_new(a, cJSON_Object);
     if (!out) return NULL;
-    const cJSON *c;
-    cJSON_ArrayForEach(c, obj)
-    {
+    for (const cJSON *c = obj->child; c; c = c->next) {
         if (!c->string) continue;
-        copier cp = ref_of;
-        for (size_t i = 0; i < n; i++)
-            if (strcmp(c->string, rules[i].key) == 0) cp = rules[i].copy;
-        cJSON *n2 = cp(c);
-        /* the key is borrowed too (the copy never outlives the original): no strdup */
-        if (!n2 || !cJSON_AddItemToObjectCS(out, c->string, n2)) {
-            cJSON_Delete(n2);
-            cJSON_Delete(out);
-            return NULL;
-        }
+        cJSON *n2 = NULL;
+        size_t i = 0;
+        for (; i < n; i++)
+            if (c->string[0] == rules[i].key[0] && strcmp(c->string, rules[i].key) == 0) break;
+        n2 = i < n ? rules[i].copy(a, c) : ref_of(a, c);
+        if (!n2) return NULL;
+        /* the key is borrowed too (the copy never outlives the original) */
+        n2->string = c->string;
+        n2->type |= cJSON_StringIsConst;
+        gpa_jn_append(out, n2);
     }
     return out;
 }
 
 /* An owned object or array whose members are references: enough for code that adds,
  * removes or replaces members but never writes inside one. */
-static cJSON *shallow(const cJSON *v)
+static cJSON *shallow(gpa_arena *a, const cJSON *v)
 {
-    if (cJSON_IsObject(v)) return shallow_with(v, NULL, 0);
-    if (!cJSON_IsArray(v)) return deep(v);
-    cJSON *out = cJSON_CreateArray();
-    const cJSON *c;
-    cJSON_ArrayForEach(c, v)
-    {
-        cJSON *n = out ? ref_of(c) : NULL;
-        if (!n) {
-            cJSON_Delete(out);
-            return NULL;
-        }
-        cJSON_AddItemToArray(out, n);
+    if (cJSON_IsObject(v)) return shallow_with(a, v, NULL, 0);
+    if (!cJSON_IsArray(v)) return deep(a, v);
+    cJSON *out = gpa_jn_new(a, cJSON_Array);
+    if (!out) return NULL;
+    for (const cJSON *c = v->child; c; c = c->next) {
+        cJSON *n = ref_of(a, c);
+        if (!n) return NULL;
+        gpa_jn_append(out, n);
     }
     return out;
 }
 
-static cJSON *resources_copy(const cJSON *r)
+static cJSON *resources_copy(gpa_arena *a, const cJSON *r)
 {
     static const rule_entry e[] = {{"limits", shallow}, {"requests", shallow}};
-    return cJSON_IsObject(r) ? shallow_with(r, e, 2) : deep(r);
+    return cJSON_IsObject(r) ? shallow_with(a, r, e, 2) : deep(a, r);
 }
 
-static cJSON *container_copy(const cJSON *c)
+static cJSON *container_copy(gpa_arena *a, const cJSON *c)
 {
     static const rule_entry r[] = {{"resources", resources_copy}};
-    return cJSON_IsObject(c) ? shallow_with(c, r, 1) : deep(c);
+    return cJSON_IsObject(c) ? shallow_with(a, c, r, 1) : deep(a, c);
 }
 
-static cJSON *containers_copy(const cJSON *arr)
+static cJSON *containers_copy(gpa_arena *a, const cJSON *arr)
 {
-    if (!cJSON_IsArray(arr)) return deep(arr);
-    cJSON *out = cJSON_CreateArray();
-    const cJSON *c;
-    cJSON_ArrayForEach(c, arr)
-    {
-        cJSON *n = out ? container_copy(c) : NULL;
-        if (!n) {
-            cJSON_Delete(out);
-            return NULL;
-        }
-        cJSON_AddItemToArray(out, n);
+    if (!cJSON_IsArray(arr)) return deep(a, arr);
+    cJSON *out = gpa_jn_new(a, cJSON_Array);
+    if (!out) return NULL;
+    for (const cJSON *c = arr->child; c; c = c->next) {
+        cJSON *n = container_copy(a, c);
+        if (!n) return NULL;
+        gpa_jn_append(out, n);
     }
     return out;
 }
 
-static cJSON *metadata_copy(const cJSON *m)
+static cJSON *metadata_copy(gpa_arena *a, const cJSON *m)
 {
     static const rule_entry r[] = {{"labels", shallow}, {"annotations", shallow}};
-    return cJSON_IsObject(m) ? shallow_with(m, r, 2) : deep(m);
+    return cJSON_IsObject(m) ? shallow_with(a, m, r, 2) : deep(a, m);
 }
 
 /* Containers are only written when resources are renamed; otherwise they stay shared. */
-static cJSON *spec_copy(const cJSON *s)
+static cJSON *spec_copy(gpa_arena *a, const cJSON *s)
 {
     static const rule_entry r[] = {{"tolerations", shallow},
                                    {"affinity", deep},
                                    {"containers", containers_copy},
                                    {"initContainers", containers_copy}};
-    return cJSON_IsObject(s) ? shallow_with(s, r, 4) : deep(s);
+    return cJSON_IsObject(s) ? shallow_with(a, s, r, 4) : deep(a, s);
 }
 
-static cJSON *spec_copy_keep_containers(const cJSON *s)
+static cJSON *spec_copy_keep_containers(gpa_arena *a, const cJSON *s)
 {
     static const rule_entry r[] = {{"tolerations", shallow}, {"affinity", deep}};
-    return cJSON_IsObject(s) ? shallow_with(s, r, 2) : deep(s);
+    return cJSON_IsObject(s) ? shallow_with(a, s, r, 2) : deep(a, s);
 }
 
-cJSON *gpa_eng_cow_copy(const cJSON *pod, bool containers)
+cJSON *gpa_eng_cow_copy(gpa_arena *a, const cJSON *pod, bool containers)
 {
     static const rule_entry with[] = {{"metadata", metadata_copy}, {"spec", spec_copy}};
     static const rule_entry without[] = {{"metadata", metadata_copy},
                                          {"spec", spec_copy_keep_containers}};
-    if (!cJSON_IsObject(pod)) return deep(pod);
-    return shallow_with(pod, containers ? with : without, 2);
+    if (!cJSON_IsObject(pod)) return deep(a, pod);
+    return shallow_with(a, pod, containers ? with : without, 2);
 }
 
 /* Gives every borrowed key its own storage, so the tree no longer depends on the original. */
@@ -163,6 +174,8 @@ static bool own_keys(cJSON *v)
 
 cJSON *gpa_eng_cow_materialize(const cJSON *copy)
 {
+    /* cJSON_Duplicate copies what references point to and strdups unflagged keys (arena or
+     * static ones); the keys flagged as borrowed are given their own storage after */
     cJSON *d = cJSON_Duplicate(copy, 1);
     if (d && !own_keys(d->child)) {
         cJSON_Delete(d);

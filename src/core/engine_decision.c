@@ -210,8 +210,7 @@ int gpa_eng_finish(gpa_eng *e, gpa_error *err)
         }
         if (e->p->enforcement == GPA_ENFORCE_DENY) {
             d->allowed = false;
-            /* a denied pod is never patched */
-            cJSON_Delete(d->patch);
+            /* a denied pod is never patched (the patch's memory goes with the arena) */
             cJSON_Delete(d->mutated);
             d->patch = NULL;
             d->mutated = NULL;
@@ -242,13 +241,23 @@ void gpa_decision_clear(gpa_decision *d)
 {
     if (!d) return;
     free(d->message);
-    cJSON_Delete(d->patch);
-    cJSON_Delete(d->mutated);
+    cJSON_Delete(d->mutated); /* patch lives in the arena */
+    gpa_arena_free(d->priv_arena);
     free_list(d->warnings, d->n_warnings);
     free_list(d->audit_keys, d->n_audit);
     free_list(d->audit_values, d->n_audit);
     free_list(d->explain, d->n_explain);
     memset(d, 0, sizeof *d);
+}
+
+gpa_arena *gpa_eng_arena(gpa_eng *e)
+{
+    if (!e->arena) {
+        e->arena = gpa_arena_new();
+        if (!e->arena) e->oom = true;
+        e->d->priv_arena = e->arena;
+    }
+    return e->arena;
 }
 
 bool gpa_eng_start(gpa_eng *e, gpa_decision *out, const gpa_policy *p, const gpa_request *req,

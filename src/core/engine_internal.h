@@ -11,6 +11,7 @@
 #define GPA_ENGINE_INTERNAL_H
 
 #include "gpu_admission/engine.h"
+#include "node_arena.h"
 #include "policy_model.h"
 #include "pod.h"
 
@@ -73,9 +74,12 @@ typedef struct gpa_eng {
     size_t n_viol, cap_viol;
     size_t cap_warn, cap_explain, cap_audit;
     bool oom; /* sticky: an allocation failed somewhere; the request fails with GPA_ENOMEM */
+    gpa_arena *arena; /* the decision's node arena (d->priv_arena), made on first use */
 } gpa_eng;
 
 /* engine_decision.c */
+/* The request's node arena (owned by the decision); NULL on OOM (sets e->oom). */
+gpa_arena *gpa_eng_arena(gpa_eng *e);
 void gpa_eng_init(gpa_eng *e, gpa_decision *d, const gpa_policy *p, const gpa_request *req);
 void gpa_eng_violation(gpa_eng *e, const char *reason, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -140,13 +144,14 @@ bool gpa_eng_has_isolation_term(const gpa_pod *v, const char *pool, const char *
 bool gpa_eng_isolation_lost_namespace_selector(const gpa_pod *v, const char *pool,
                                                const char *tenant);
 
-/* engine_cow.c: the copy placement mutates, sharing every part it never writes;
+/* engine_cow.c: the copy placement mutates, in arena a, sharing every part it never writes;
  * containers: whether container resources may be renamed (copied, not shared). */
-cJSON *gpa_eng_cow_copy(const cJSON *pod, bool containers);
+cJSON *gpa_eng_cow_copy(gpa_arena *a, const cJSON *pod, bool containers);
 /* An independent deep copy of a copy-on-write copy (decision.mutated). */
 cJSON *gpa_eng_cow_materialize(const cJSON *copy);
 
-/* Small cJSON builders used by the mutation files; NULL on OOM (sets e->oom). */
+/* Small builders of arena nodes used by the mutation files; NULL on OOM (sets e->oom).
+ * Keys must be static or arena strings; values are copied into the arena. */
 cJSON *gpa_eng_child_obj(gpa_eng *e, cJSON *parent, const char *key);
 cJSON *gpa_eng_child_arr(gpa_eng *e, cJSON *parent, const char *key);
 bool gpa_eng_set_str(gpa_eng *e, cJSON *obj, const char *key, const char *value);

@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu_admission/patch.h"
 #include "engine_internal.h"
 
 /* ---------------------------------------------------------------- 1. resource name */
@@ -20,40 +19,46 @@
 /* Moves obj[GPA_RES_GPU] to obj[target]; merges into an existing target by adding counts. */
 static bool rename_one(gpa_eng *e, cJSON *obj, const char *target)
 {
-    cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, GPA_RES_GPU);
+    cJSON *item = gpa_jn_get(obj, GPA_RES_GPU);
     if (!item) return false;
-    cJSON *existing = cJSON_GetObjectItemCaseSensitive(obj, target);
+    cJSON *existing = gpa_jn_get(obj, target);
+    gpa_arena *a = gpa_eng_arena(e);
+    if (!a) return false;
     if (existing) {
-        int64_t a, b;
-        if (!gpa_gpu_qty(&a, item) || !gpa_gpu_qty(&b, existing))
+        int64_t x, y;
+        if (!gpa_gpu_qty(&x, item) || !gpa_gpu_qty(&y, existing))
             return false; /* left for the quantity check to report */
         char num[24];
-        int64_t total = gpa_count_add(a, b);
+        int64_t total = gpa_count_add(x, y);
         snprintf(num, sizeof num, "%" PRId64, total);
-        cJSON *sum =
-            cJSON_IsString(existing) ? cJSON_CreateString(num) : cJSON_CreateNumber((double)total);
+        cJSON *sum = cJSON_IsString(existing) ? gpa_jn_str(a, num) : gpa_jn_num(a, (double)total);
         if (!sum) {
             e->oom = true;
             return false;
         }
-        cJSON_ReplaceItemInObjectCaseSensitive(obj, target, sum); /* ViaPointer drops the key */
-        cJSON_Delete(cJSON_DetachItemViaPointer(obj, item));
+        gpa_jn_replace(obj, existing, sum);
+        cJSON_DetachItemViaPointer(obj, item);
         return true;
     }
+    /* the key is the policy's: the arena gets its own copy */
+    char *key = gpa_arena_strdup(a, target);
+    if (!key) {
+        e->oom = true;
+        return false;
+    }
     cJSON_DetachItemViaPointer(obj, item);
-    cJSON_AddItemToObject(obj, target, item); /* the value keeps its form: "1" or 1 */
+    gpa_jn_add(obj, key, item); /* the value keeps its form: "1" or 1 */
     return true;
 }
 
 /* Can obj's nvidia.com/gpu be moved to target without guessing a count? (absent: yes) */
 static bool renamable(const cJSON *obj, const char *target)
 {
-    const cJSON *item =
-        cJSON_IsObject(obj) ? cJSON_GetObjectItemCaseSensitive(obj, GPA_RES_GPU) : NULL;
+    const cJSON *item = cJSON_IsObject(obj) ? gpa_jn_get(obj, GPA_RES_GPU) : NULL;
     if (!item) return true;
     int64_t n;
     if (!gpa_gpu_qty(&n, item)) return false;
-    const cJSON *existing = cJSON_GetObjectItemCaseSensitive(obj, target);
+    const cJSON *existing = gpa_jn_get(obj, target);
     return !existing || gpa_gpu_qty(&n, existing);
 }
 
@@ -66,21 +71,21 @@ static void rename_resources(gpa_eng *e, cJSON *pod)
     else if (pool->sharing == GPA_SHARING_TIME_SLICING || pool->sharing == GPA_SHARING_MPS)
         target = pool->shared_resource;
     if (!target || strcmp(target, GPA_RES_GPU) == 0) return;
-    cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
+    cJSON *spec = gpa_jn_get(pod, "spec");
     bool any = false;
     static const gpa_podc_kind kinds[] = {GPA_PODC_MAIN, GPA_PODC_INIT};
     for (size_t k = 0; k < 2; k++) {
-        cJSON *arr = cJSON_GetObjectItemCaseSensitive(spec, gpa_podc_field(kinds[k]));
+        cJSON *arr = gpa_jn_get(spec, gpa_podc_field(kinds[k]));
         if (!cJSON_IsArray(arr)) continue;
         cJSON *c;
         cJSON_ArrayForEach(c, arr)
         {
-            cJSON *res = cJSON_GetObjectItemCaseSensitive(c, "resources");
+            cJSON *res = gpa_jn_get(c, "resources");
             if (!cJSON_IsObject(res)) continue;
             /* both: the API server has already copied limits into requests, and a pod whose
              * requests still name nvidia.com/gpu would be rejected */
-            cJSON *lim = cJSON_GetObjectItemCaseSensitive(res, "limits");
-            cJSON *req = cJSON_GetObjectItemCaseSensitive(res, "requests");
+            cJSON *lim = gpa_jn_get(res, "limits");
+            cJSON *req = gpa_jn_get(res, "requests");
             /* all or nothing per container: renaming only one side of a bad quantity would
              * change the pod's GPU count, and with it the rule a reinvocation matches */
             if (!renamable(lim, target) || !renamable(req, target)) continue;
@@ -108,23 +113,31 @@ static bool toleration_equal(const cJSON *t, const gpa_toleration *want)
         strcmp(or_empty(gpa_json_str(t, "value")), or_empty(want->value)) != 0 ||
         strcmp(or_empty(gpa_json_str(t, "effect")), or_empty(want->effect)) != 0)
         return false;
-    const cJSON *secs = cJSON_GetObjectItemCaseSensitive(t, "tolerationSeconds");
+    const cJSON *secs = gpa_jn_get(t, "tolerationSeconds");
     bool has = cJSON_IsNumber(secs);
     if (has != want->has_seconds) return false;
     return !has || (int64_t)secs->valuedouble == want->seconds;
 }
 
-static cJSON *toleration_json(const gpa_toleration *t)
+/* Adds a string member holding an arena copy of value (absent value: nothing). */
+static bool add_opt_str(gpa_arena *a, cJSON *obj, const char *key, const char *value)
 {
-    cJSON *o = cJSON_CreateObject();
-    if (!o) return NULL;
-    if ((t->key && !cJSON_AddStringToObject(o, "key", t->key)) ||
-        (t->op && !cJSON_AddStringToObject(o, "operator", t->op)) ||
-        (t->value && !cJSON_AddStringToObject(o, "value", t->value)) ||
-        (t->effect && !cJSON_AddStringToObject(o, "effect", t->effect)) ||
-        (t->has_seconds && !cJSON_AddNumberToObject(o, "tolerationSeconds", (double)t->seconds))) {
-        cJSON_Delete(o);
+    if (!value) return true;
+    cJSON *v = gpa_jn_str(a, value);
+    if (v) gpa_jn_add(obj, key, v);
+    return v != NULL;
+}
+
+static cJSON *toleration_json(gpa_arena *a, const gpa_toleration *t)
+{
+    cJSON *o = a ? gpa_jn_new(a, cJSON_Object) : NULL;
+    if (!o || !add_opt_str(a, o, "key", t->key) || !add_opt_str(a, o, "operator", t->op) ||
+        !add_opt_str(a, o, "value", t->value) || !add_opt_str(a, o, "effect", t->effect))
         return NULL;
+    if (t->has_seconds) {
+        cJSON *n = gpa_jn_num(a, (double)t->seconds);
+        if (!n) return NULL;
+        gpa_jn_add(o, "tolerationSeconds", n);
     }
     return o;
 }
@@ -147,12 +160,12 @@ static void add_tolerations(gpa_eng *e, cJSON *spec)
             }
         }
         if (have) continue;
-        cJSON *n = toleration_json(t);
+        cJSON *n = toleration_json(gpa_eng_arena(e), t);
         if (!n) {
             e->oom = true;
             return;
         }
-        cJSON_AddItemToArray(arr, n);
+        gpa_jn_append(arr, n);
         gpa_eng_warn(e, "toleration %s %s%s%s %s added for pool %s", t->key ? t->key : "*",
                      t->op ? t->op : "Equal", t->value ? " " : "", or_empty(t->value),
                      t->effect ? t->effect : "(any effect)", pool->name);
@@ -163,7 +176,7 @@ static void set_runtime_class(gpa_eng *e, cJSON *spec)
 {
     const char *rc = e->pool->runtime_class;
     if (!rc) return;
-    cJSON *cur = cJSON_GetObjectItemCaseSensitive(spec, "runtimeClassName");
+    cJSON *cur = gpa_jn_get(spec, "runtimeClassName");
     if (cur && !cJSON_IsNull(cur))
         return; /* the same one needs nothing; a different one is denied by the check */
     if (gpa_eng_set_str(e, spec, "runtimeClassName", rc))
@@ -174,7 +187,7 @@ static void set_runtime_class(gpa_eng *e, cJSON *spec)
 
 static void add_label_if_absent(gpa_eng *e, cJSON *labels, const char *key, const char *value)
 {
-    if (!labels || cJSON_GetObjectItemCaseSensitive(labels, key))
+    if (!labels || gpa_jn_get(labels, key))
         return; /* a different value is the pool-label / tenant-claim check's business */
     if (gpa_eng_set_str(e, labels, key, value))
         gpa_eng_warn(e, "label %s=%s added for tenant isolation", key, value);
@@ -183,7 +196,7 @@ static void add_label_if_absent(gpa_eng *e, cJSON *labels, const char *key, cons
 static void place(gpa_eng *e, cJSON *pod)
 {
     const gpa_pool *pool = e->pool;
-    cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
+    cJSON *spec = gpa_jn_get(pod, "spec");
     if (!cJSON_IsObject(spec)) return; /* no spec to place: the API server rejects it anyway */
     cJSON *meta = gpa_eng_child_obj(e, pod, "metadata");
     if (!meta) return;
@@ -236,7 +249,8 @@ int gpa_engine_mutate(gpa_decision *out, const gpa_policy *p, const gpa_request 
     const gpa_pool *pl = e.pool;
     bool renames = (pl->sharing == GPA_SHARING_MIG && pl->mig_strategy == GPA_MIG_MIXED) ||
                    pl->sharing == GPA_SHARING_TIME_SLICING || pl->sharing == GPA_SHARING_MPS;
-    cJSON *copy = gpa_eng_cow_copy(req->object, renames); /* borrows from req->object */
+    gpa_arena *a = gpa_eng_arena(&e);
+    cJSON *copy = a ? gpa_eng_cow_copy(a, req->object, renames) : NULL; /* borrows the pod */
     if (!copy) {
         e.oom = true;
         return gpa_eng_finish(&e, err);
@@ -249,17 +263,15 @@ int gpa_engine_mutate(gpa_decision *out, const gpa_policy *p, const gpa_request 
     if (e.n_viol > 0 && p->enforcement == GPA_ENFORCE_DENY) {
         /* nothing will change: lines announcing changes would mislead */
         gpa_eng_drop_warnings_from(&e, mark);
-        cJSON_Delete(copy);
         return gpa_eng_finish(&e, err);
     }
     /* an owned copy, taken before the diff moves values out of the working copy (which
-     * borrows from the request's pod and is thrown away) */
+     * borrows from the request's pod and is thrown away with the arena) */
     cJSON *mutated = NULL;
     if (!req->patch_only && !e.oom && !(mutated = gpa_eng_cow_materialize(copy))) e.oom = true;
     cJSON *ops = NULL;
-    if (!e.oom && gpa_patch_diff_move(&ops, req->object, copy, NULL) != GPA_OK) e.oom = true;
-    cJSON_Delete(copy);
-    if (ops && cJSON_GetArraySize(ops) > 0) {
+    if (!e.oom && gpa_patch_diff_arena(&ops, a, req->object, copy, NULL) != GPA_OK) e.oom = true;
+    if (ops && ops->child) {
         out->patch = ops;
         out->mutated = mutated;
         /* the headline goes first, before the per-change lines */
@@ -271,7 +283,6 @@ int gpa_engine_mutate(gpa_decision *out, const gpa_policy *p, const gpa_request 
             out->warnings[mark] = head;
         }
     } else { /* 8: nothing left to change */
-        cJSON_Delete(ops);
         cJSON_Delete(mutated);
         gpa_eng_drop_warnings_from(&e, mark);
         gpa_eng_explain(&e, "the pod already satisfies its placement: empty patch");

@@ -342,7 +342,7 @@ static void check_untrusted_containers(gpa_eng *e, const gpa_pod *v)
                               strcmp(name, "NVIDIA_MIG_CONFIG_DEVICES") != 0))
                     continue;
                 const char *val = gpa_json_str(env, "value");
-                bool from = cJSON_GetObjectItemCaseSensitive(env, "valueFrom") != NULL;
+                bool from = gpa_jn_get(env, "valueFrom") != NULL;
                 if (!from && val && (strcmp(val, "void") == 0 || strcmp(val, "none") == 0))
                     continue; /* hides GPUs: harmless */
                 gpa_eng_tenancy(e);
@@ -354,8 +354,7 @@ static void check_untrusted_containers(gpa_eng *e, const gpa_pod *v)
                                   cname, name, from ? " from a reference" : "=",
                                   from ? "" : (val ? val : ""));
             }
-            const cJSON *priv =
-                cJSON_GetObjectItemCaseSensitive(gpa_json_obj(c, "securityContext"), "privileged");
+            const cJSON *priv = gpa_jn_get(gpa_json_obj(c, "securityContext"), "privileged");
             if (cJSON_IsTrue(priv)) {
                 gpa_eng_tenancy(e);
                 if (e->trust == GPA_TRUST_UNTRUSTED)

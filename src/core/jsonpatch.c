@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "gpu_admission/patch.h"
+#include "node_arena.h"
 
 /* Keys a tree borrows (cJSON_StringIsConst) get their own storage: a patch must not point
  * into the document it was computed from. */
@@ -77,25 +78,30 @@ typedef struct move_rec {
     cJSON *item;
 } move_rec;
 
-/* The diff's working state: the pointer being built while the walk recurses (segments pushed
- * and popped) and, in move mode, the values to take from `to` once the walk is over (taking
- * them during the walk would unlink nodes the walk is iterating). */
+/* The diff's working state: the arena the ops are built in, the pointer being built while
+ * the walk recurses (segments pushed and popped) and, in move mode, the values to take from
+ * `to` once the walk is over (taking them during the walk would unlink nodes the walk is
+ * iterating). */
 typedef struct pathbuf {
+    gpa_arena *a;
     char *s;
     size_t len, cap;
     bool move;
     move_rec *recs;
     size_t n_recs, cap_recs;
+    char stack[256];
+    move_rec stack_recs[16];
 } pathbuf;
 
 static int path_reserve(pathbuf *p, size_t extra)
 {
     if (p->len + extra + 1 <= p->cap) return 0;
-    size_t cap = p->cap ? p->cap : 128;
+    size_t cap = p->cap * 2;
     while (cap < p->len + extra + 1)
         cap *= 2;
-    char *s = realloc(p->s, cap);
+    char *s = p->s == p->stack ? malloc(cap) : realloc(p->s, cap);
     if (!s) return -1;
+    if (p->s == p->stack) memcpy(s, p->stack, p->len + 1);
     p->s = s;
     p->cap = cap;
     return 0;
@@ -104,7 +110,7 @@ static int path_reserve(pathbuf *p, size_t extra)
 static int path_push_key(pathbuf *p, const char *key)
 {
     size_t len = strlen(key);
-    if (!strpbrk(key, "~/")) { /* the usual key: copied as is */
+    if (!memchr(key, '~', len) && !memchr(key, '/', len)) { /* the usual key: copied as is */
         if (path_reserve(p, len + 1) != 0) return -1;
         p->s[p->len++] = '/';
         memcpy(p->s + p->len, key, len + 1);
@@ -136,39 +142,36 @@ static void path_pop(pathbuf *p, size_t len)
 }
 
 /* op is always one of the string literals "add" / "remove" / "replace": it and the member
- * names are referenced, not copied (static storage outlives any patch; cJSON frees neither).
- * vparent is the container holding value in `to` (NULL for the root). */
+ * names are static storage, the path an arena copy. vparent is the container holding value
+ * in `to` (NULL for the root). */
 static int emit(cJSON *ops, pathbuf *p, const char *op, const cJSON *value, const cJSON *vparent)
 {
-    cJSON *o = cJSON_CreateObject();
-    if (!o) return -1;
-    cJSON_AddItemToArray(ops, o);
-    cJSON *jop = cJSON_CreateStringReference(op);
-    if (!jop || !cJSON_AddItemToObjectCS(o, "op", jop)) {
-        cJSON_Delete(jop);
-        return -1;
-    }
-    cJSON *jpath = cJSON_CreateString(p->s);
-    if (!jpath || !cJSON_AddItemToObjectCS(o, "path", jpath)) {
-        cJSON_Delete(jpath);
-        return -1;
-    }
+    cJSON *o = gpa_jn_new(p->a, cJSON_Object);
+    cJSON *jop = o ? gpa_jn_new(p->a, cJSON_String) : NULL;
+    cJSON *jpath = jop ? gpa_jn_strn(p->a, p->s, p->len) : NULL;
+    if (!jpath) return -1;
+    jop->valuestring = (char *)op;
+    gpa_jn_append(ops, o);
+    gpa_jn_add(o, "op", jop);
+    gpa_jn_add(o, "path", jpath);
     if (!value) return 0;
     if (p->move && vparent) {
         if (p->n_recs == p->cap_recs) {
-            size_t nc = p->cap_recs ? p->cap_recs * 2 : 16;
-            move_rec *r = realloc(p->recs, nc * sizeof *r);
+            size_t nc = p->cap_recs * 2;
+            move_rec *r = p->recs == p->stack_recs ? malloc(nc * sizeof *r)
+                                                   : realloc(p->recs, nc * sizeof *r);
             if (!r) return -1;
+            if (p->recs == p->stack_recs) memcpy(r, p->stack_recs, sizeof p->stack_recs);
             p->recs = r;
             p->cap_recs = nc;
         }
-        /* move mode hands us a mutable `to` (gpa_patch_diff_move) */
+        /* move mode hands us a mutable `to` (gpa_patch_diff_arena) */
         p->recs[p->n_recs++] = (move_rec){o, (cJSON *)vparent, (cJSON *)value};
         return 0;
     }
-    cJSON *dup = dup_value(value);
+    cJSON *dup = gpa_jn_dup(p->a, value);
     if (!dup) return -1;
-    cJSON_AddItemToObjectCS(o, "value", dup);
+    gpa_jn_add(o, "value", dup);
     return 0;
 }
 
@@ -191,10 +194,10 @@ static int take_values(pathbuf *p)
         if (self_contained(r->item, true)) {
             v = cJSON_DetachItemViaPointer(r->parent, r->item);
         } else {
-            v = dup_value(r->item);
+            v = gpa_jn_dup(p->a, r->item);
             if (!v) return -1;
         }
-        cJSON_AddItemToObjectCS(r->op, "value", v);
+        gpa_jn_add(r->op, "value", v);
     }
     return 0;
 }
@@ -224,11 +227,11 @@ static int diff_value(cJSON *ops, pathbuf *p, const cJSON *from, const cJSON *to
 static const cJSON *member(const cJSON *obj, const cJSON **cursor, const char *key)
 {
     const cJSON *c = *cursor;
-    if (c && c->string && strcmp(c->string, key) == 0) {
+    if (c && c->string && (c->string == key || strcmp(c->string, key) == 0)) {
         *cursor = c->next;
         return c;
     }
-    return cJSON_GetObjectItemCaseSensitive(obj, key);
+    return gpa_jn_get(obj, key);
 }
 
 static int diff_object(cJSON *ops, pathbuf *p, const cJSON *from, const cJSON *to, int depth)
@@ -262,7 +265,7 @@ static bool prefix_equal(const cJSON *a, const cJSON *b, int n)
 {
     const cJSON *x = a->child, *y = b->child;
     for (int i = 0; i < n; i++, x = x->next, y = y->next)
-        if (!cJSON_Compare(x, y, true)) return false;
+        if (!shared(x, y) && !cJSON_Compare(x, y, true)) return false;
     return true;
 }
 
@@ -322,24 +325,23 @@ static int diff_value(cJSON *ops, pathbuf *p, const cJSON *from, const cJSON *to
     return emit(ops, p, "replace", to, tparent);
 }
 
-static int diff(cJSON **out_ops, const cJSON *from, const cJSON *to, bool move, gpa_error *err)
+/* The diff built in arena a (ops borrow nothing from from or to). */
+static int diff(cJSON **out_ops, gpa_arena *a, const cJSON *from, const cJSON *to, bool move,
+                gpa_error *err)
 {
     *out_ops = NULL;
     if (!from || !to) return gpa_fail(err, GPA_EINVAL, "patch diff: missing document");
-    cJSON *ops = cJSON_CreateArray();
-    pathbuf p = {.move = move};
-    if (!ops || path_reserve(&p, 0) != 0) {
-        cJSON_Delete(ops);
-        free(p.s);
-        return gpa_fail(err, GPA_ENOMEM, "patch diff: out of memory");
-    }
+    cJSON *ops = gpa_jn_new(a, cJSON_Array);
+    if (!ops) return gpa_fail(err, GPA_ENOMEM, "patch diff: out of memory");
+    pathbuf p = {.a = a, .move = move, .cap = sizeof p.stack, .cap_recs = 16};
+    p.s = p.stack;
+    p.recs = p.stack_recs;
     p.s[0] = '\0';
     int rc = diff_value(ops, &p, from, to, 0, NULL);
     if (rc == 0 && move && take_values(&p) != 0) rc = -1;
-    free(p.s);
-    free(p.recs);
+    if (p.s != p.stack) free(p.s);
+    if (p.recs != p.stack_recs) free(p.recs);
     if (rc != 0) {
-        cJSON_Delete(ops);
         if (rc == -2) return gpa_fail(err, GPA_ERANGE, "patch diff: document nested too deeply");
         return gpa_fail(err, GPA_ENOMEM, "patch diff: out of memory");
     }
@@ -347,14 +349,32 @@ static int diff(cJSON **out_ops, const cJSON *from, const cJSON *to, bool move, 
     return GPA_OK;
 }
 
+int gpa_patch_diff_arena(cJSON **out_ops, gpa_arena *a, const cJSON *from, cJSON *to,
+                         gpa_error *err)
+{
+    return diff(out_ops, a, from, to, true, err);
+}
+
+/* The public diffs hand out an ordinary heap tree (the caller cJSON_Deletes it): built in a
+ * scratch arena, copied out with cJSON_Duplicate (which copies every key and string not
+ * flagged as borrowed, and this tree flags none). */
 int gpa_patch_diff(cJSON **out_ops, const cJSON *from, const cJSON *to, gpa_error *err)
 {
-    return diff(out_ops, from, to, false, err);
+    *out_ops = NULL;
+    gpa_arena *a = gpa_arena_new();
+    if (!a) return gpa_fail(err, GPA_ENOMEM, "patch diff: out of memory");
+    cJSON *ops = NULL;
+    int rc = diff(&ops, a, from, to, false, err);
+    if (rc == GPA_OK && !(*out_ops = cJSON_Duplicate(ops, 1)))
+        rc = gpa_fail(err, GPA_ENOMEM, "patch diff: out of memory");
+    gpa_arena_free(a);
+    return rc;
 }
 
 int gpa_patch_diff_move(cJSON **out_ops, const cJSON *from, cJSON *to, gpa_error *err)
 {
-    return diff(out_ops, from, to, true, err);
+    /* copying is the same patch; the heap result must not share nodes with `to` */
+    return gpa_patch_diff(out_ops, from, to, err);
 }
 
 /* ---------------------------------------------------------------- apply */

@@ -10,23 +10,24 @@
 #include <stdio.h>
 
 #include "gpu_admission/quantity.h"
+#include "node_arena.h"
 #include "pod.h"
 
 const char *gpa_json_str(const cJSON *obj, const char *key)
 {
-    const cJSON *v = obj ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
+    const cJSON *v = obj ? gpa_jn_get(obj, key) : NULL;
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
 const cJSON *gpa_json_obj(const cJSON *obj, const char *key)
 {
-    const cJSON *v = obj ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
+    const cJSON *v = obj ? gpa_jn_get(obj, key) : NULL;
     return cJSON_IsObject(v) ? v : NULL;
 }
 
 const cJSON *gpa_json_arr(const cJSON *obj, const char *key)
 {
-    const cJSON *v = obj ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
+    const cJSON *v = obj ? gpa_jn_get(obj, key) : NULL;
     return cJSON_IsArray(v) ? v : NULL;
 }
 
