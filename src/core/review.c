@@ -25,18 +25,41 @@
 #define API_V1      "admission.k8s.io/v1"
 #define API_V1BETA1 "admission.k8s.io/v1beta1"
 
+/* The first member of o named key (what cJSON_GetObjectItemCaseSensitive returns), NULL when
+ * none. Checks the first byte before calling strcmp: most members differ there, and cJSON's
+ * lookup calls strcmp for every member it passes. */
 static const cJSON *get(const cJSON *o, const char *key)
 {
-    return cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!o) return NULL;
+    for (const cJSON *c = o->child; c; c = c->next)
+        if (c->string && c->string[0] == key[0] && strcmp(c->string, key) == 0) return c;
+    return NULL;
 }
 
-static char *dup_str(const char *s)
+/* The log fields of out in ONE allocation, uid first (gpa_review_result_clear frees only
+ * uid): four mallocs and frees cost more than reading the envelope. Each is NULL when
+ * unknown; the others are only ever known when uid is. */
+static void set_log_fields(gpa_review_result *out, const char *uid, const char *op,
+                           const char *name, const char *ns)
 {
-    if (!s) return NULL;
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d) memcpy(d, s, n);
-    return d;
+    if (!uid) return;
+    const char *src[4] = {uid, op, name, ns};
+    size_t len[4], total = 0;
+    for (int i = 0; i < 4; i++) {
+        len[i] = src[i] ? strlen(src[i]) + 1 : 0;
+        total += len[i];
+    }
+    char *block = malloc(total);
+    if (!block) return;
+    char *dst[4];
+    for (int i = 0; i < 4; i++) {
+        dst[i] = src[i] ? memcpy(block, src[i], len[i]) : NULL;
+        block += len[i];
+    }
+    out->uid = dst[0];
+    out->operation = dst[1];
+    out->name = dst[2];
+    out->namespace_ = dst[3];
 }
 
 /* A string member, NULL when absent or JSON null; *bad set when present with another type. */
@@ -62,22 +85,6 @@ static const char *str_of(const cJSON *v, bool *bad)
     return v->valuestring;
 }
 
-/* One pass over obj's members filling found[i] with the FIRST member named names[i] (what
- * cJSON_GetObjectItemCaseSensitive would return), instead of one scan per lookup. */
-static void index_members(const cJSON *obj, const char *const *names, const cJSON **found, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        found[i] = NULL;
-    for (const cJSON *c = obj->child; c; c = c->next) {
-        if (!c->string) continue;
-        for (size_t i = 0; i < n; i++)
-            if (!found[i] && c->string[0] == names[i][0] && strcmp(c->string, names[i]) == 0) {
-                found[i] = c;
-                break;
-            }
-    }
-}
-
 /* Members of request the codec reads. */
 enum {
     R_UID,
@@ -91,9 +98,44 @@ enum {
     R_NAME,
     R_COUNT
 };
-static const char *const request_members[R_COUNT] = {"uid",         "kind",      "resource",
-                                                     "subResource", "namespace", "operation",
-                                                     "object",      "oldObject", "name"};
+
+/* Which of the R_* members key is (R_COUNT: none). A switch on the first byte: a request has
+ * a dozen members and this runs once per member. */
+static int request_member(const char *key)
+{
+    switch (key[0]) {
+    case 'u':
+        return strcmp(key, "uid") == 0 ? R_UID : R_COUNT;
+    case 'k':
+        return strcmp(key, "kind") == 0 ? R_KIND : R_COUNT;
+    case 'r':
+        return strcmp(key, "resource") == 0 ? R_RESOURCE : R_COUNT;
+    case 's':
+        return strcmp(key, "subResource") == 0 ? R_SUBRESOURCE : R_COUNT;
+    case 'n':
+        if (strcmp(key, "namespace") == 0) return R_NAMESPACE;
+        return strcmp(key, "name") == 0 ? R_NAME : R_COUNT;
+    case 'o':
+        if (key[1] == 'p') return strcmp(key, "operation") == 0 ? R_OPERATION : R_COUNT;
+        if (key[1] == 'b') return strcmp(key, "object") == 0 ? R_OBJECT : R_COUNT;
+        return strcmp(key, "oldObject") == 0 ? R_OLD : R_COUNT;
+    default:
+        return R_COUNT;
+    }
+}
+
+/* One pass over request's members: m[i] = the FIRST member of kind i (what
+ * cJSON_GetObjectItemCaseSensitive would return), instead of one scan per lookup. */
+static void index_request(const cJSON *req, const cJSON **m)
+{
+    for (int i = 0; i < R_COUNT; i++)
+        m[i] = NULL;
+    for (const cJSON *c = req->child; c; c = c->next) {
+        if (!c->string) continue;
+        int i = request_member(c->string);
+        if (i < R_COUNT && !m[i]) m[i] = c;
+    }
+}
 
 /* The 400 answer: a metav1.Status, which is what the API server logs for a failed call. */
 static int bad_request(gpa_review_result *out, gpa_error *err, const char *msg)
@@ -126,6 +168,8 @@ typedef struct envelope {
     bool judge;     /* false: answer "allowed", untouched */
     bool ephemeral; /* UPDATE of pods/ephemeralcontainers (validating hook only) */
     char why[256];  /* room for a message naming the offending value */
+    /* For the log fields of the result (set_log_fields), as soon as each is known. */
+    const char *log_uid, *log_op, *log_name, *log_ns;
 } envelope;
 
 static int op_from_string(gpa_operation *op, const char *s)
@@ -213,9 +257,8 @@ static const char *pod_shape_error(const cJSON *pod, const char *what)
 }
 
 /* Validates the envelope and fills env; on a malformed request returns -1 with *why set.
- * The log fields of out are filled as soon as they are known, even on the error path. */
-static int read_envelope(envelope *env, gpa_review_result *out, const cJSON *root, gpa_hook hook,
-                         const char **why)
+ * The log fields (env->log_*) are recorded as soon as they are known, even on the error path. */
+static int read_envelope(envelope *env, const cJSON *root, gpa_hook hook, const char **why)
 {
     bool bad = false;
     memset(env, 0, sizeof *env);
@@ -223,9 +266,7 @@ static int read_envelope(envelope *env, gpa_review_result *out, const cJSON *roo
         *why = "AdmissionReview must be a JSON object";
         return -1;
     }
-    static const char *const top_names[] = {"apiVersion", "kind", "request"};
-    const cJSON *top[3];
-    index_members(root, top_names, top, 3);
+    const cJSON *top[3] = {get(root, "apiVersion"), get(root, "kind"), get(root, "request")};
     const char *av = str_of(top[0], &bad);
     if (bad || !av) {
         *why = "apiVersion must be \"" API_V1 "\" or \"" API_V1BETA1 "\"";
@@ -260,21 +301,21 @@ static int read_envelope(envelope *env, gpa_review_result *out, const cJSON *roo
     }
     env->request = req;
     const cJSON *m[R_COUNT];
-    index_members(req, request_members, m, R_COUNT);
+    index_request(req, m);
     const char *uid = str_of(m[R_UID], &bad);
     if (bad || !uid || !*uid) {
         *why = "request.uid must be a non-empty string";
         return -1;
     }
     env->uid = uid;
-    out->uid = dup_str(uid);
+    env->log_uid = uid;
 
     const char *ops = str_of(m[R_OPERATION], &bad);
     if (bad || !ops) {
         *why = "request.operation must be a string (CREATE, UPDATE, DELETE or CONNECT)";
         return -1;
     }
-    out->operation = dup_str(ops);
+    env->log_op = ops;
 
     const char *ns = str_of(m[R_NAMESPACE], &bad);
     if (bad) {
@@ -304,17 +345,17 @@ static int read_envelope(envelope *env, gpa_review_result *out, const cJSON *roo
         const char *name = str_of(m[R_NAME], &ignore);
         if (!name || !*name) name = opt_string(md, "name", &ignore);
         if (!name || !*name) name = opt_string(md, "generateName", &ignore);
-        out->name = dup_str(name && *name ? name : NULL);
+        env->log_name = name && *name ? name : NULL;
         if (!ns || !*ns) ns = opt_string(md, "namespace", &ignore);
     } else {
         bool ignore = false;
         const char *name = str_of(m[R_NAME], &ignore);
-        out->name = dup_str(name && *name ? name : NULL);
+        env->log_name = name && *name ? name : NULL;
     }
     /* The API server always names the namespace of a pod; a hand-written review without one
      * is read the way kubectl would create it. */
     env->namespace_ = ns && *ns ? ns : "default";
-    out->namespace_ = dup_str(env->namespace_);
+    env->log_ns = env->namespace_;
 
     int pod = is_pod(m, obj, why);
     if (pod < 0) return -1;
@@ -456,7 +497,9 @@ int gpa_review_handle(gpa_review_result *out, const gpa_policy *p, gpa_hook hook
 
     envelope env;
     const char *why = NULL;
-    if (read_envelope(&env, out, root, hook, &why) != 0) {
+    int erc = read_envelope(&env, root, hook, &why);
+    set_log_fields(out, env.log_uid, env.log_op, env.log_name, env.log_ns);
+    if (erc != 0) {
         int rc = bad_request(out, err, why);
         gpa_jdoc_free(doc);
         return rc;
@@ -477,7 +520,10 @@ int gpa_review_handle(gpa_review_result *out, const gpa_policy *p, gpa_hook hook
             .patch_only = true, /* the response needs the patch, not the mutated pod */
             .ephemeral_update = env.ephemeral,
         };
-        gpa_error eerr = {0};
+        /* Not `= {0}`: zeroing the 4 KB message cost more than the codec's own work. */
+        gpa_error eerr;
+        eerr.code = 0;
+        eerr.message[0] = '\0';
         if (hook == GPA_HOOK_MUTATE)
             rc = gpa_engine_mutate(&out->decision, p, &req, &eerr);
         else
@@ -539,10 +585,7 @@ void gpa_review_result_clear(gpa_review_result *r)
 {
     if (!r) return;
     free(r->body);
-    free(r->uid);
-    free(r->namespace_);
-    free(r->name);
-    free(r->operation);
+    free(r->uid); /* and the other log fields: one block (set_log_fields) */
     gpa_decision_clear(&r->decision);
     memset(r, 0, sizeof *r);
 }

@@ -123,12 +123,26 @@ static inline char *escape_byte(char *o, unsigned char c)
     return o;
 }
 
+/* Before an escape at o: room for the `left` bytes still to write, each escaped (6 bytes),
+ * plus the closing quote and the block copy's 16-byte overrun. Returns o in the possibly moved
+ * buffer, NULL after an allocation failure. */
+static char *room_for_escapes(gpa_rbuf *b, char *o, size_t left)
+{
+    size_t at = (size_t)(o - b->data);
+    if (b->cap - at >= left * 6 + 1 + 16 + 1) return o;
+    b->len = at;
+    if (!reserve(b, left * 6 + 1 + 16)) return NULL;
+    return b->data + at;
+}
+
 void gpa_rbuf_json_str(gpa_rbuf *b, const char *s)
 {
     size_t n = strlen(s);
-    /* Worst case every byte becomes \u00XX; +16: the block copy below may write (not keep)
-     * up to 16 bytes past the current end. */
-    if (!reserve(b, n * 6 + 2 + 16)) return;
+    /* Room for the string unescaped, plus the quotes; +16: the block copy below may write (not
+     * keep) up to 16 bytes past the current end. An escape makes room for the worst case of
+     * the rest (every byte \u00XX) when it is met: reserving that up front for every string
+     * would grow the buffer for nothing. */
+    if (!reserve(b, n + 2 + 16)) return;
     char *o = b->data + b->len;
     *o++ = '"';
     const unsigned char *p = (const unsigned char *)s, *end = p + n;
@@ -161,14 +175,17 @@ void gpa_rbuf_json_str(gpa_rbuf *b, const char *s)
         unsigned k = (unsigned)__builtin_ctz(mask);
         o += k;
         p += k;
+        if (!(o = room_for_escapes(b, o, (size_t)(end - p)))) return;
         o = escape_byte(o, *p++);
     }
 #else
     for (; p < end; p++) {
-        if (*p >= 0x20 && *p != '"' && *p != '\\')
+        if (*p >= 0x20 && *p != '"' && *p != '\\') {
             *o++ = (char)*p;
-        else
+        } else {
+            if (!(o = room_for_escapes(b, o, (size_t)(end - p)))) return;
             o = escape_byte(o, *p);
+        }
     }
 #endif
     *o++ = '"';

@@ -6,9 +6,15 @@
  * length) and a private NUL-terminated copy of the body; strings are unescaped inside that
  * copy and nodes point into it. Larger documents chain further chunks.
  *
- * Must never: read past the copy's terminating NUL, accept anything RFC 8259 forbids, recurse
- * deeper than GPA_JSON_MAX_DEPTH, or hand out a node flagged as const/reference (cJSON_Duplicate
- * must deep-copy out of the arena).
+ * UTF-8 (RFC 8259 8.1) is checked by the string scan itself: bytes >= 0x80 can only be legal
+ * inside strings, so the scan stops on them and checks the sequence there; outside a string
+ * such a byte is a syntax error anyway. Only a refused document is run through a separate
+ * UTF-8 check, so that invalid UTF-8 is reported (at its first byte) ahead of any syntax
+ * error, exactly as when that check ran first on every body.
+ *
+ * Must never: read past the copy's terminating NUL (plus its padding), accept anything RFC
+ * 8259 forbids or any byte sequence that is not UTF-8, nest deeper than GPA_JSON_MAX_DEPTH, or
+ * hand out a node flagged as const/reference (cJSON_Duplicate must deep-copy out of the arena).
  */
 #include <limits.h>
 #include <stdbool.h>
@@ -46,21 +52,26 @@ typedef struct parser {
 } parser;
 
 /* The copy is followed by PAD zero bytes so the 16-byte scan below may read past the
- * terminating NUL without leaving the allocation. */
+ * terminating NUL, and literals be compared 5 bytes at a time, without leaving the
+ * allocation. */
 #define PAD 16
 
-/* Returns the first byte at or after p that is '"', '\\' or below 0x20 (the terminating NUL
- * always qualifies). Strings are most of a pod, so this loop is most of the parse. */
+/* Returns the first byte at or after p that is '"', '\\', below 0x20 or at or above 0x80 (the
+ * terminating NUL always qualifies). Strings are most of a pod, so this loop is most of the
+ * parse. Stopping on bytes >= 0x80 is what lets UTF-8 be checked only where it can legally
+ * occur (inside strings), in the same pass. */
 #if defined(__SSE2__)
 static inline const char *scan_plain(const char *p)
 {
     const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
-    const __m128i ctl = _mm_set1_epi8(0x1f);
+    const __m128i space = _mm_set1_epi8(0x20);
     for (;;) {
         __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
-        /* x <= 0x1f (unsigned) <=> min(x, 0x1f) == x */
+        /* x - 0x20 with signed saturation is negative exactly for the control characters and
+         * every byte >= 0x80 (-128..-1 stay negative); movemask reads the sign bits. (A
+         * signed compare says the same, but GCC turns it into two compares.) */
         __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash)),
-                                 _mm_cmpeq_epi8(_mm_min_epu8(x, ctl), x));
+                                 _mm_subs_epi8(x, space));
         int mask = _mm_movemask_epi8(m);
         if (mask) return p + __builtin_ctz((unsigned)mask);
         p += 16;
@@ -70,7 +81,7 @@ static inline const char *scan_plain(const char *p)
 #define ONES  0x0101010101010101ULL
 #define HIGHS 0x8080808080808080ULL
 /* SWAR, 8 bytes at a time: the lowest flagged byte is exact (borrows only flag bytes above a
- * real match). */
+ * real match; the high-bit term has no borrows at all). */
 static inline const char *scan_plain(const char *p)
 {
     for (;;) {
@@ -78,12 +89,13 @@ static inline const char *scan_plain(const char *p)
         memcpy(&x, p, 8);
         uint64_t q = x ^ (ONES * '"');
         uint64_t b = x ^ (ONES * '\\');
-        uint64_t hit = (((x - ONES * 0x20) & ~x) | ((q - ONES) & ~q) | ((b - ONES) & ~b)) & HIGHS;
+        uint64_t hit =
+            (((x - ONES * 0x20) & ~x) | x | ((q - ONES) & ~q) | ((b - ONES) & ~b)) & HIGHS;
         if (hit) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
             return p + (__builtin_ctzll(hit) >> 3);
 #else
-            while (*p != '"' && *p != '\\' && (unsigned char)*p >= 0x20)
+            while (*p != '"' && *p != '\\' && (unsigned char)*p >= 0x20 && (unsigned char)*p < 0x80)
                 p++;
             return p;
 #endif
@@ -93,6 +105,34 @@ static inline const char *scan_plain(const char *p)
 }
 #endif
 
+/* Length of the well-formed UTF-8 sequence (RFC 3629: no overlong forms, no surrogates,
+ * nothing past U+10FFFF) that starts with the byte >= 0x80 at s; 0 when it is not one. Reads
+ * byte by byte and stops at the first bad one, so never past the copy's terminating NUL. */
+static size_t utf8_seq(const unsigned char *s)
+{
+    unsigned c = s[0];
+    size_t n;
+    unsigned lo = 0x80, hi = 0xBF; /* allowed range of the second byte */
+    if (c >= 0xC2 && c <= 0xDF)
+        n = 1;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        n = 2;
+        if (c == 0xE0) lo = 0xA0; /* overlong */
+        if (c == 0xED) hi = 0x9F; /* surrogates */
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 3;
+        if (c == 0xF0) lo = 0x90; /* overlong */
+        if (c == 0xF4) hi = 0x8F; /* past U+10FFFF */
+    } else
+        return 0;
+    if (s[1] < lo || s[1] > hi) return 0;
+    for (size_t k = 2; k <= n; k++)
+        if ((s[k] & 0xC0) != 0x80) return 0;
+    return n + 1;
+}
+
+/* Takes the next chunk when the current one is used up; NULL (oom latched) when malloc fails.
+ * Updates ps->nn/ps->ne, which the caller reloads. */
 static cJSON *new_node_slow(parser *ps)
 {
     size_t cap = ps->doc->cur->cap * 2;
@@ -111,18 +151,18 @@ static cJSON *new_node_slow(parser *ps)
     return n->nodes;
 }
 
-/* A node with every field zero except what the caller sets next. */
-static inline cJSON *new_node(parser *ps)
-{
-    cJSON *node = ps->nn < ps->ne ? ps->nn++ : new_node_slow(ps);
-    if (node) memset(node, 0, sizeof *node);
-    return node;
-}
-
 static int fail(parser *ps, const char *why)
 {
     if (!ps->why) ps->why = why;
     return -1;
+}
+
+/* fail() at p, for the helpers that return a cursor: always NULL. */
+static char *fail_at(parser *ps, char *p, const char *why)
+{
+    ps->p = p;
+    fail(ps, why);
+    return NULL;
 }
 
 static int hex4(const char *s, unsigned *out)
@@ -144,120 +184,118 @@ static int hex4(const char *s, unsigned *out)
     return 0;
 }
 
-static int parse_string_slow(parser *ps, char *start, char *p, char **out);
-
-/* ps->p is at the opening quote. Unescapes in place; *out points at the NUL-terminated
- * result inside the copy. */
-static inline int parse_string(parser *ps, char **out)
+/* One escape: p at the backslash, w where its bytes go. Returns the byte after the escape and
+ * advances *wp, or NULL. */
+static char *unescape(parser *ps, char *p, char **wp)
 {
-    char *start = ps->p + 1;
-    /* Fast path: no escapes (nearly every string Kubernetes sends). */
-    char *p = (char *)scan_plain(start);
-    if (*p == '"') {
-        *p = '\0';
-        *out = start;
-        ps->p = p + 1;
-        return 0;
+    char *w = *wp;
+    p++;
+    switch (*p) {
+    case '"':
+        *w++ = '"';
+        break;
+    case '\\':
+        *w++ = '\\';
+        break;
+    case '/':
+        *w++ = '/';
+        break;
+    case 'b':
+        *w++ = '\b';
+        break;
+    case 'f':
+        *w++ = '\f';
+        break;
+    case 'n':
+        *w++ = '\n';
+        break;
+    case 'r':
+        *w++ = '\r';
+        break;
+    case 't':
+        *w++ = '\t';
+        break;
+    case 'u': {
+        unsigned cp, lo;
+        if (ps->end - p < 5 || hex4(p + 1, &cp) != 0) return fail_at(ps, p, "bad \\u escape");
+        p += 4;
+        /* Strings are NUL-terminated here: "void\u0000,0" would read as "void" while the
+         * API server stores (and the runtime sees) the whole value. Refuse, don't guess. */
+        if (cp == 0) return fail_at(ps, p, "\\u0000 (NUL) in a string is refused");
+        if (cp >= 0xDC00 && cp <= 0xDFFF) return fail_at(ps, p, "lone low surrogate in \\u escape");
+        if (cp >= 0xD800 && cp <= 0xDBFF) {
+            if (ps->end - p < 7 || p[1] != '\\' || p[2] != 'u' || hex4(p + 3, &lo) != 0 ||
+                lo < 0xDC00 || lo > 0xDFFF)
+                return fail_at(ps, p, "lone high surrogate in \\u escape");
+            p += 6;
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+        }
+        /* UTF-8 is never longer than the escape it replaces (6 or 12 bytes). */
+        if (cp < 0x80) {
+            *w++ = (char)cp;
+        } else if (cp < 0x800) {
+            *w++ = (char)(0xC0 | (cp >> 6));
+            *w++ = (char)(0x80 | (cp & 0x3F));
+        } else if (cp < 0x10000) {
+            *w++ = (char)(0xE0 | (cp >> 12));
+            *w++ = (char)(0x80 | ((cp >> 6) & 0x3F));
+            *w++ = (char)(0x80 | (cp & 0x3F));
+        } else {
+            *w++ = (char)(0xF0 | (cp >> 18));
+            *w++ = (char)(0x80 | ((cp >> 12) & 0x3F));
+            *w++ = (char)(0x80 | ((cp >> 6) & 0x3F));
+            *w++ = (char)(0x80 | (cp & 0x3F));
+        }
+        break;
     }
-    return parse_string_slow(ps, start, p, out);
+    default:
+        return fail_at(ps, p, p >= ps->end ? "unterminated string" : "bad escape in a string");
+    }
+    *wp = w;
+    return p + 1;
 }
 
-/* From the first escape or control character on: unescape in place. */
-static int parse_string_slow(parser *ps, char *start, char *p, char **out)
+/* A string from the first byte scan_plain stopped at that is not its closing quote: checks
+ * UTF-8 sequences, unescapes in place (w trails p once an escape shortened the text) and
+ * NUL-terminates. Returns the byte after the closing quote, or NULL. */
+static char *string_slow(parser *ps, char *p)
 {
     char *w = p;
     for (;;) {
         unsigned char c = (unsigned char)*p;
         if (c == '"') break;
-        if (c < 0x20) {
-            ps->p = p;
-            return fail(ps, p >= ps->end ? "unterminated string" : "control character in a string");
+        if (c >= 0x80) {
+            size_t n = utf8_seq((const unsigned char *)p);
+            if (!n) return fail_at(ps, p, "invalid UTF-8");
+            if (w != p) memmove(w, p, n);
+            w += n;
+            p += n;
+        } else if (c == '\\') {
+            if (!(p = unescape(ps, p, &w))) return NULL;
+        } else {
+            return fail_at(ps, p,
+                           p >= ps->end ? "unterminated string" : "control character in a string");
         }
-        if (c != '\\') {
-            *w++ = (char)c;
-            p++;
-            continue;
-        }
-        p++;
-        switch (*p) {
-        case '"':
-            *w++ = '"';
-            break;
-        case '\\':
-            *w++ = '\\';
-            break;
-        case '/':
-            *w++ = '/';
-            break;
-        case 'b':
-            *w++ = '\b';
-            break;
-        case 'f':
-            *w++ = '\f';
-            break;
-        case 'n':
-            *w++ = '\n';
-            break;
-        case 'r':
-            *w++ = '\r';
-            break;
-        case 't':
-            *w++ = '\t';
-            break;
-        case 'u': {
-            unsigned cp, lo;
-            if (ps->end - p < 5 || hex4(p + 1, &cp) != 0) {
-                ps->p = p;
-                return fail(ps, "bad \\u escape");
-            }
-            p += 4;
-            /* Strings are NUL-terminated here: "void\u0000,0" would read as "void" while the
-             * API server stores (and the runtime sees) the whole value. Refuse, don't guess. */
-            if (cp == 0) {
-                ps->p = p;
-                return fail(ps, "\\u0000 (NUL) in a string is refused");
-            }
-            if (cp >= 0xDC00 && cp <= 0xDFFF) {
-                ps->p = p;
-                return fail(ps, "lone low surrogate in \\u escape");
-            }
-            if (cp >= 0xD800 && cp <= 0xDBFF) {
-                if (ps->end - p < 7 || p[1] != '\\' || p[2] != 'u' || hex4(p + 3, &lo) != 0 ||
-                    lo < 0xDC00 || lo > 0xDFFF) {
-                    ps->p = p;
-                    return fail(ps, "lone high surrogate in \\u escape");
-                }
-                p += 6;
-                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-            }
-            /* UTF-8 is never longer than the escape it replaces (6 or 12 bytes). */
-            if (cp < 0x80) {
-                *w++ = (char)cp;
-            } else if (cp < 0x800) {
-                *w++ = (char)(0xC0 | (cp >> 6));
-                *w++ = (char)(0x80 | (cp & 0x3F));
-            } else if (cp < 0x10000) {
-                *w++ = (char)(0xE0 | (cp >> 12));
-                *w++ = (char)(0x80 | ((cp >> 6) & 0x3F));
-                *w++ = (char)(0x80 | (cp & 0x3F));
-            } else {
-                *w++ = (char)(0xF0 | (cp >> 18));
-                *w++ = (char)(0x80 | ((cp >> 12) & 0x3F));
-                *w++ = (char)(0x80 | ((cp >> 6) & 0x3F));
-                *w++ = (char)(0x80 | (cp & 0x3F));
-            }
-            break;
-        }
-        default:
-            ps->p = p;
-            return fail(ps, p >= ps->end ? "unterminated string" : "bad escape in a string");
-        }
-        p++;
+        char *q = (char *)scan_plain(p);
+        if (w != p) memmove(w, p, (size_t)(q - p));
+        w += q - p;
+        p = q;
     }
     *w = '\0';
-    *out = start;
-    ps->p = p + 1;
-    return 0;
+    return p + 1;
+}
+
+/* The string whose opening quote is at p (its text starts at p + 1 and is NUL-terminated in
+ * place): returns the byte after the closing quote, or NULL. */
+static inline __attribute__((always_inline)) char *string_at(parser *ps, char *p)
+{
+    /* Fast path: plain ASCII without escapes (nearly every string Kubernetes sends). */
+    char *q = (char *)scan_plain(p + 1);
+    if (*q == '"') {
+        *q = '\0';
+        return q + 1;
+    }
+    return string_slow(ps, q);
 }
 
 static void set_number(cJSON *n, double d)
@@ -273,9 +311,10 @@ static void set_number(cJSON *n, double d)
         n->valueint = (int)d;
 }
 
-static int parse_number(parser *ps, cJSON *n)
+/* The number at s into n: returns the byte after it, or NULL. */
+static char *parse_number(parser *ps, cJSON *n, char *s)
 {
-    char *s = ps->p, *p = s;
+    char *p = s;
     bool neg = false;
     if (*p == '-') {
         neg = true;
@@ -293,17 +332,13 @@ static int parse_number(parser *ps, cJSON *n)
             digits++;
         }
     } else {
-        ps->p = p;
-        return fail(ps, "bad number");
+        return fail_at(ps, p, "bad number");
     }
     bool integral = true;
     if (*p == '.') {
         integral = false;
         p++;
-        if (!(*p >= '0' && *p <= '9')) {
-            ps->p = p;
-            return fail(ps, "bad number");
-        }
+        if (!(*p >= '0' && *p <= '9')) return fail_at(ps, p, "bad number");
         while (*p >= '0' && *p <= '9')
             p++;
     }
@@ -311,10 +346,7 @@ static int parse_number(parser *ps, cJSON *n)
         integral = false;
         p++;
         if (*p == '+' || *p == '-') p++;
-        if (!(*p >= '0' && *p <= '9')) {
-            ps->p = p;
-            return fail(ps, "bad number");
-        }
+        if (!(*p >= '0' && *p <= '9')) return fail_at(ps, p, "bad number");
         while (*p >= '0' && *p <= '9')
             p++;
     }
@@ -327,44 +359,58 @@ static int parse_number(parser *ps, cJSON *n)
          * setlocale) reads exactly [s, p). */
         char *e = NULL;
         double d = strtod(s, &e);
-        if (e != p) {
-            ps->p = p;
-            return fail(ps, "bad number");
-        }
+        if (e != p) return fail_at(ps, p, "bad number");
         set_number(n, d);
     }
-    ps->p = p;
-    return 0;
+    return p;
 }
 
-static int literal(parser *ps, const char *word, size_t len)
+/* A string, number, true, false or null at p into n (zeroed): returns the byte after it, or
+ * NULL. Literals are compared in place: the copy's padding makes reading 5 bytes at any
+ * p <= end safe. */
+static inline __attribute__((always_inline)) char *leaf(parser *ps, cJSON *n, char *p)
 {
-    if ((size_t)(ps->end - ps->p) < len || memcmp(ps->p, word, len) != 0)
-        return fail(ps, "unexpected character");
-    ps->p += len;
-    return 0;
-}
-
-/* Numbers and true/false/null at ps->p. */
-static int parse_scalar(parser *ps, cJSON *n)
-{
-    switch (*ps->p) {
+    switch (*p) {
+    case '"':
+        n->type = cJSON_String;
+        n->valuestring = p + 1;
+        return string_at(ps, p);
     case 't':
+        if (memcmp(p, "true", 4) != 0) break;
         n->type = cJSON_True;
         n->valueint = 1;
-        return literal(ps, "true", 4);
+        return p + 4;
     case 'f':
+        if (memcmp(p, "false", 5) != 0) break;
         n->type = cJSON_False;
-        return literal(ps, "false", 5);
+        return p + 5;
     case 'n':
+        if (memcmp(p, "null", 4) != 0) break;
         n->type = cJSON_NULL;
-        return literal(ps, "null", 4);
+        return p + 4;
     case '\0':
-        return fail(ps, ps->p >= ps->end ? "unexpected end of input" : "NUL byte");
+        return fail_at(ps, p, p >= ps->end ? "unexpected end of input" : "NUL byte");
     default:
-        if (*ps->p == '-' || (*ps->p >= '0' && *ps->p <= '9')) return parse_number(ps, n);
-        return fail(ps, "unexpected character");
+        if (*p >= '0' && *p <= '9') {
+            /* Fast path: a non-negative integer of at most 9 digits (counts, ports,
+             * seconds) needs neither a sign, a wide accumulator nor saturation; anything
+             * else goes the general way. */
+            unsigned v = (unsigned)(*p - '0');
+            char *q = p + 1;
+            if (*p != '0')
+                while (*q >= '0' && *q <= '9' && q - p < 9)
+                    v = v * 10 + (unsigned)(*q++ - '0');
+            if (!(*q >= '0' && *q <= '9') && *q != '.' && *q != 'e' && *q != 'E') {
+                n->type = cJSON_Number;
+                n->valueint = (int)v;
+                n->valuedouble = (double)v;
+                return q;
+            }
+        }
+        if (*p == '-' || (*p >= '0' && *p <= '9')) return parse_number(ps, n, p);
+        break;
     }
+    return fail_at(ps, p, "unexpected character");
 }
 
 static inline char *ws(char *p)
@@ -376,157 +422,183 @@ static inline char *ws(char *p)
     return p;
 }
 
-/* A string at p (the opening quote): returns the byte after the closing quote, or NULL. */
-static inline char *string_at(parser *ps, char *p, char **out)
+/* A member of the open container: a fresh zeroed node c, linked after `last`, named key. */
+#define NEW_MEMBER(key)                                                                            \
+    do {                                                                                           \
+        if (nn < ne) {                                                                             \
+            c = nn++;                                                                              \
+        } else {                                                                                   \
+            if (!(c = new_node_slow(ps))) return -1;                                               \
+            nn = ps->nn;                                                                           \
+            ne = ps->ne;                                                                           \
+        }                                                                                          \
+        memset(c, 0, sizeof *c);                                                                   \
+        c->string = (key);                                                                         \
+        c->prev = last; /* the first child's is set to the tail when the container closes */       \
+        *link = c;                                                                                 \
+        link = &c->next;                                                                           \
+        last = c;                                                                                  \
+    } while (0)
+
+/* The value at p into the member c, then on to `after` (the container's separator check);
+ * a nested container is opened instead. Strings first: they are half of a pod's values. */
+#define MEMBER_VALUE(after)                                                                        \
+    do {                                                                                           \
+        if (*p == '"') {                                                                           \
+            c->type = cJSON_String;                                                                \
+            c->valuestring = p + 1;                                                                \
+            if (!(p = string_at(ps, p))) return -1;                                                \
+            goto after;                                                                            \
+        }                                                                                          \
+        if (*p == '{') goto open_object;                                                           \
+        if (*p == '[') goto open_array;                                                            \
+        if (!(p = leaf(ps, c, p))) return -1;                                                      \
+        goto after;                                                                                \
+    } while (0)
+
+/* The whole document into root, without recursion: one function whose cursor, node pool and
+ * open container stay in registers, with one loop for object members and one for array
+ * elements. While a container is open its `next` (free until a sibling follows it, which
+ * cannot happen before it closes) links to its parent, so the nesting needs no stack of its
+ * own. Whitespace is only looked for where the expected byte is not found: Kubernetes sends
+ * compact JSON. */
+static int parse_doc(parser *ps, cJSON *root)
 {
-    /* Fast path with the cursor in a register: storing through out (a char **) would
-     * otherwise force ps->p to be reloaded. */
-    char *start = p + 1;
-    char *q = (char *)scan_plain(start);
-    if (*q == '"') {
-        *q = '\0';
-        *out = start;
-        return q + 1;
+    char *p = ws(ps->p);
+    cJSON *nn = ps->nn, *ne = ps->ne;
+    cJSON *cur = NULL;   /* the open container */
+    cJSON *last = NULL;  /* its last child so far */
+    cJSON **link = NULL; /* where its next child is linked in */
+    cJSON *c = root;     /* the node the value at p goes into */
+    int depth = 0;       /* containers open */
+    const char *why;
+
+    if (*p == '{') goto open_object;
+    if (*p == '[') goto open_array;
+    if (!(p = leaf(ps, root, p))) return -1;
+    ps->p = p;
+    return 0;
+
+open_object:
+    /* c is the object at p. */
+    if (depth >= GPA_JSON_MAX_DEPTH) {
+        why = "nested too deeply";
+        goto bad;
     }
-    if (parse_string_slow(ps, start, q, out) != 0) return NULL;
-    return ps->p;
-}
+    c->type = cJSON_Object;
+    c->next = cur;
+    cur = c;
+    last = NULL;
+    link = &c->child;
+    depth++;
+    p = ws(p + 1);
+    if (*p == '}') goto closed;
+    for (;;) {
+        if (*p != '"') {
+            why = "expected a string key";
+            goto bad;
+        }
+        char *key = p + 1;
+        if (!(p = string_at(ps, p))) return -1;
+        if (*p != ':') {
+            p = ws(p);
+            if (*p != ':') {
+                why = "expected ':'";
+                goto bad;
+            }
+        }
+        p = ws(p + 1);
+        NEW_MEMBER(key);
+        MEMBER_VALUE(object_next);
+    object_next:
+        if (*p != ',' && *p != '}') p = ws(p);
+        if (*p != ',') break;
+        p = ws(p + 1);
+    }
+    if (*p != '}') {
+        why = "expected ',' or '}'";
+        goto bad;
+    }
+    goto closed;
 
-static int parse_object(parser *ps, cJSON *n, int depth);
-static int parse_array(parser *ps, cJSON *n, int depth);
+open_array:
+    /* c is the array at p. */
+    if (depth >= GPA_JSON_MAX_DEPTH) {
+        why = "nested too deeply";
+        goto bad;
+    }
+    c->type = cJSON_Array;
+    c->next = cur;
+    cur = c;
+    last = NULL;
+    link = &c->child;
+    depth++;
+    p = ws(p + 1);
+    if (*p == ']') goto closed;
+    for (;;) {
+        NEW_MEMBER(NULL);
+        MEMBER_VALUE(array_next);
+    array_next:
+        if (*p != ',' && *p != ']') p = ws(p);
+        if (*p != ',') break;
+        p = ws(p + 1);
+    }
+    if (*p != ']') {
+        why = "expected ',' or ']'";
+        goto bad;
+    }
 
-/* An object or array at ps->p. Scalars and strings of the members are read inline (one call
- * per container, not per value); the cursor lives in a local between calls. Whitespace is
- * only looked for where the expected byte is not found: Kubernetes sends compact JSON.
- * Inlined into parse_object/parse_array with `object` constant. */
-static inline __attribute__((always_inline)) int container(parser *ps, cJSON *n, int depth,
-                                                           const bool object)
-{
-    if (depth >= GPA_JSON_MAX_DEPTH) return fail(ps, "nested too deeply");
-    n->type = object ? cJSON_Object : cJSON_Array;
-    const char close = object ? '}' : ']';
-    char *p = ws(ps->p + 1);
-    if (*p == close) {
-        ps->p = p + 1;
+closed:
+    /* p is at the end of cur: back to its parent. */
+    p++;
+    depth--;
+    if (cur->child) cur->child->prev = last; /* cJSON keeps the tail in child->prev */
+    c = cur;
+    cur = c->next;
+    c->next = NULL;
+    if (!cur) {
+        ps->p = p;
         return 0;
     }
-    cJSON *last = NULL;
-    for (;;) {
-        char *key = NULL;
-        if (object) {
-            if (*p != '"') {
-                ps->p = p;
-                return fail(ps, "expected a string key");
-            }
-            if (!(p = string_at(ps, p, &key))) return -1;
-            if (*p != ':') {
-                p = ws(p);
-                if (*p != ':') {
-                    ps->p = p;
-                    return fail(ps, "expected ':'");
-                }
-            }
-            p = ws(p + 1);
-        }
-        cJSON *c = new_node(ps);
-        if (!c) return -1;
-        c->string = key;
-        if (last) {
-            last->next = c;
-            c->prev = last;
-        } else {
-            n->child = c;
-        }
-        last = c;
-        char ch = *p;
-        if (ch == '"') {
-            c->type = cJSON_String;
-            if (!(p = string_at(ps, p, &c->valuestring))) return -1;
-        } else if (ch == '{') {
-            ps->p = p;
-            if (parse_object(ps, c, depth + 1) != 0) return -1;
-            p = ps->p;
-        } else if (ch == '[') {
-            ps->p = p;
-            if (parse_array(ps, c, depth + 1) != 0) return -1;
-            p = ps->p;
-        } else {
-            ps->p = p;
-            if (parse_scalar(ps, c) != 0) return -1;
-            p = ps->p;
-        }
-        if (*p != ',' && *p != close) p = ws(p);
-        if (*p == ',') {
-            p = ws(p + 1);
-            continue;
-        }
-        if (*p == close) {
-            n->child->prev = last; /* cJSON keeps the tail in the first child's prev */
-            ps->p = p + 1;
-            return 0;
-        }
-        ps->p = p;
-        return fail(ps, object ? "expected ',' or '}'" : "expected ',' or ']'");
-    }
+    last = c;
+    link = &c->next;
+    if (cur->type == cJSON_Object) goto object_next;
+    goto array_next;
+
+bad:
+    ps->p = p;
+    return fail(ps, why);
 }
 
-static int parse_object(parser *ps, cJSON *n, int depth)
-{
-    return container(ps, n, depth, true);
-}
+#undef NEW_MEMBER
+#undef MEMBER_VALUE
 
-static int parse_array(parser *ps, cJSON *n, int depth)
-{
-    return container(ps, n, depth, false);
-}
-
-static int parse_value(parser *ps, cJSON *n)
-{
-    ps->p = ws(ps->p);
-    char ch = *ps->p;
-    if (ch == '{') return parse_object(ps, n, 0);
-    if (ch == '[') return parse_array(ps, n, 0);
-    if (ch == '"') {
-        n->type = cJSON_String;
-        return parse_string(ps, &n->valuestring);
-    }
-    return parse_scalar(ps, n);
-}
-
-/* Offset of the first byte that is not well-formed UTF-8 (RFC 3629: no overlong forms, no
- * surrogates, nothing past U+10FFFF), or len when all is well. JSON text must be UTF-8 (RFC
- * 8259 8.1): without this check invalid bytes inside a string were copied into the answer
- * (e.g. an echoed uid), making the response itself invalid JSON. ASCII, nearly every body,
- * is skipped 8 bytes at a time. */
+/* Offset of the first byte that is not well-formed UTF-8, or len when all is well. Only run
+ * on the error path: a document that parses has had every string checked by the scan, and a
+ * byte >= 0x80 outside a string is a syntax error. Refused documents report invalid UTF-8
+ * (at its first offset) in preference to any syntax error, as JSON text must be UTF-8 (RFC
+ * 8259 8.1) before it is JSON at all. */
 static size_t utf8_invalid_at(const unsigned char *s, size_t len)
 {
     size_t i = 0;
     while (i < len) {
-        if (i + 8 <= len) {
-            uint64_t x;
-            memcpy(&x, s + i, 8);
-            if (!(x & 0x8080808080808080ULL)) {
-                i += 8;
-                continue;
-            }
-        }
         unsigned char c = s[i];
         if (c < 0x80) {
             i++;
             continue;
         }
         size_t n;
-        unsigned lo = 0x80, hi = 0xBF; /* allowed range of the second byte */
+        unsigned lo = 0x80, hi = 0xBF;
         if (c >= 0xC2 && c <= 0xDF)
             n = 1;
         else if (c >= 0xE0 && c <= 0xEF) {
             n = 2;
-            if (c == 0xE0) lo = 0xA0; /* overlong */
-            if (c == 0xED) hi = 0x9F; /* surrogates */
+            if (c == 0xE0) lo = 0xA0;
+            if (c == 0xED) hi = 0x9F;
         } else if (c >= 0xF0 && c <= 0xF4) {
             n = 3;
-            if (c == 0xF0) lo = 0x90; /* overlong */
-            if (c == 0xF4) hi = 0x8F; /* past U+10FFFF */
+            if (c == 0xF0) lo = 0x90;
+            if (c == 0xF4) hi = 0x8F;
         } else
             return i;
         if (i + n >= len) return i; /* truncated sequence */
@@ -542,12 +614,6 @@ int gpa_jdoc_parse(gpa_jdoc **out, const char *buf, size_t len, const char **why
 {
     *out = NULL;
     if (len > ((size_t)1 << 40)) return -2;
-    size_t bad = utf8_invalid_at((const unsigned char *)buf, len);
-    if (bad < len) {
-        if (why) *why = "invalid UTF-8";
-        if (offset) *offset = bad;
-        return -1;
-    }
     /* Compact Kubernetes JSON averages ~16 bytes per value. */
     size_t cap = len / 16 + 16;
     size_t head = sizeof(gpa_jdoc) + sizeof(chunk) + cap * sizeof(cJSON);
@@ -565,20 +631,19 @@ int gpa_jdoc_parse(gpa_jdoc **out, const char *buf, size_t len, const char **why
     memset(d->text + len, 0, 1 + PAD);
 
     parser ps = {
-        .nn = c->nodes, .ne = c->nodes + cap, .p = d->text, .end = d->text + len, .doc = d};
-    d->root = new_node(&ps);
-    int rc = -1;
-    if (d->root) {
-        rc = parse_value(&ps, d->root);
-        if (rc == 0) {
-            ps.p = ws(ps.p);
-            if (ps.p != ps.end) rc = fail(&ps, "data after the JSON document");
-        }
+        .nn = c->nodes + 1, .ne = c->nodes + cap, .p = d->text, .end = d->text + len, .doc = d};
+    d->root = c->nodes;
+    memset(d->root, 0, sizeof *d->root);
+    int rc = parse_doc(&ps, d->root);
+    if (rc == 0) {
+        ps.p = ws(ps.p);
+        if (ps.p != ps.end) rc = fail(&ps, "data after the JSON document");
     }
     if (rc != 0) {
-        if (why) *why = ps.oom ? "out of memory" : ps.why;
-        if (offset) *offset = (size_t)(ps.p - d->text);
         bool oom = ps.oom;
+        size_t bad = oom ? len : utf8_invalid_at((const unsigned char *)buf, len);
+        if (why) *why = oom ? "out of memory" : bad < len ? "invalid UTF-8" : ps.why;
+        if (offset) *offset = bad < len ? bad : (size_t)(ps.p - d->text);
         gpa_jdoc_free(d);
         return oom ? -2 : -1;
     }

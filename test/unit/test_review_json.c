@@ -428,6 +428,263 @@ static void test_writer(void)
     CHECK_INT(failures, 0);
 }
 
+/* fmt with its one "%s" replaced by val (no printf: the shapes are data). Returns the length. */
+static size_t subst(char *out, size_t cap, const char *fmt, const char *val)
+{
+    const char *at = strstr(fmt, "%s");
+    size_t pl = (size_t)(at - fmt), vl = strlen(val), rl = strlen(at + 2);
+    if (pl + vl + rl + 1 > cap) return 0;
+    memcpy(out, fmt, pl);
+    memcpy(out + pl, val, vl);
+    memcpy(out + pl + vl, at + 2, rl + 1);
+    return pl + vl + rl;
+}
+
+/* An independent UTF-8 check (decode, then range-check the code point) to hold the reader's
+ * against: offset of the first byte that does not start a well-formed sequence, or len. */
+static size_t ref_utf8_invalid_at(const unsigned char *s, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        unsigned c = s[i], need, cp, min;
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        if ((c & 0xE0) == 0xC0) {
+            need = 1, cp = c & 0x1F, min = 0x80;
+        } else if ((c & 0xF0) == 0xE0) {
+            need = 2, cp = c & 0x0F, min = 0x800;
+        } else if ((c & 0xF8) == 0xF0) {
+            need = 3, cp = c & 0x07, min = 0x10000;
+        } else {
+            return i;
+        }
+        if (i + need >= len) return i;
+        for (unsigned k = 1; k <= need; k++) {
+            if ((s[i + k] & 0xC0) != 0x80) return i;
+            cp = cp << 6 | (s[i + k] & 0x3F);
+        }
+        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return i;
+        i += need + 1;
+    }
+    return len;
+}
+
+/* Refused as invalid UTF-8 at exactly `at`. */
+static int refused_utf8_at(const char *text, size_t len, size_t at)
+{
+    gpa_jdoc *d = NULL;
+    const char *why = NULL;
+    size_t off = 99999;
+    int rc = gpa_jdoc_parse(&d, text, len, &why, &off);
+    gpa_jdoc_free(d);
+    int ok = rc == -1 && why && strcmp(why, "invalid UTF-8") == 0 && off == at;
+    if (!ok)
+        fprintf(stderr, "expected invalid UTF-8 at %zu, got rc %d (%s at %zu): %.100s\n", at, rc,
+                why ? why : "-", off, text);
+    return ok;
+}
+
+/* UTF-8 is checked inside the string scan, not in a pass of its own: every malformed sequence
+ * must still be refused wherever it sits (key, value, after an escape, across the scan's
+ * 16-byte blocks, at the end of the buffer, outside a string) and reported as invalid UTF-8 at
+ * its first byte, ahead of any syntax error, as a separate pass would; valid ones must read
+ * exactly as cJSON reads them. */
+static void test_utf8_in_scan(void)
+{
+    static const char *const bad_seq[] = {
+        "\x80",
+        "\xbf",
+        "\xc0\xaf",
+        "\xc1\xbf",
+        "\xc2",
+        "\xc3\x28",
+        "\xdf\xc0",
+        "\xe0\x80\xaf",
+        "\xe0\x9f\xbf",
+        "\xe2\x82",
+        "\xe2\x28\xa1",
+        "\xe2\x82\x28",
+        "\xed\xa0\x80",
+        "\xed\xbf\xbf",
+        "\xef\xbf",
+        "\xf0\x80\x80\x80",
+        "\xf0\x8f\xbf\xbf",
+        "\xf0\x9f\x98",
+        "\xf0\x9f\x98\x28",
+        "\xf4\x90\x80\x80",
+        "\xf5\x80\x80\x80",
+        "\xf8\x88\x80\x80\x80",
+        "\xfe",
+        "\xff",
+    };
+    static const char *const good_seq[] = {
+        "\xc2\x80",         "\xc3\xa9",         "\xdf\xbf",         "\xe0\xa0\x80",
+        "\xe2\x82\xac",     "\xed\x9f\xbf",     "\xee\x80\x80",     "\xef\xbf\xbf",
+        "\xf0\x90\x80\x80", "\xf0\x9f\x98\x80", "\xf4\x8f\xbf\xbf",
+    };
+    /* %s is where the sequence goes; the prefix before it has no multi-byte text. */
+    static const char *const shapes[] = {
+        "\"%s\"",
+        "{\"%s\":1}",
+        "{\"k\":\"%s\"}",
+        "{\"k\":\"abc%sdef\"}",
+        "[\"\\n%s\"]",             /* after an escape: the unescaping path */
+        "[\"\\u00e9x%s\\t\"]",     /* between escapes */
+        "{\"%s\\\"\":[\"\\\\\"]}", /* key with an escape after it */
+    };
+    char text[256];
+    int failures = 0;
+    for (size_t sh = 0; sh < sizeof shapes / sizeof *shapes; sh++) {
+        const char *at = strstr(shapes[sh], "%s");
+        for (size_t pad = 0; pad < 40; pad++) {
+            /* pad ASCII bytes before the sequence inside the same string: it lands at every
+             * position of a 16-byte block */
+            char fmt[192];
+            size_t pl = (size_t)(at - shapes[sh]);
+            memcpy(fmt, shapes[sh], pl);
+            memset(fmt + pl, 'p', pad);
+            memcpy(fmt + pl + pad, at, strlen(at) + 1);
+            for (size_t i = 0; i < sizeof bad_seq / sizeof *bad_seq; i++) {
+                size_t n = subst(text, sizeof text, fmt, bad_seq[i]);
+                if (!refused_utf8_at(text, n, pl + pad)) failures++;
+            }
+            for (size_t i = 0; i < sizeof good_seq / sizeof *good_seq; i++) {
+                size_t n = subst(text, sizeof text, fmt, good_seq[i]);
+                if (!parses_like_cjson(text, n)) failures++;
+            }
+        }
+    }
+    CHECK_INT(failures, 0);
+
+    /* At the very end of the buffer, in and out of a string, with and without a NUL after
+     * it in memory (the reader must not look past len). */
+    CHECK(refused_utf8_at("[\"ab\xe2\x82", 6, 4));
+    CHECK(refused_utf8_at("[\"ab\xe2\x82\xac\"]", 6, 4)); /* len cuts the sequence */
+    CHECK(refused_utf8_at("[1]\xf0\x9f\x98", 6, 3));
+    CHECK(refused_utf8_at("\xff", 1, 0));
+    /* Outside strings: an invalid sequence is reported as such ... */
+    CHECK(refused_utf8_at("[1,\xff]", 5, 3));
+    CHECK(refused_utf8_at("{\"a\"\xc0\xaf:1}", 9, 4));
+    /* ... ahead of an earlier syntax error, as a separate pass reports it ... */
+    CHECK(refused_utf8_at("[1 2,\"ok\",\"\xed\xa0\x80\"]", 17, 11));
+    CHECK(refused_utf8_at("{\"a\":tru,\"b\":\"\x80\"}", 17, 14));
+    /* ... while well-formed text outside a string is a plain syntax error. */
+    {
+        gpa_jdoc *d = NULL;
+        const char *why = NULL;
+        size_t off = 0;
+        CHECK_INT(gpa_jdoc_parse(&d, "[1,\xc3\xa9]", 6, &why, &off), -1);
+        CHECK_STR(why, "unexpected character");
+        CHECK_INT(off, 3);
+        CHECK_INT(gpa_jdoc_parse(&d, "\xef\xbb\xbf[1]", 6, &why, &off), -1); /* BOM */
+        CHECK_STR(why, "unexpected character");
+        CHECK_INT(off, 0);
+    }
+
+    /* Random damage to real-looking documents: the verdict on UTF-8 always agrees with the
+     * independent check above, and whatever is accepted reads like cJSON. */
+    failures = 0;
+    for (int i = 0; i < 4000; i++) {
+        cJSON *v = random_value(0);
+        char *t = cJSON_PrintUnformatted(v);
+        cJSON_Delete(v);
+        size_t n = strlen(t);
+        for (unsigned k = rnd(3) + 1; k > 0 && n > 0; k--) {
+            static const unsigned char bytes[] = {0x80, 0xbf, 0xc0, 0xc3, 0xe0, 0xe2, 0xed,
+                                                  0xf0, 0xf4, 0xf5, 0xff, 0xa0, 0x9f, 0x8f};
+            t[rnd((unsigned)n)] = (char)bytes[rnd(sizeof bytes)];
+        }
+        size_t bad = ref_utf8_invalid_at((const unsigned char *)t, n);
+        gpa_jdoc *d = NULL;
+        const char *why = NULL;
+        size_t off = 0;
+        int rc = gpa_jdoc_parse(&d, t, n, &why, &off);
+        if (bad < n) {
+            if (!(rc == -1 && why && strcmp(why, "invalid UTF-8") == 0 && off == bad)) {
+                fprintf(stderr, "random: expected invalid UTF-8 at %zu, got rc %d (%s at %zu)\n",
+                        bad, rc, why ? why : "-", off);
+                failures++;
+            }
+        } else if (rc == 0) {
+            if (!parses_like_cjson(t, n)) failures++;
+        } else if (why && strcmp(why, "invalid UTF-8") == 0) {
+            fprintf(stderr, "random: valid UTF-8 refused as invalid: %.100s\n", t);
+            failures++;
+        }
+        gpa_jdoc_free(d);
+        free(t);
+    }
+    CHECK_INT(failures, 0);
+}
+
+/* Numbers of every length and shape (the reader has a fast path for short non-negative
+ * integers) read exactly as cJSON reads them: as the root, in an array, in an object. */
+static void test_numbers(void)
+{
+    static const char *const nums[] = {
+        "0",
+        "1",
+        "9",
+        "10",
+        "99",
+        "100",
+        "8000",
+        "65535",
+        "123456789",
+        "999999999",
+        "1000000000",
+        "1234567890",
+        "2147483646",
+        "2147483647",
+        "2147483648",
+        "4294967295",
+        "4294967296",
+        "9007199254740993",
+        "18446744073709551615",
+        "18446744073709551616",
+        "99999999999999999999999",
+        "0.5",
+        "1.0",
+        "10.25",
+        "1e3",
+        "1E3",
+        "1e+3",
+        "1e-3",
+        "10e2",
+        "123456789e1",
+        "999999999.5",
+        "-0",
+        "-1",
+        "-123456789",
+        "-2147483648",
+        "-2147483649",
+        "-0.0",
+        "0e0",
+        "5E-324",
+        "1e308",
+        "1e999",
+        "-1e999",
+    };
+    char text[128];
+    int failures = 0;
+    for (size_t i = 0; i < sizeof nums / sizeof *nums; i++) {
+        const char *fmts[] = {"%s",   "[%s]",  "[%s,1]", "{\"n\":%s}", "{\"n\":%s,\"m\":2}",
+                              " %s ", "[ %s ]"};
+        for (size_t f = 0; f < sizeof fmts / sizeof *fmts; f++) {
+            size_t n = subst(text, sizeof text, fmts[f], nums[i]);
+            if (!parses_like_cjson(text, n)) failures++;
+        }
+    }
+    CHECK_INT(failures, 0);
+    static const char *const bad[] = {
+        "01",  "00",  "012345", "[01]", "{\"n\":007}", "1.",          "1.e3",  "1e",   "[1e+]", "-",
+        "[-]", "--1", "1-",     "[1a]", "[12x]",       "1234567890a", "[0x1]", "[.5]", "[+1]"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        CHECK(refused(bad[i], strlen(bad[i])));
+}
+
 int main(void)
 {
     test_writer();
@@ -435,5 +692,7 @@ int main(void)
     test_refused();
     test_fixtures();
     test_generated();
+    test_utf8_in_scan();
+    test_numbers();
     return check_done();
 }
