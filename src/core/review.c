@@ -410,8 +410,17 @@ static int write_response(gpa_review_result *out, const envelope *env, gpa_error
         patch = pj.data;
         patch_len = pj.len;
     }
+    /* Sized for everything written below, so the buffer never grows. */
+    size_t need = 256 + (patch_len + 2) / 3 * 4 + (d->message ? strlen(d->message) : 0);
+    if (env->judge) {
+        for (size_t i = 0; i < d->n_warnings; i++)
+            need += (d->warnings[i] ? strlen(d->warnings[i]) : 0) + 8;
+        for (size_t i = 0; i < d->n_audit; i++)
+            need += (d->audit_keys[i] ? strlen(d->audit_keys[i]) : 0) +
+                    (d->audit_values[i] ? strlen(d->audit_values[i]) : 0) + 8;
+    }
     gpa_rbuf b;
-    gpa_rbuf_init(&b, 256 + patch_len * 4 / 3 + (d->message ? strlen(d->message) : 0));
+    gpa_rbuf_init(&b, need);
     gpa_rbuf_puts(&b, "{\"apiVersion\":");
     gpa_rbuf_json_str(&b, env->api_version);
     gpa_rbuf_puts(&b, ",\"kind\":\"AdmissionReview\",\"response\":{\"uid\":");

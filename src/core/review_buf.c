@@ -18,16 +18,21 @@
 
 #include "review_buf.h"
 
+/* An allocation failure (or a value that cannot be written) is latched, and cap drops to len
+ * so that reserve()'s fast path refuses every later append. */
+static void latch_oom(gpa_rbuf *b)
+{
+    b->oom = true;
+    b->cap = b->len;
+}
+
 void gpa_rbuf_init(gpa_rbuf *b, size_t cap)
 {
     b->len = 0;
     b->oom = false;
     b->cap = cap ? cap : 256;
     b->data = malloc(b->cap);
-    if (!b->data) {
-        b->cap = 0;
-        b->oom = true;
-    }
+    if (!b->data) latch_oom(b);
 }
 
 void gpa_rbuf_free(gpa_rbuf *b)
@@ -52,26 +57,32 @@ char *gpa_rbuf_take(gpa_rbuf *b, size_t *len_out)
     return d;
 }
 
-/* Makes room for n more bytes plus a terminator. */
-static inline bool reserve(gpa_rbuf *b, size_t n)
+static bool grow(gpa_rbuf *b, size_t n)
 {
     if (b->oom) return false;
     if (n > ((size_t)-1) / 4 - b->len) {
-        b->oom = true;
+        latch_oom(b);
         return false;
     }
-    if (b->len + n + 1 <= b->cap) return true;
     size_t cap = b->cap ? b->cap : 256;
     while (cap < b->len + n + 1)
         cap *= 2;
     char *d = realloc(b->data, cap);
     if (!d) {
-        b->oom = true;
+        latch_oom(b);
         return false;
     }
     b->data = d;
     b->cap = cap;
     return true;
+}
+
+/* Makes room for n more bytes plus a terminator. len <= cap always holds, so n < cap - len
+ * is len + n + 1 <= cap without overflow: one compare on the path every append takes. */
+static inline bool reserve(gpa_rbuf *b, size_t n)
+{
+    if (n < b->cap - b->len) return true;
+    return grow(b, n);
 }
 
 void gpa_rbuf_put(gpa_rbuf *b, const char *s, size_t n)
@@ -135,10 +146,75 @@ static char *room_for_escapes(gpa_rbuf *b, char *o, size_t left)
     return b->data + at;
 }
 
+#define ONES  0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+
+/* Nonzero when a byte of x needs a JSON escape (< 0x20, '"' or '\\'). Exact as a yes/no. */
+static inline __attribute__((unused)) uint64_t escapes8(uint64_t x)
+{
+    uint64_t q = x ^ (ONES * '"'), bs = x ^ (ONES * '\\');
+    return (((x - ONES * 0x20) & ~x) | ((q - ONES) & ~q) | ((bs - ONES) & ~bs)) & HIGHS;
+}
+
+static inline bool needs_escape(unsigned char c)
+{
+    return c < 0x20 || c == '"' || c == '\\';
+}
+
+/* From p on (o: where it goes, room reserved for the unescaped rest plus 16): 16 bytes at
+ * a time, then the tail through one last load that overlaps bytes already done (never reading
+ * past the string), unless an escape was written there. Returns the new end, NULL on an
+ * allocation failure. */
+static __attribute__((noinline)) char *json_str_long(gpa_rbuf *b, char *o, const unsigned char *p,
+                                                     const unsigned char *end)
+{
+#if defined(__SSE2__)
+    const unsigned char *verbatim = p; /* output equals input from here to p */
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+    const __m128i ctl = _mm_set1_epi8(0x1f);
+    while (p < end) {
+        size_t left = (size_t)(end - p), skip = 0;
+        const unsigned char *at = p;
+        if (left < 16) {
+            /* The 16 bytes ending at end, re-copying the 16 - left before p unchanged. */
+            if (end - 16 < verbatim) break;
+            skip = 16 - left;
+            at = end - 16;
+        }
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)at);
+        unsigned mask = (unsigned)_mm_movemask_epi8(
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash)),
+                         _mm_cmpeq_epi8(_mm_min_epu8(x, ctl), x)));
+        mask >>= skip;
+        _mm_storeu_si128((__m128i *)(void *)(o - skip), x);
+        if (!mask) {
+            o += 16 - skip;
+            p += 16 - skip;
+            continue;
+        }
+        unsigned k = (unsigned)__builtin_ctz(mask);
+        o += k;
+        p += k;
+        if (!(o = room_for_escapes(b, o, (size_t)(end - p)))) return NULL;
+        o = escape_byte(o, *p++);
+        verbatim = p;
+    }
+#endif
+    for (; p < end; p++) {
+        if (!needs_escape(*p)) {
+            *o++ = (char)*p;
+        } else {
+            if (!(o = room_for_escapes(b, o, (size_t)(end - p)))) return NULL;
+            o = escape_byte(o, *p);
+        }
+    }
+    return o;
+}
+
 void gpa_rbuf_json_str(gpa_rbuf *b, const char *s)
 {
     size_t n = strlen(s);
-    /* Room for the string unescaped, plus the quotes; +16: the block copy below may write (not
+    /* Room for the string unescaped, plus the quotes; +16: the block copy may write (not
      * keep) up to 16 bytes past the current end. An escape makes room for the worst case of
      * the rest (every byte \u00XX) when it is met: reserving that up front for every string
      * would grow the buffer for nothing. */
@@ -146,73 +222,106 @@ void gpa_rbuf_json_str(gpa_rbuf *b, const char *s)
     char *o = b->data + b->len;
     *o++ = '"';
     const unsigned char *p = (const unsigned char *)s, *end = p + n;
+    /* Short strings (most keys and values), 4 to 15 bytes: two overlapping loads cover them
+     * without reading past the end; copied as they are when neither needs an escape. */
+    if (n >= 4 && n < 16) {
+        uint64_t w0, w1;
+        bool plain;
+        if (n >= 8) {
+            memcpy(&w0, p, 8);
+            memcpy(&w1, end - 8, 8);
+        } else {
+            uint32_t h0, h1;
+            memcpy(&h0, p, 4);
+            memcpy(&h1, end - 4, 4);
+            w0 = (uint64_t)h0 | (uint64_t)h1 << 32;
+            w1 = w0;
+        }
 #if defined(__SSE2__)
-    /* 16 bytes at a time: copy the block, keep the part before the first byte needing an
-     * escape. Never reads past the string (the tail goes through a local copy). */
-    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
-    const __m128i ctl = _mm_set1_epi8(0x1f);
-    while (p < end) {
-        size_t left = (size_t)(end - p);
-        __m128i x;
-        if (left >= 16) {
-            x = _mm_loadu_si128((const __m128i *)(const void *)p);
-        } else {
-            unsigned char tmp[16] = {0};
-            memcpy(tmp, p, left);
-            x = _mm_loadu_si128((const __m128i *)(const void *)tmp);
-        }
-        unsigned mask = (unsigned)_mm_movemask_epi8(
-            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash)),
-                         _mm_cmpeq_epi8(_mm_min_epu8(x, ctl), x)));
-        size_t take = left < 16 ? left : 16;
-        if (left < 16) mask &= (1u << left) - 1;
-        _mm_storeu_si128((__m128i *)(void *)o, x);
-        if (!mask) {
-            o += take;
-            p += take;
-            continue;
-        }
-        unsigned k = (unsigned)__builtin_ctz(mask);
-        o += k;
-        p += k;
-        if (!(o = room_for_escapes(b, o, (size_t)(end - p)))) return;
-        o = escape_byte(o, *p++);
-    }
+        __m128i x = _mm_set_epi64x((long long)w1, (long long)w0);
+        plain = !_mm_movemask_epi8(
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')),
+                                      _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'))),
+                         _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(0x1f)), x)));
 #else
-    for (; p < end; p++) {
-        if (*p >= 0x20 && *p != '"' && *p != '\\') {
-            *o++ = (char)*p;
-        } else {
-            if (!(o = room_for_escapes(b, o, (size_t)(end - p)))) return;
-            o = escape_byte(o, *p);
-        }
-    }
+        plain = !(escapes8(w0) | escapes8(w1));
 #endif
+        if (plain) {
+            memcpy(o, &w0, n >= 8 ? 8 : 4);
+            if (n >= 8)
+                memcpy(o + n - 8, &w1, 8);
+            else
+                memcpy(o + n - 4, end - 4, 4);
+            o += n;
+            p = end;
+        }
+    } else if (n < 4) {
+        for (; p < end && !needs_escape(*p); p++)
+            *o++ = (char)*p;
+    }
+    if (p < end && !(o = json_str_long(b, o, p, end))) return;
     *o++ = '"';
     b->len = (size_t)(o - b->data);
 }
 
+/* The base64 digit of a sextet, as an integer constant expression (the table below is
+ * built by the compiler, not at run time: src/core has no mutable globals). */
+#define B64_DIGIT(x)                                                                               \
+    ((x) < 26    ? 'A' + (x)                                                                       \
+     : (x) < 52  ? 'a' + (x)-26                                                                    \
+     : (x) < 62  ? '0' + (x)-52                                                                    \
+     : (x) == 62 ? '+'                                                                             \
+                 : '/')
+#define B64_PAIR(h, l)                                                                             \
+    {                                                                                              \
+        B64_DIGIT(h), B64_DIGIT(l)                                                                 \
+    }
+#define B64_ROW8(h, l)                                                                             \
+    B64_PAIR(h, l), B64_PAIR(h, l + 1), B64_PAIR(h, l + 2), B64_PAIR(h, l + 3),                    \
+        B64_PAIR(h, l + 4), B64_PAIR(h, l + 5), B64_PAIR(h, l + 6), B64_PAIR(h, l + 7)
+#define B64_ROW(h)                                                                                 \
+    B64_ROW8(h, 0), B64_ROW8(h, 8), B64_ROW8(h, 16), B64_ROW8(h, 24), B64_ROW8(h, 32),             \
+        B64_ROW8(h, 40), B64_ROW8(h, 48), B64_ROW8(h, 56)
+#define B64_ROWS8(h)                                                                               \
+    B64_ROW(h), B64_ROW(h + 1), B64_ROW(h + 2), B64_ROW(h + 3), B64_ROW(h + 4), B64_ROW(h + 5),    \
+        B64_ROW(h + 6), B64_ROW(h + 7)
+
+/* The two digits of every 12-bit value: one lookup per 12 bits instead of one per 6. */
+static const char b64_pairs[4096][2] = {B64_ROWS8(0),  B64_ROWS8(8),  B64_ROWS8(16), B64_ROWS8(24),
+                                        B64_ROWS8(32), B64_ROWS8(40), B64_ROWS8(48), B64_ROWS8(56)};
+
 void gpa_rbuf_base64(gpa_rbuf *b, const unsigned char *in, size_t n)
 {
     /* RFC 4648 with padding, one line: what Go's encoding/json produces and expects for the
-     * []byte AdmissionResponse.patch. (Same speed as EVP_EncodeBlock, without the int length.) */
-    static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+     * []byte AdmissionResponse.patch. */
     if (n > ((size_t)-1) / 2 || !reserve(b, 4 * ((n + 2) / 3))) return;
     char *o = b->data + b->len;
     size_t i = 0;
+    /* 6 bytes -> 8 digits per step, from one 8-byte big-endian load (so stop 2 bytes early:
+     * never read past the input). */
+    for (; i + 8 <= n; i += 6) {
+        uint64_t v;
+        memcpy(&v, in + i, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        v = __builtin_bswap64(v);
+#endif
+        memcpy(o, b64_pairs[v >> 52], 2);
+        memcpy(o + 2, b64_pairs[(v >> 40) & 0xFFF], 2);
+        memcpy(o + 4, b64_pairs[(v >> 28) & 0xFFF], 2);
+        memcpy(o + 6, b64_pairs[(v >> 16) & 0xFFF], 2);
+        o += 8;
+    }
     for (; i + 3 <= n; i += 3) {
         uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
-        o[0] = tab[v >> 18];
-        o[1] = tab[(v >> 12) & 63];
-        o[2] = tab[(v >> 6) & 63];
-        o[3] = tab[v & 63];
+        memcpy(o, b64_pairs[v >> 12], 2);
+        memcpy(o + 2, b64_pairs[v & 0xFFF], 2);
         o += 4;
     }
     if (i < n) {
         uint32_t v = (uint32_t)in[i] << 16 | (i + 1 < n ? (uint32_t)in[i + 1] << 8 : 0);
-        o[0] = tab[v >> 18];
-        o[1] = tab[(v >> 12) & 63];
-        o[2] = i + 1 < n ? tab[(v >> 6) & 63] : '=';
+        o[0] = b64_pairs[v >> 12][0];
+        o[1] = b64_pairs[v >> 12][1];
+        o[2] = i + 1 < n ? b64_pairs[v & 0xFFF][0] : '=';
         o[3] = '=';
         o += 4;
     }
@@ -242,7 +351,7 @@ static void put_number(gpa_rbuf *b, const cJSON *v)
     if (n > 0 && (size_t)n < sizeof tmp)
         gpa_rbuf_put(b, tmp, (size_t)n);
     else
-        b->oom = true;
+        latch_oom(b);
 }
 
 static inline void put_char(gpa_rbuf *b, char c)
@@ -270,7 +379,7 @@ void gpa_rbuf_json_value(gpa_rbuf *b, const cJSON *v)
         return;
     case cJSON_Raw:
         /* never produced by the engine; refuse rather than emit unchecked bytes */
-        b->oom = true;
+        latch_oom(b);
         return;
     case cJSON_Array:
     case cJSON_Object: {
@@ -288,6 +397,6 @@ void gpa_rbuf_json_value(gpa_rbuf *b, const cJSON *v)
         return;
     }
     default:
-        b->oom = true;
+        latch_oom(b);
     }
 }

@@ -426,6 +426,31 @@ static void test_writer(void)
         free(got);
     }
     CHECK_INT(failures, 0);
+
+    /* Every 12-bit value (the encoder looks digits up in pairs), at each start offset of
+     * the 6-byte step and with every tail length. */
+    static unsigned char all[6144 + 8];
+    for (unsigned v = 0; v < 4096; v += 2) {
+        unsigned char *g = all + v / 2 * 3; /* two 12-bit values per 3 bytes */
+        g[0] = (unsigned char)(v >> 4);
+        g[1] = (unsigned char)((v & 15) << 4 | (v + 1) >> 8);
+        g[2] = (unsigned char)((v + 1) & 255);
+    }
+    static unsigned char ref[8400];
+    failures = 0;
+    for (size_t off = 0; off < 6; off++)
+        for (size_t cut = 0; cut < 8; cut++) {
+            size_t n = 6144 - off - cut;
+            int rl = EVP_EncodeBlock(ref, all + off, (int)n);
+            gpa_rbuf b;
+            gpa_rbuf_init(&b, 1);
+            gpa_rbuf_base64(&b, all + off, n);
+            size_t len = 0;
+            char *got = gpa_rbuf_take(&b, &len);
+            if (!got || (int)len != rl || memcmp(got, ref, len) != 0) failures++;
+            free(got);
+        }
+    CHECK_INT(failures, 0);
 }
 
 /* fmt with its one "%s" replaced by val (no printf: the shapes are data). Returns the length. */
