@@ -53,8 +53,9 @@ typedef struct gpa_decision {
     const char *rule;     /* matched rule name, NULL when none */
     const char *pool;     /* chosen pool name, NULL when none */
     bool gpu_pod;         /* the pod asks for at least one GPU resource */
-    void *priv_arena;     /* private: the memory patch lives in (freed by gpa_decision_clear;
-                             never cJSON_Delete patch, copy it with cJSON_Duplicate to keep it) */
+    void *priv_arena;     /* private: the memory patch, warnings, audit_* and explain live in
+                             (freed by gpa_decision_clear: never free or cJSON_Delete them
+                             one by one; copy what must outlive the decision) */
 } gpa_decision;
 
 /* Mutating webhook: decision.patch holds the changes (CREATE only; UPDATE never mutates).

@@ -36,8 +36,7 @@ void gpa_arena_free(gpa_arena *a)
     free(a);
 }
 
-/* Aligned room for n bytes, not zeroed. */
-static void *bump(gpa_arena *a, size_t n)
+void *gpa_arena_alloc(gpa_arena *a, size_t n)
 {
     const size_t al = alignof(max_align_t);
     if (n > SIZE_MAX / 2) return NULL;
@@ -62,13 +61,7 @@ static void *bump(gpa_arena *a, size_t n)
     }
     void *p = b->data + b->used;
     b->used += n;
-    return p;
-}
-
-void *gpa_arena_alloc(gpa_arena *a, size_t n)
-{
-    void *p = bump(a, n);
-    if (p) memset(p, 0, n);
+    memset(p, 0, n);
     return p;
 }
 
@@ -80,7 +73,7 @@ void *gpa_arena_array(gpa_arena *a, size_t n, size_t sz)
 
 char *gpa_arena_strndup(gpa_arena *a, const char *s, size_t n)
 {
-    char *p = n < SIZE_MAX / 2 ? bump(a, n + 1) : NULL;
+    char *p = gpa_arena_alloc(a, n + 1);
     if (p) {
         memcpy(p, s, n);
         p[n] = '\0';

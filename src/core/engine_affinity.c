@@ -20,10 +20,10 @@
 
 static cJSON *child_of_type(gpa_eng *e, cJSON *parent, const char *key, bool array)
 {
-    if (!cJSON_IsObject(parent)) return NULL;
+    if (!gpa_is_object(parent)) return NULL;
     cJSON *c = gpa_jn_get(parent, key);
-    if (c && !cJSON_IsNull(c)) return (array ? cJSON_IsArray(c) : cJSON_IsObject(c)) ? c : NULL;
-    gpa_arena *a = gpa_eng_arena(e);
+    if (c && !gpa_is_null(c)) return (array ? gpa_is_array(c) : gpa_is_object(c)) ? c : NULL;
+    gpa_narena *a = gpa_eng_arena(e);
     cJSON *n = a ? gpa_jn_new(a, array ? cJSON_Array : cJSON_Object) : NULL;
     if (!n) {
         e->oom = true;
@@ -49,8 +49,8 @@ cJSON *gpa_eng_child_arr(gpa_eng *e, cJSON *parent, const char *key)
 bool gpa_eng_set_str(gpa_eng *e, cJSON *obj, const char *key, const char *value)
 {
     cJSON *cur = gpa_jn_get(obj, key);
-    if (cJSON_IsString(cur) && strcmp(cur->valuestring, value) == 0) return false;
-    gpa_arena *a = gpa_eng_arena(e);
+    if (gpa_is_string(cur) && strcmp(cur->valuestring, value) == 0) return false;
+    gpa_narena *a = gpa_eng_arena(e);
     cJSON *n = a ? gpa_jn_str(a, value) : NULL;
     if (!n) {
         e->oom = true;
@@ -64,7 +64,7 @@ bool gpa_eng_set_str(gpa_eng *e, cJSON *obj, const char *key, const char *value)
 }
 
 /* Adds a string member holding an arena copy of value; false on OOM. */
-static bool add_str(gpa_arena *a, cJSON *obj, const char *key, const char *value)
+static bool add_str(gpa_narena *a, cJSON *obj, const char *key, const char *value)
 {
     cJSON *v = gpa_jn_str(a, value);
     if (v) gpa_jn_add(obj, key, v);
@@ -72,7 +72,7 @@ static bool add_str(gpa_arena *a, cJSON *obj, const char *key, const char *value
 }
 
 /* {key, operator, values: [value]} */
-static cJSON *expression(gpa_arena *a, const char *key, const char *op, const char *value)
+static cJSON *expression(gpa_narena *a, const char *key, const char *op, const char *value)
 {
     cJSON *x = a ? gpa_jn_new(a, cJSON_Object) : NULL;
     cJSON *vals = x ? gpa_jn_new(a, cJSON_Array) : NULL;
@@ -85,7 +85,7 @@ static cJSON *expression(gpa_arena *a, const char *key, const char *op, const ch
 
 static bool values_are(const cJSON *vals, const char *value)
 {
-    return cJSON_GetArraySize(vals) == 1 && cJSON_IsString(vals->child) &&
+    return cJSON_GetArraySize(vals) == 1 && gpa_is_string(vals->child) &&
            strcmp(vals->child->valuestring, value) == 0;
 }
 
@@ -94,7 +94,7 @@ static bool values_contain(const cJSON *vals, const char *value)
     const cJSON *v;
     cJSON_ArrayForEach(v, vals)
     {
-        if (cJSON_IsString(v) && strcmp(v->valuestring, value) == 0) return true;
+        if (gpa_is_string(v) && strcmp(v->valuestring, value) == 0) return true;
     }
     return false;
 }
@@ -124,10 +124,17 @@ size_t gpa_eng_node_reqs(gpa_eng *e, gpa_node_req *out, size_t cap, char *buf, s
         }
     }
     if (pool->has_topology && pool->topology.island_size_label && e->gpus >= 2 && n < cap) {
-        int w = snprintf(buf + used, bufcap - used, "%" PRId64, e->gpus - 1);
-        if (w > 0 && (size_t)w < bufcap - used) {
+        /* e->gpus - 1 in decimal, without snprintf (this runs twice per placed pod) */
+        char digits[24];
+        size_t w = 0;
+        for (uint64_t v = (uint64_t)(e->gpus - 1); v || !w; v /= 10)
+            digits[w++] = (char)('0' + v % 10);
+        if (w < bufcap - used) {
+            for (size_t i = 0; i < w; i++)
+                buf[used + i] = digits[w - 1 - i];
+            buf[used + w] = '\0';
             out[n++] = (gpa_node_req){pool->topology.island_size_label, "Gt", buf + used};
-            used += (size_t)w + 1;
+            used += w + 1;
         }
     }
     return n;
@@ -158,7 +165,7 @@ void gpa_eng_add_node_affinity(gpa_eng *e, cJSON *spec, const gpa_node_req *reqs
     if (!terms) return;
     /* the check reports it (affinity-too-large); never amplify such a pod */
     if (cJSON_GetArraySize(terms) > GPA_MAX_NODE_TERMS) return;
-    gpa_arena *a = gpa_eng_arena(e);
+    gpa_narena *a = gpa_eng_arena(e);
     if (!a) return;
     if (!terms->child) {
         cJSON *t = gpa_jn_new(a, cJSON_Object);
@@ -225,7 +232,7 @@ static bool term_excludes(const cJSON *term, const char *key, const char *value)
 int gpa_eng_node_conflict(const gpa_pod *v, const gpa_node_req *reqs, size_t n, char *detail,
                           size_t cap)
 {
-    const cJSON *sel = gpa_json_obj(v->spec, "nodeSelector");
+    const cJSON *sel = v->node_selector;
     for (size_t i = 0; i < n; i++) {
         if (strcmp(reqs[i].op, "In") != 0) continue;
         const char *have = gpa_json_str(sel, reqs[i].key);
@@ -235,7 +242,7 @@ int gpa_eng_node_conflict(const gpa_pod *v, const gpa_node_req *reqs, size_t n, 
         }
     }
     const cJSON *terms =
-        gpa_json_arr(gpa_json_obj(gpa_json_obj(gpa_json_obj(v->spec, "affinity"), "nodeAffinity"),
+        gpa_json_arr(gpa_json_obj(gpa_json_obj(v->affinity, "nodeAffinity"),
                                   "requiredDuringSchedulingIgnoredDuringExecution"),
                      "nodeSelectorTerms");
     if (cJSON_GetArraySize(terms) == 0) return -1;
@@ -294,7 +301,7 @@ static bool append_unique(gpa_eng *e, cJSON *arr, cJSON *item)
     return true;
 }
 
-static cJSON *selector_term(gpa_arena *a, cJSON *exprs, const char *topology_key,
+static cJSON *selector_term(gpa_narena *a, cJSON *exprs, const char *topology_key,
                             bool all_namespaces)
 {
     cJSON *term = exprs ? gpa_jn_new(a, cJSON_Object) : NULL;
@@ -321,7 +328,7 @@ void gpa_eng_add_topology(gpa_eng *e, cJSON *pod, bool *changed)
     *changed = false;
     if (!label) return;
     const gpa_topology *t = &e->pool->topology;
-    gpa_arena *a = gpa_eng_arena(e);
+    gpa_narena *a = gpa_eng_arena(e);
     if (!a) return;
     cJSON *exprs = gpa_jn_new(a, cJSON_Array);
     cJSON *x = exprs ? expression(a, label, "In", val) : NULL;
@@ -358,10 +365,10 @@ void gpa_eng_add_topology(gpa_eng *e, cJSON *pod, bool *changed)
 
 void gpa_eng_add_isolation(gpa_eng *e, cJSON *pod)
 {
-    gpa_pod v = {0}; /* the isolation check reads spec only */
-    v.spec = gpa_json_obj(pod, "spec");
+    gpa_pod v; /* the isolation check reads spec only */
+    gpa_pod_init_spec(&v, gpa_json_obj(pod, "spec"));
     if (gpa_eng_has_isolation_term(&v, e->pool->name, e->tenant)) return;
-    gpa_arena *a = gpa_eng_arena(e);
+    gpa_narena *a = gpa_eng_arena(e);
     cJSON *exprs = a ? gpa_jn_new(a, cJSON_Array) : NULL;
     cJSON *x1 = exprs ? expression(a, GPA_LABEL_POOL, "In", e->pool->name) : NULL;
     cJSON *x2 = x1 ? expression(a, GPA_LABEL_TENANT, "NotIn", e->tenant) : NULL;
@@ -386,9 +393,8 @@ void gpa_eng_add_isolation(gpa_eng *e, cJSON *pod)
 static bool isolation_term(const gpa_pod *v, const char *pool, const char *tenant,
                            bool need_ns_selector)
 {
-    const cJSON *arr =
-        gpa_json_arr(gpa_json_obj(gpa_json_obj(v->spec, "affinity"), "podAntiAffinity"),
-                     "requiredDuringSchedulingIgnoredDuringExecution");
+    const cJSON *arr = gpa_json_arr(gpa_json_obj(v->affinity, "podAntiAffinity"),
+                                    "requiredDuringSchedulingIgnoredDuringExecution");
     const cJSON *term;
     cJSON_ArrayForEach(term, arr)
     {
@@ -400,7 +406,7 @@ static bool isolation_term(const gpa_pod *v, const char *pool, const char *tenan
         if (gpa_jn_get(term, "namespaces")) continue;
         if (need_ns_selector ? (!nss || nss->child) : nss != NULL) continue;
         const cJSON *ml = gpa_jn_get(sel, "matchLabels");
-        if (ml && !(cJSON_IsObject(ml) && !ml->child) && !cJSON_IsNull(ml))
+        if (ml && !(gpa_is_object(ml) && !ml->child) && !gpa_is_null(ml))
             continue; /* extra label requirements would narrow the term */
         const cJSON *exprs = gpa_json_arr(sel, "matchExpressions");
         if (cJSON_GetArraySize(exprs) != 2) continue;

@@ -19,7 +19,7 @@
 #include "node_arena.h"
 
 /* A node that reads like item but borrows item's children / string (flagged as borrowed). */
-static cJSON *ref_of(gpa_arena *a, const cJSON *item)
+static cJSON *ref_of(gpa_narena *a, const cJSON *item)
 {
     int t = item->type & 0xFF;
     cJSON *n = gpa_jn_new(a, t);
@@ -32,13 +32,13 @@ static cJSON *ref_of(gpa_arena *a, const cJSON *item)
     return n;
 }
 
-typedef cJSON *(*copier)(gpa_arena *, const cJSON *);
+typedef cJSON *(*copier)(gpa_narena *, const cJSON *);
 
 /* Every object and array owned, every string and key borrowed: enough for code that writes
  * anywhere inside the structure but never into a string. */
-static cJSON *deep_rec(gpa_arena *a, const cJSON *item, int depth)
+static cJSON *deep_rec(gpa_narena *a, const cJSON *item, int depth)
 {
-    if (!cJSON_IsObject(item) && !cJSON_IsArray(item)) return ref_of(a, item);
+    if (!gpa_is_object(item) && !gpa_is_array(item)) return ref_of(a, item);
     if (depth > CJSON_NESTING_LIMIT) return NULL;
     cJSON *out = gpa_jn_new(a, item->type & 0xFF);
     if (!out) return NULL;
@@ -54,7 +54,7 @@ static cJSON *deep_rec(gpa_arena *a, const cJSON *item, int depth)
     return out;
 }
 
-static cJSON *deep(gpa_arena *a, const cJSON *item)
+static cJSON *deep(gpa_narena *a, const cJSON *item)
 {
     return deep_rec(a, item, 0);
 }
@@ -65,7 +65,7 @@ typedef struct rule_entry {
     copier copy;
 } rule_entry;
 
-static cJSON *shallow_with(gpa_arena *a, const cJSON *obj, const rule_entry *rules, size_t n)
+static cJSON *shallow_with(gpa_narena *a, const cJSON *obj, const rule_entry *rules, size_t n)
 {
     cJSON *out = gpa_jn_new(a, cJSON_Object);
     if (!out) return NULL;
@@ -87,10 +87,10 @@ static cJSON *shallow_with(gpa_arena *a, const cJSON *obj, const rule_entry *rul
 
 /* An owned object or array whose members are references: enough for code that adds,
  * removes or replaces members but never writes inside one. */
-static cJSON *shallow(gpa_arena *a, const cJSON *v)
+static cJSON *shallow(gpa_narena *a, const cJSON *v)
 {
-    if (cJSON_IsObject(v)) return shallow_with(a, v, NULL, 0);
-    if (!cJSON_IsArray(v)) return deep(a, v);
+    if (gpa_is_object(v)) return shallow_with(a, v, NULL, 0);
+    if (!gpa_is_array(v)) return deep(a, v);
     cJSON *out = gpa_jn_new(a, cJSON_Array);
     if (!out) return NULL;
     for (const cJSON *c = v->child; c; c = c->next) {
@@ -101,21 +101,21 @@ static cJSON *shallow(gpa_arena *a, const cJSON *v)
     return out;
 }
 
-static cJSON *resources_copy(gpa_arena *a, const cJSON *r)
+static cJSON *resources_copy(gpa_narena *a, const cJSON *r)
 {
     static const rule_entry e[] = {{"limits", shallow}, {"requests", shallow}};
-    return cJSON_IsObject(r) ? shallow_with(a, r, e, 2) : deep(a, r);
+    return gpa_is_object(r) ? shallow_with(a, r, e, 2) : deep(a, r);
 }
 
-static cJSON *container_copy(gpa_arena *a, const cJSON *c)
+static cJSON *container_copy(gpa_narena *a, const cJSON *c)
 {
     static const rule_entry r[] = {{"resources", resources_copy}};
-    return cJSON_IsObject(c) ? shallow_with(a, c, r, 1) : deep(a, c);
+    return gpa_is_object(c) ? shallow_with(a, c, r, 1) : deep(a, c);
 }
 
-static cJSON *containers_copy(gpa_arena *a, const cJSON *arr)
+static cJSON *containers_copy(gpa_narena *a, const cJSON *arr)
 {
-    if (!cJSON_IsArray(arr)) return deep(a, arr);
+    if (!gpa_is_array(arr)) return deep(a, arr);
     cJSON *out = gpa_jn_new(a, cJSON_Array);
     if (!out) return NULL;
     for (const cJSON *c = arr->child; c; c = c->next) {
@@ -126,34 +126,34 @@ static cJSON *containers_copy(gpa_arena *a, const cJSON *arr)
     return out;
 }
 
-static cJSON *metadata_copy(gpa_arena *a, const cJSON *m)
+static cJSON *metadata_copy(gpa_narena *a, const cJSON *m)
 {
     static const rule_entry r[] = {{"labels", shallow}, {"annotations", shallow}};
-    return cJSON_IsObject(m) ? shallow_with(a, m, r, 2) : deep(a, m);
+    return gpa_is_object(m) ? shallow_with(a, m, r, 2) : deep(a, m);
 }
 
 /* Containers are only written when resources are renamed; otherwise they stay shared. */
-static cJSON *spec_copy(gpa_arena *a, const cJSON *s)
+static cJSON *spec_copy(gpa_narena *a, const cJSON *s)
 {
     static const rule_entry r[] = {{"tolerations", shallow},
                                    {"affinity", deep},
                                    {"containers", containers_copy},
                                    {"initContainers", containers_copy}};
-    return cJSON_IsObject(s) ? shallow_with(a, s, r, 4) : deep(a, s);
+    return gpa_is_object(s) ? shallow_with(a, s, r, 4) : deep(a, s);
 }
 
-static cJSON *spec_copy_keep_containers(gpa_arena *a, const cJSON *s)
+static cJSON *spec_copy_keep_containers(gpa_narena *a, const cJSON *s)
 {
     static const rule_entry r[] = {{"tolerations", shallow}, {"affinity", deep}};
-    return cJSON_IsObject(s) ? shallow_with(a, s, r, 2) : deep(a, s);
+    return gpa_is_object(s) ? shallow_with(a, s, r, 2) : deep(a, s);
 }
 
-cJSON *gpa_eng_cow_copy(gpa_arena *a, const cJSON *pod, bool containers)
+cJSON *gpa_eng_cow_copy(gpa_narena *a, const cJSON *pod, bool containers)
 {
     static const rule_entry with[] = {{"metadata", metadata_copy}, {"spec", spec_copy}};
     static const rule_entry without[] = {{"metadata", metadata_copy},
                                          {"spec", spec_copy_keep_containers}};
-    if (!cJSON_IsObject(pod)) return deep(a, pod);
+    if (!gpa_is_object(pod)) return deep(a, pod);
     return shallow_with(a, pod, containers ? with : without, 2);
 }
 

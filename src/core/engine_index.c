@@ -9,6 +9,8 @@
  * full, so it must never reject anything the full check would accept. Policies built without
  * it (engine_index NULL) are matched the slow way.
  */
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "arena.h"
@@ -39,6 +41,86 @@ uint64_t gpa_ns_word(const char *ns)
     return w;
 }
 
+static int entry_cmp(const void *x, const void *y)
+{
+    const gpa_glob_entry *a = x, *b = y;
+    if (a->prefix != b->prefix) return a->prefix < b->prefix ? -1 : 1;
+    return a->pos < b->pos ? -1 : a->pos > b->pos;
+}
+
+/* Buckets the n keys (key(i) gives key i) by mask; each bucket sorted by (prefix, pos). */
+static int lookup_build(gpa_glob_lookup *l, gpa_arena *a, size_t n,
+                        gpa_glob_key (*key)(const gpa_engine_index *, size_t),
+                        const gpa_engine_index *x)
+{
+    memset(l, 0, sizeof *l);
+    for (size_t i = 0; i < n; i++) {
+        gpa_glob_key k = key(x, i);
+        size_t j = 0;
+        while (j < l->n_buckets && l->b[j].mask != k.mask)
+            j++;
+        if (j == l->n_buckets) {
+            if (l->n_buckets == 9) return GPA_EINVAL; /* 9 prefix lengths (0-8) at most */
+            l->b[j].mask = k.mask;
+            l->n_buckets++;
+        }
+        l->b[j].n++;
+    }
+    for (size_t j = 0; j < l->n_buckets; j++) {
+        l->b[j].e = gpa_arena_array(a, l->b[j].n, sizeof *l->b[j].e);
+        if (!l->b[j].e) return GPA_ENOMEM;
+        l->b[j].n = 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        gpa_glob_key k = key(x, i);
+        size_t j = 0;
+        while (l->b[j].mask != k.mask)
+            j++;
+        l->b[j].e[l->b[j].n++] = (gpa_glob_entry){k.prefix, i};
+    }
+    for (size_t j = 0; j < l->n_buckets; j++)
+        qsort(l->b[j].e, l->b[j].n, sizeof *l->b[j].e, entry_cmp);
+    return GPA_OK;
+}
+
+size_t gpa_glob_lookup_find(const gpa_glob_lookup *l, uint64_t ns_word, size_t *out)
+{
+    size_t n = 0;
+    for (size_t j = 0; j < l->n_buckets; j++) {
+        const gpa_glob_entry *e = l->b[j].e;
+        uint64_t want = ns_word & l->b[j].mask;
+        size_t lo = 0, hi = l->b[j].n; /* first entry with prefix >= want */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (e[mid].prefix < want)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (; lo < l->b[j].n && e[lo].prefix == want; lo++) {
+            if (n == GPA_GLOB_CANDIDATES) return SIZE_MAX;
+            /* insertion keeps out ascending (buckets interleave positions) */
+            size_t at = n++;
+            while (at > 0 && out[at - 1] > e[lo].pos) {
+                out[at] = out[at - 1];
+                at--;
+            }
+            out[at] = e[lo].pos;
+        }
+    }
+    return n;
+}
+
+static gpa_glob_key rule_key_at(const gpa_engine_index *x, size_t i)
+{
+    return x->rule_keys[i];
+}
+
+static gpa_glob_key tenant_key_at(const gpa_engine_index *x, size_t i)
+{
+    return x->tenant_globs[i].key;
+}
+
 int gpa_engine_index_build(gpa_policy *p, gpa_arena *a)
 {
     gpa_engine_index *x = gpa_arena_alloc(a, sizeof *x);
@@ -67,6 +149,9 @@ int gpa_engine_index_build(gpa_policy *p, gpa_arena *a)
             x->tenant_globs[k].tenant = t;
         }
     }
+    int rc = lookup_build(&x->rules_lk, a, x->n_rules, rule_key_at, x);
+    if (rc == GPA_OK) rc = lookup_build(&x->tenants_lk, a, n, tenant_key_at, x);
+    if (rc != GPA_OK) return rc;
     p->engine_index = x;
     return GPA_OK;
 }

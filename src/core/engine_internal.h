@@ -20,6 +20,23 @@ typedef struct gpa_glob_key {
     uint64_t prefix, mask;
 } gpa_glob_key;
 
+/* The same keys sorted for lookup: one bucket per literal-prefix length (0-8 bytes), each
+ * sorted by (prefix, position), so the keys a namespace may match are found by one binary
+ * search per length instead of a walk over all of them. */
+typedef struct gpa_glob_entry {
+    uint64_t prefix;
+    size_t pos; /* index in rule_keys / tenant_globs */
+} gpa_glob_entry;
+
+typedef struct gpa_glob_lookup {
+    size_t n_buckets;
+    struct {
+        uint64_t mask;
+        size_t n;
+        gpa_glob_entry *e;
+    } b[9];
+} gpa_glob_lookup;
+
 typedef struct gpa_engine_index {
     size_t n_rules;
     gpa_glob_key *rule_keys; /* per rule, in rule order */
@@ -29,10 +46,18 @@ typedef struct gpa_engine_index {
         const char *pattern;
         size_t tenant;
     } * tenant_globs; /* every tenant glob, tenant order then written order */
+    gpa_glob_lookup rules_lk, tenants_lk;
 } gpa_engine_index;
 
 /* The first 8 bytes of a namespace, zero-padded, to test against gpa_glob_key. */
 uint64_t gpa_ns_word(const char *ns);
+#define GPA_GLOB_CANDIDATES 64
+/* Up to this many keys a walk is cheaper than the binary searches. */
+#define GPA_GLOB_WALK_MAX 32
+/* The positions whose key may match ns_word, ascending, into out (room for
+ * GPA_GLOB_CANDIDATES); exactly the keys gpa_glob_key_may_match lets through. SIZE_MAX when
+ * there are more (the caller walks every key instead). */
+size_t gpa_glob_lookup_find(const gpa_glob_lookup *l, uint64_t ns_word, size_t *out);
 static inline bool gpa_glob_key_may_match(const gpa_glob_key *k, uint64_t ns_word)
 {
     return (ns_word & k->mask) == k->prefix;
@@ -74,12 +99,14 @@ typedef struct gpa_eng {
     size_t n_viol, cap_viol;
     size_t cap_warn, cap_explain, cap_audit;
     bool oom; /* sticky: an allocation failed somewhere; the request fails with GPA_ENOMEM */
-    gpa_arena *arena; /* the decision's node arena (d->priv_arena), made on first use */
+    gpa_narena *arena; /* the decision's node arena (d->priv_arena), made on first use */
+    /* last: gpa_eng_init zeroes what comes before it (only scans.n here) */
+    gpa_scan_cache scans; /* GPU resources per container, scanned once */
 } gpa_eng;
 
 /* engine_decision.c */
 /* The request's node arena (owned by the decision); NULL on OOM (sets e->oom). */
-gpa_arena *gpa_eng_arena(gpa_eng *e);
+gpa_narena *gpa_eng_arena(gpa_eng *e);
 void gpa_eng_init(gpa_eng *e, gpa_decision *d, const gpa_policy *p, const gpa_request *req);
 void gpa_eng_violation(gpa_eng *e, const char *reason, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -146,7 +173,7 @@ bool gpa_eng_isolation_lost_namespace_selector(const gpa_pod *v, const char *poo
 
 /* engine_cow.c: the copy placement mutates, in arena a, sharing every part it never writes;
  * containers: whether container resources may be renamed (copied, not shared). */
-cJSON *gpa_eng_cow_copy(gpa_arena *a, const cJSON *pod, bool containers);
+cJSON *gpa_eng_cow_copy(gpa_narena *a, const cJSON *pod, bool containers);
 /* An independent deep copy of a copy-on-write copy (decision.mutated). */
 cJSON *gpa_eng_cow_materialize(const cJSON *copy);
 

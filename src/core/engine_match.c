@@ -8,6 +8,7 @@
  */
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -36,6 +37,16 @@ static const gpa_tenant *find_tenant(const gpa_policy *p, const char *ns)
     const gpa_engine_index *x = p->engine_index;
     if (x) {
         uint64_t w = gpa_ns_word(ns);
+        size_t cand[GPA_GLOB_CANDIDATES];
+        size_t nc = x->n_tenant_globs > GPA_GLOB_WALK_MAX
+                        ? gpa_glob_lookup_find(&x->tenants_lk, w, cand)
+                        : SIZE_MAX;
+        if (nc != SIZE_MAX) {
+            for (size_t i = 0; i < nc; i++)
+                if (gpa_glob_match(x->tenant_globs[cand[i]].pattern, ns))
+                    return &p->tenants[x->tenant_globs[cand[i]].tenant];
+            return NULL;
+        }
         for (size_t k = 0; k < x->n_tenant_globs; k++)
             if (gpa_glob_key_may_match(&x->tenant_globs[k].key, w) &&
                 gpa_glob_match(x->tenant_globs[k].pattern, ns))
@@ -80,7 +91,7 @@ void gpa_eng_tenancy(gpa_eng *e)
 
 void gpa_eng_demand(gpa_eng *e)
 {
-    e->gpus = gpa_pod_gpu_count(&e->orig, e->p, &e->gpu_named);
+    e->gpus = gpa_pod_gpu_count_cached(&e->orig, e->p, &e->gpu_named, &e->scans);
     const char *mem = gpa_pod_annotation(&e->orig, GPA_ANN_GPU_MEMORY);
     if (mem) {
         gpa_quantity q;
@@ -268,11 +279,19 @@ void gpa_eng_match(gpa_eng *e)
      * --explain walks every rule so it can say why each was skipped */
     const gpa_engine_index *x = e->req->explain ? NULL : e->p->engine_index;
     uint64_t w = gpa_ns_word(e->ns);
-    for (size_t i = 0; i < e->p->n_rules; i++) {
-        if (x && !gpa_glob_key_may_match(&x->rule_keys[i], w)) continue;
-        if (rule_matches(e, &e->p->rules[i])) {
-            e->rule = &e->p->rules[i];
-            break;
+    size_t cand[GPA_GLOB_CANDIDATES];
+    size_t nc = x && x->n_rules > GPA_GLOB_WALK_MAX ? gpa_glob_lookup_find(&x->rules_lk, w, cand)
+                                                    : SIZE_MAX;
+    if (nc != SIZE_MAX) { /* the few rules whose namespace prefix fits, in rule order */
+        for (size_t i = 0; i < nc && !e->rule; i++)
+            if (rule_matches(e, &e->p->rules[cand[i]])) e->rule = &e->p->rules[cand[i]];
+    } else {
+        for (size_t i = 0; i < e->p->n_rules; i++) {
+            if (x && !gpa_glob_key_may_match(&x->rule_keys[i], w)) continue;
+            if (rule_matches(e, &e->p->rules[i])) {
+                e->rule = &e->p->rules[i];
+                break;
+            }
         }
     }
     if (!e->rule) {

@@ -22,7 +22,7 @@ static bool rename_one(gpa_eng *e, cJSON *obj, const char *target)
     cJSON *item = gpa_jn_get(obj, GPA_RES_GPU);
     if (!item) return false;
     cJSON *existing = gpa_jn_get(obj, target);
-    gpa_arena *a = gpa_eng_arena(e);
+    gpa_narena *a = gpa_eng_arena(e);
     if (!a) return false;
     if (existing) {
         int64_t x, y;
@@ -31,7 +31,7 @@ static bool rename_one(gpa_eng *e, cJSON *obj, const char *target)
         char num[24];
         int64_t total = gpa_count_add(x, y);
         snprintf(num, sizeof num, "%" PRId64, total);
-        cJSON *sum = cJSON_IsString(existing) ? gpa_jn_str(a, num) : gpa_jn_num(a, (double)total);
+        cJSON *sum = gpa_is_string(existing) ? gpa_jn_str(a, num) : gpa_jn_num(a, (double)total);
         if (!sum) {
             e->oom = true;
             return false;
@@ -41,7 +41,7 @@ static bool rename_one(gpa_eng *e, cJSON *obj, const char *target)
         return true;
     }
     /* the key is the policy's: the arena gets its own copy */
-    char *key = gpa_arena_strdup(a, target);
+    char *key = gpa_narena_strdup(a, target);
     if (!key) {
         e->oom = true;
         return false;
@@ -54,7 +54,7 @@ static bool rename_one(gpa_eng *e, cJSON *obj, const char *target)
 /* Can obj's nvidia.com/gpu be moved to target without guessing a count? (absent: yes) */
 static bool renamable(const cJSON *obj, const char *target)
 {
-    const cJSON *item = cJSON_IsObject(obj) ? gpa_jn_get(obj, GPA_RES_GPU) : NULL;
+    const cJSON *item = gpa_is_object(obj) ? gpa_jn_get(obj, GPA_RES_GPU) : NULL;
     if (!item) return true;
     int64_t n;
     if (!gpa_gpu_qty(&n, item)) return false;
@@ -76,12 +76,12 @@ static void rename_resources(gpa_eng *e, cJSON *pod)
     static const gpa_podc_kind kinds[] = {GPA_PODC_MAIN, GPA_PODC_INIT};
     for (size_t k = 0; k < 2; k++) {
         cJSON *arr = gpa_jn_get(spec, gpa_podc_field(kinds[k]));
-        if (!cJSON_IsArray(arr)) continue;
+        if (!gpa_is_array(arr)) continue;
         cJSON *c;
         cJSON_ArrayForEach(c, arr)
         {
             cJSON *res = gpa_jn_get(c, "resources");
-            if (!cJSON_IsObject(res)) continue;
+            if (!gpa_is_object(res)) continue;
             /* both: the API server has already copied limits into requests, and a pod whose
              * requests still name nvidia.com/gpu would be rejected */
             cJSON *lim = gpa_jn_get(res, "limits");
@@ -89,8 +89,8 @@ static void rename_resources(gpa_eng *e, cJSON *pod)
             /* all or nothing per container: renaming only one side of a bad quantity would
              * change the pod's GPU count, and with it the rule a reinvocation matches */
             if (!renamable(lim, target) || !renamable(req, target)) continue;
-            if (cJSON_IsObject(lim) && rename_one(e, lim, target)) any = true;
-            if (cJSON_IsObject(req) && rename_one(e, req, target)) any = true;
+            if (gpa_is_object(lim) && rename_one(e, lim, target)) any = true;
+            if (gpa_is_object(req) && rename_one(e, req, target)) any = true;
         }
     }
     if (any) gpa_eng_warn(e, "%s rewritten to %s by rule %s", GPA_RES_GPU, target, e->rule->name);
@@ -105,22 +105,56 @@ static const char *or_empty(const char *s)
 
 static bool toleration_equal(const cJSON *t, const gpa_toleration *want)
 {
-    if (!cJSON_IsObject(t)) return false;
-    const char *op = gpa_json_str(t, "operator");
+    if (!gpa_is_object(t)) return false;
+    /* one pass over the members instead of five lookups; the first of a repeated key counts,
+     * as with a lookup */
+    const char *op = NULL, *key = NULL, *value = NULL, *effect = NULL;
+    const cJSON *secs = NULL;
+    unsigned seen = 0;
+    for (const cJSON *c = t->child; c; c = c->next) {
+        const char *k = c->string, **slot = NULL;
+        unsigned bit = 0;
+        if (!k) continue;
+        switch (k[0]) {
+        case 'k':
+            if (strcmp(k, "key") == 0) slot = &key, bit = 1;
+            break;
+        case 'o':
+            if (strcmp(k, "operator") == 0) slot = &op, bit = 2;
+            break;
+        case 'v':
+            if (strcmp(k, "value") == 0) slot = &value, bit = 4;
+            break;
+        case 'e':
+            if (strcmp(k, "effect") == 0) slot = &effect, bit = 8;
+            break;
+        case 't':
+            if (!(seen & 16) && strcmp(k, "tolerationSeconds") == 0) {
+                secs = c;
+                seen |= 16;
+            }
+            break;
+        default:
+            break;
+        }
+        if (slot && !(seen & bit)) {
+            seen |= bit;
+            *slot = gpa_is_string(c) ? c->valuestring : NULL;
+        }
+    }
     const char *wop = want->op ? want->op : "Equal";
     if (strcmp(op && *op ? op : "Equal", wop) != 0) return false;
-    if (strcmp(or_empty(gpa_json_str(t, "key")), or_empty(want->key)) != 0 ||
-        strcmp(or_empty(gpa_json_str(t, "value")), or_empty(want->value)) != 0 ||
-        strcmp(or_empty(gpa_json_str(t, "effect")), or_empty(want->effect)) != 0)
+    if (strcmp(or_empty(key), or_empty(want->key)) != 0 ||
+        strcmp(or_empty(value), or_empty(want->value)) != 0 ||
+        strcmp(or_empty(effect), or_empty(want->effect)) != 0)
         return false;
-    const cJSON *secs = gpa_jn_get(t, "tolerationSeconds");
-    bool has = cJSON_IsNumber(secs);
+    bool has = gpa_is_number(secs);
     if (has != want->has_seconds) return false;
     return !has || (int64_t)secs->valuedouble == want->seconds;
 }
 
 /* Adds a string member holding an arena copy of value (absent value: nothing). */
-static bool add_opt_str(gpa_arena *a, cJSON *obj, const char *key, const char *value)
+static bool add_opt_str(gpa_narena *a, cJSON *obj, const char *key, const char *value)
 {
     if (!value) return true;
     cJSON *v = gpa_jn_str(a, value);
@@ -128,7 +162,7 @@ static bool add_opt_str(gpa_arena *a, cJSON *obj, const char *key, const char *v
     return v != NULL;
 }
 
-static cJSON *toleration_json(gpa_arena *a, const gpa_toleration *t)
+static cJSON *toleration_json(gpa_narena *a, const gpa_toleration *t)
 {
     cJSON *o = a ? gpa_jn_new(a, cJSON_Object) : NULL;
     if (!o || !add_opt_str(a, o, "key", t->key) || !add_opt_str(a, o, "operator", t->op) ||
@@ -177,7 +211,7 @@ static void set_runtime_class(gpa_eng *e, cJSON *spec)
     const char *rc = e->pool->runtime_class;
     if (!rc) return;
     cJSON *cur = gpa_jn_get(spec, "runtimeClassName");
-    if (cur && !cJSON_IsNull(cur))
+    if (cur && !gpa_is_null(cur))
         return; /* the same one needs nothing; a different one is denied by the check */
     if (gpa_eng_set_str(e, spec, "runtimeClassName", rc))
         gpa_eng_warn(e, "runtimeClassName %s set for pool %s", rc, e->pool->name);
@@ -197,7 +231,7 @@ static void place(gpa_eng *e, cJSON *pod)
 {
     const gpa_pool *pool = e->pool;
     cJSON *spec = gpa_jn_get(pod, "spec");
-    if (!cJSON_IsObject(spec)) return; /* no spec to place: the API server rejects it anyway */
+    if (!gpa_is_object(spec)) return; /* no spec to place: the API server rejects it anyway */
     cJSON *meta = gpa_eng_child_obj(e, pod, "metadata");
     if (!meta) return;
 
@@ -249,7 +283,7 @@ int gpa_engine_mutate(gpa_decision *out, const gpa_policy *p, const gpa_request 
     const gpa_pool *pl = e.pool;
     bool renames = (pl->sharing == GPA_SHARING_MIG && pl->mig_strategy == GPA_MIG_MIXED) ||
                    pl->sharing == GPA_SHARING_TIME_SLICING || pl->sharing == GPA_SHARING_MPS;
-    gpa_arena *a = gpa_eng_arena(&e);
+    gpa_narena *a = gpa_eng_arena(&e);
     cJSON *copy = a ? gpa_eng_cow_copy(a, req->object, renames) : NULL; /* borrows the pod */
     if (!copy) {
         e.oom = true;

@@ -18,12 +18,12 @@
 /* The quantity as the user wrote it, for messages. */
 static const char *qty_text(const cJSON *v, char *buf, size_t cap)
 {
-    if (cJSON_IsString(v)) return v->valuestring;
-    if (cJSON_IsNumber(v)) {
+    if (gpa_is_string(v)) return v->valuestring;
+    if (gpa_is_number(v)) {
         snprintf(buf, cap, "%.17g", v->valuedouble);
         return buf;
     }
-    return v ? (cJSON_IsNull(v) ? "null" : "(not a quantity)") : "(none)";
+    return v ? (gpa_is_null(v) ? "null" : "(not a quantity)") : "(none)";
 }
 
 static bool is_shared(const gpa_pool *p)
@@ -83,9 +83,9 @@ static const char *sharing_words(const gpa_pool *p)
 static const gpa_pool *check_container(gpa_eng *e, const cJSON *c, const char *cname, bool create)
 {
     const gpa_pool *pool = e->pool, *shared = NULL;
-    gpa_ctr_gpus g;
-    gpa_ctr_gpus_scan(&g, e->p, c);
-    if (g.overflow && create)
+    gpa_ctr_gpus scan;
+    const gpa_ctr_gpus *g = gpa_ctr_gpus_cached(&e->scans, &scan, e->p, c);
+    if (g->overflow && create)
         gpa_eng_violation(e, "bad-quantity",
                           "container %s asks for more than %d kinds of GPU resources; ask for "
                           "one kind",
@@ -93,8 +93,8 @@ static const gpa_pool *check_container(gpa_eng *e, const cJSON *c, const char *c
     int64_t n_shared = 0, n_mig = 0;
     const char *shared_name = NULL;
     char b1[40], b2[40];
-    for (size_t i = 0; i < g.n; i++) {
-        const gpa_gpu_res *r = &g.res[i];
+    for (size_t i = 0; i < g->n; i++) {
+        const gpa_gpu_res *r = &g->res[i];
         if (create && r->bad) {
             const cJSON *badv = r->limit;
             int64_t tmp;
@@ -173,7 +173,7 @@ static void check_shared(gpa_eng *e, const gpa_pod *v, const gpa_pool *sp, bool 
                               "nvidia.com/mig-1g.10gb (pool %s)",
                               sp->name);
     }
-    const char *node = gpa_json_str(v->spec, "nodeName");
+    const char *node = v->node_name;
     if (node && *node)
         gpa_eng_violation(e, "node-name-shared",
                           "spec.nodeName %s is set on a pod using shared resource %s: it would "
@@ -214,12 +214,12 @@ static void check_served(gpa_eng *e, const gpa_pod *v)
         cJSON_ArrayForEach(c, gpa_pod_containers(v, (gpa_podc_kind)k))
         {
             const char *cname = gpa_podc_name(c, i++, nb, sizeof nb);
-            gpa_ctr_gpus g;
-            gpa_ctr_gpus_scan(&g, e->p, c);
-            for (size_t j = 0; j < g.n; j++) {
-                const char *name = g.res[j].name;
+            gpa_ctr_gpus tmp;
+            const gpa_ctr_gpus *g = gpa_ctr_gpus_cached(&e->scans, &tmp, e->p, c);
+            for (size_t j = 0; j < g->n; j++) {
+                const char *name = g->res[j].name;
                 if (pool_serves(pool, name)) continue;
-                if (g.res[j].bad) continue; /* bad-quantity already says what is wrong */
+                if (g->res[j].bad) continue; /* bad-quantity already says what is wrong */
                 /* no profile fits: mig-memory already says why it was not rewritten */
                 if (pool->sharing == GPA_SHARING_MIG && !e->mig && strcmp(name, GPA_RES_GPU) == 0)
                     continue;
@@ -264,14 +264,14 @@ static void check_placement(gpa_eng *e, const gpa_pod *v)
                               pool->name, largest ? largest->name : "none");
     }
     check_served(e, v);
-    const char *rc = gpa_json_str(v->spec, "runtimeClassName");
+    const char *rc = v->runtime_class;
     if (pool->runtime_class && rc && strcmp(rc, pool->runtime_class) != 0)
         gpa_eng_violation(e, "runtime-class",
                           "pod sets runtimeClassName %s but pool %s runs GPUs with %s; remove "
                           "runtimeClassName (the webhook sets it)",
                           rc, pool->name, pool->runtime_class);
     int n_terms = cJSON_GetArraySize(
-        gpa_json_arr(gpa_json_obj(gpa_json_obj(gpa_json_obj(v->spec, "affinity"), "nodeAffinity"),
+        gpa_json_arr(gpa_json_obj(gpa_json_obj(v->affinity, "nodeAffinity"),
                                   "requiredDuringSchedulingIgnoredDuringExecution"),
                      "nodeSelectorTerms"));
     if (n_terms > GPA_MAX_NODE_TERMS)
@@ -355,7 +355,7 @@ static void check_untrusted_containers(gpa_eng *e, const gpa_pod *v)
                                   from ? "" : (val ? val : ""));
             }
             const cJSON *priv = gpa_jn_get(gpa_json_obj(c, "securityContext"), "privileged");
-            if (cJSON_IsTrue(priv)) {
+            if (gpa_is_true(priv)) {
                 gpa_eng_tenancy(e);
                 if (e->trust == GPA_TRUST_UNTRUSTED)
                     gpa_eng_violation(e, "privileged",

@@ -83,7 +83,7 @@ typedef struct move_rec {
  * `to` once the walk is over (taking them during the walk would unlink nodes the walk is
  * iterating). */
 typedef struct pathbuf {
-    gpa_arena *a;
+    gpa_narena *a;
     char *s;
     size_t len, cap;
     bool move;
@@ -110,18 +110,20 @@ static int path_reserve(pathbuf *p, size_t extra)
 static int path_push_key(pathbuf *p, const char *key)
 {
     size_t len = strlen(key);
-    if (!memchr(key, '~', len) && !memchr(key, '/', len)) { /* the usual key: copied as is */
-        if (path_reserve(p, len + 1) != 0) return -1;
-        p->s[p->len++] = '/';
-        memcpy(p->s + p->len, key, len + 1);
-        p->len += len;
-        return 0;
+    if (path_reserve(p, 1 + 2 * len) != 0) return -1; /* room for every byte escaped */
+    char *o = p->s + p->len;
+    *o++ = '/';
+    for (const char *c = key;;) { /* runs without "~" or "/" copied whole, those escaped */
+        size_t run = strcspn(c, "~/");
+        memcpy(o, c, run);
+        o += run;
+        c += run;
+        if (!*c) break;
+        *o++ = '~';
+        *o++ = *c++ == '~' ? '0' : '1';
     }
-    if (path_reserve(p, 1 + 2 * len) != 0) return -1;
-    p->s[p->len++] = '/';
-    int n = gpa_pointer_escape(p->s + p->len, p->cap - p->len, key);
-    if (n < 0) return -1;
-    p->len += (size_t)n;
+    *o = '\0';
+    p->len = (size_t)(o - p->s);
     return 0;
 }
 
@@ -207,10 +209,18 @@ static int take_values(pathbuf *p)
 static bool shared(const cJSON *a, const cJSON *b)
 {
     if (a == b) return true;
-    if ((a->type & 0xFF) != (b->type & 0xFF)) return false;
-    if (cJSON_IsObject(a) || cJSON_IsArray(a)) return a->child == b->child;
-    if (cJSON_IsString(a)) return a->valuestring == b->valuestring;
-    return false;
+    switch (a->type & 0xFF) {
+    case cJSON_Object:
+    case cJSON_Array:
+        return (b->type & 0xFF) == (a->type & 0xFF) && a->child == b->child;
+    case cJSON_String:
+    case cJSON_Raw:
+        return (b->type & 0xFF) == (a->type & 0xFF) && a->valuestring == b->valuestring;
+    case cJSON_Number: /* a copy's number is a copy of the value: exactly equal is equal */
+        return (b->type & 0xFF) == cJSON_Number && a->valuedouble == b->valuedouble;
+    default: /* true, false, null: the type is the value */
+        return (b->type & 0xFF) == (a->type & 0xFF);
+    }
 }
 
 static bool same_kind(const cJSON *a, const cJSON *b)
@@ -316,17 +326,17 @@ static int diff_value(cJSON *ops, pathbuf *p, const cJSON *from, const cJSON *to
     if (depth > CJSON_NESTING_LIMIT) return -2;
     if (same_kind(from, to)) {
         /* a copy-on-write copy shares untouched children with its original: equal */
-        if ((cJSON_IsObject(from) || cJSON_IsArray(from)) && from->child == to->child) return 0;
-        if (cJSON_IsString(from) && from->valuestring == to->valuestring) return 0;
-        if (cJSON_IsObject(from)) return diff_object(ops, p, from, to, depth);
-        if (cJSON_IsArray(from)) return diff_array(ops, p, from, to, depth, tparent);
+        if ((gpa_is_object(from) || gpa_is_array(from)) && from->child == to->child) return 0;
+        if (gpa_is_string(from) && from->valuestring == to->valuestring) return 0;
+        if (gpa_is_object(from)) return diff_object(ops, p, from, to, depth);
+        if (gpa_is_array(from)) return diff_array(ops, p, from, to, depth, tparent);
         if (cJSON_Compare(from, to, true)) return 0;
     }
     return emit(ops, p, "replace", to, tparent);
 }
 
 /* The diff built in arena a (ops borrow nothing from from or to). */
-static int diff(cJSON **out_ops, gpa_arena *a, const cJSON *from, const cJSON *to, bool move,
+static int diff(cJSON **out_ops, gpa_narena *a, const cJSON *from, const cJSON *to, bool move,
                 gpa_error *err)
 {
     *out_ops = NULL;
@@ -349,7 +359,7 @@ static int diff(cJSON **out_ops, gpa_arena *a, const cJSON *from, const cJSON *t
     return GPA_OK;
 }
 
-int gpa_patch_diff_arena(cJSON **out_ops, gpa_arena *a, const cJSON *from, cJSON *to,
+int gpa_patch_diff_arena(cJSON **out_ops, gpa_narena *a, const cJSON *from, cJSON *to,
                          gpa_error *err)
 {
     return diff(out_ops, a, from, to, true, err);
@@ -361,13 +371,13 @@ int gpa_patch_diff_arena(cJSON **out_ops, gpa_arena *a, const cJSON *from, cJSON
 int gpa_patch_diff(cJSON **out_ops, const cJSON *from, const cJSON *to, gpa_error *err)
 {
     *out_ops = NULL;
-    gpa_arena *a = gpa_arena_new();
+    gpa_narena *a = gpa_narena_new();
     if (!a) return gpa_fail(err, GPA_ENOMEM, "patch diff: out of memory");
     cJSON *ops = NULL;
     int rc = diff(&ops, a, from, to, false, err);
     if (rc == GPA_OK && !(*out_ops = cJSON_Duplicate(ops, 1)))
         rc = gpa_fail(err, GPA_ENOMEM, "patch diff: out of memory");
-    gpa_arena_free(a);
+    gpa_narena_free(a);
     return rc;
 }
 
@@ -417,8 +427,8 @@ static long parse_index(const char *tok)
 
 static cJSON *child_of(cJSON *container, const char *tok)
 {
-    if (cJSON_IsObject(container)) return cJSON_GetObjectItemCaseSensitive(container, tok);
-    if (cJSON_IsArray(container)) {
+    if (gpa_is_object(container)) return cJSON_GetObjectItemCaseSensitive(container, tok);
+    if (gpa_is_array(container)) {
         long i = parse_index(tok);
         if (i < 0 || i >= cJSON_GetArraySize(container)) return NULL;
         return cJSON_GetArrayItem(container, (int)i);
@@ -440,7 +450,7 @@ static int resolve_parent(cJSON *doc, const char *path, cJSON **parent, char *la
         if (!p) return -1;
         if (*p == '\0') {
             *parent = cur;
-            return cJSON_IsObject(cur) || cJSON_IsArray(cur) ? 0 : -1;
+            return gpa_is_object(cur) || gpa_is_array(cur) ? 0 : -1;
         }
         cur = child_of(cur, last);
         if (!cur) return -1;
@@ -485,7 +495,7 @@ static int put_value(cJSON *doc, const char *path, cJSON *value, bool replace_on
         cJSON_Delete(value);
         return 0;
     }
-    if (cJSON_IsObject(parent)) {
+    if (gpa_is_object(parent)) {
         cJSON *old = cJSON_GetObjectItemCaseSensitive(parent, tok);
         if (old) {
             cJSON_ReplaceItemInObjectCaseSensitive(parent, tok, value); /* keys the value */
@@ -535,7 +545,7 @@ static int apply_one(cJSON *doc, const cJSON *op, int idx, gpa_error *err)
 {
     const cJSON *jop = cJSON_GetObjectItemCaseSensitive(op, "op");
     const cJSON *jpath = cJSON_GetObjectItemCaseSensitive(op, "path");
-    if (!cJSON_IsObject(op) || !cJSON_IsString(jop) || !cJSON_IsString(jpath))
+    if (!gpa_is_object(op) || !gpa_is_string(jop) || !gpa_is_string(jpath))
         return gpa_fail(err, GPA_EPARSE, "patch op %d: needs string \"op\" and \"path\"", idx);
     const char *name = jop->valuestring, *path = jpath->valuestring;
     const cJSON *value = cJSON_GetObjectItemCaseSensitive(op, "value");
@@ -569,7 +579,7 @@ static int apply_one(cJSON *doc, const cJSON *op, int idx, gpa_error *err)
         return GPA_OK;
     }
     if (strcmp(name, "move") == 0 || strcmp(name, "copy") == 0) {
-        if (!cJSON_IsString(jfrom))
+        if (!gpa_is_string(jfrom))
             return gpa_fail(err, GPA_EPARSE, "patch op %d (%s): missing \"from\"", idx, name);
         const char *from = jfrom->valuestring;
         cJSON *v;
@@ -601,7 +611,7 @@ static int apply_one(cJSON *doc, const cJSON *op, int idx, gpa_error *err)
 
 int gpa_patch_apply(cJSON *doc, const cJSON *ops, gpa_error *err)
 {
-    if (!doc || !cJSON_IsArray(ops))
+    if (!doc || !gpa_is_array(ops))
         return gpa_fail(err, GPA_EPARSE, "patch: not a JSON array of operations");
     cJSON *work = cJSON_Duplicate(doc, 1);
     if (!work) return gpa_fail(err, GPA_ENOMEM, "patch: out of memory");

@@ -16,40 +16,84 @@
 const char *gpa_json_str(const cJSON *obj, const char *key)
 {
     const cJSON *v = obj ? gpa_jn_get(obj, key) : NULL;
-    return cJSON_IsString(v) ? v->valuestring : NULL;
+    return gpa_is_string(v) ? v->valuestring : NULL;
 }
 
 const cJSON *gpa_json_obj(const cJSON *obj, const char *key)
 {
     const cJSON *v = obj ? gpa_jn_get(obj, key) : NULL;
-    return cJSON_IsObject(v) ? v : NULL;
+    return gpa_is_object(v) ? v : NULL;
 }
 
 const cJSON *gpa_json_arr(const cJSON *obj, const char *key)
 {
     const cJSON *v = obj ? gpa_jn_get(obj, key) : NULL;
-    return cJSON_IsArray(v) ? v : NULL;
+    return gpa_is_array(v) ? v : NULL;
+}
+
+/* The first member named key wins, as with a lookup (cJSON_GetObjectItemCaseSensitive). */
+static void take_obj(const cJSON **slot, bool *seen, const cJSON *c)
+{
+    if (*seen) return;
+    *seen = true;
+    *slot = gpa_is_object(c) ? c : NULL;
+}
+
+static void take_str(const char **slot, bool *seen, const cJSON *c)
+{
+    if (*seen) return;
+    *seen = true;
+    *slot = gpa_is_string(c) ? c->valuestring : NULL;
+}
+
+void gpa_pod_init_spec(gpa_pod *v, const cJSON *spec)
+{
+    memset(v, 0, sizeof *v);
+    v->spec = gpa_is_object(spec) ? spec : NULL;
+    /* one pass over spec instead of a lookup per container kind / field per check */
+    bool seen_aff = false, seen_sel = false, seen_node = false, seen_rc = false;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, v->spec)
+    {
+        const char *k = c->string;
+        if (!k) continue;
+        switch (k[0]) {
+        case 'a':
+            if (strcmp(k, "affinity") == 0) take_obj(&v->affinity, &seen_aff, c);
+            break;
+        case 'n':
+            if (strcmp(k, "nodeSelector") == 0)
+                take_obj(&v->node_selector, &seen_sel, c);
+            else if (strcmp(k, "nodeName") == 0)
+                take_str(&v->node_name, &seen_node, c);
+            break;
+        case 'r':
+            if (strcmp(k, "runtimeClassName") == 0) take_str(&v->runtime_class, &seen_rc, c);
+            break;
+        case 'c': /* containers, initContainers, ephemeralContainers */
+        case 'i':
+        case 'e':
+            if (!gpa_is_array(c)) break; /* (the last array of a repeated key, as always) */
+            for (int kind = 0; kind < GPA_PODC_KINDS; kind++)
+                if (strcmp(k, gpa_podc_field((gpa_podc_kind)kind)) == 0) v->containers[kind] = c;
+            break;
+        default:
+            break;
+        }
+    }
 }
 
 void gpa_pod_init(gpa_pod *v, const cJSON *pod)
 {
-    memset(v, 0, sizeof *v);
-    if (!cJSON_IsObject(pod)) return;
+    if (!gpa_is_object(pod)) {
+        memset(v, 0, sizeof *v);
+        return;
+    }
+    gpa_pod_init_spec(v, gpa_json_obj(pod, "spec"));
     v->root = pod;
     v->metadata = gpa_json_obj(pod, "metadata");
     v->labels = gpa_json_obj(v->metadata, "labels");
     v->annotations = gpa_json_obj(v->metadata, "annotations");
-    v->spec = gpa_json_obj(pod, "spec");
-    /* one pass over spec instead of a lookup per container kind per check */
-    const cJSON *c;
-    cJSON_ArrayForEach(c, v->spec)
-    {
-        if (!c->string || !cJSON_IsArray(c)) continue;
-        char f = c->string[0];
-        if (f != 'c' && f != 'i' && f != 'e') continue; /* containers, init..., ephemeral... */
-        for (int k = 0; k < GPA_PODC_KINDS; k++)
-            if (strcmp(c->string, gpa_podc_field((gpa_podc_kind)k)) == 0) v->containers[k] = c;
-    }
 }
 
 const char *gpa_pod_label(const gpa_pod *v, const char *key)
@@ -94,7 +138,7 @@ bool gpa_is_mig_resource(const char *name)
 
 bool gpa_is_gpu_resource(const gpa_policy *p, const char *name)
 {
-    if (strncmp(name, "nvidia.com/", 11) == 0) {
+    if (name[0] == 'n' && strncmp(name, "nvidia.com/", 11) == 0) {
         if (strcmp(name + 11, "gpu") == 0 || gpa_is_mig_resource(name)) return true;
     }
     /* first byte first: "cpu", "memory" and friends never reach strcmp */
@@ -107,13 +151,24 @@ bool gpa_is_gpu_resource(const gpa_policy *p, const char *name)
 bool gpa_gpu_qty(int64_t *out, const cJSON *v)
 {
     *out = 0;
-    if (cJSON_IsNumber(v)) {
+    if (gpa_is_number(v)) {
         double d = v->valuedouble;
         if (!isfinite(d) || d < 0 || d > 9007199254740992.0 || d != floor(d)) return false;
         *out = (int64_t)d;
         return true;
     }
-    if (!cJSON_IsString(v)) return false;
+    if (!gpa_is_string(v)) return false;
+    /* the usual "1": up to 15 plain digits always fit the quantity's milli-units, and mean
+     * what they say */
+    const char *str = v->valuestring;
+    int64_t quick = 0;
+    size_t i = 0;
+    for (; i < 16 && str[i] >= '0' && str[i] <= '9'; i++)
+        quick = quick * 10 + (str[i] - '0');
+    if (i > 0 && i < 16 && str[i] == '\0') {
+        *out = quick;
+        return true;
+    }
     gpa_quantity q;
     int64_t n;
     if (gpa_quantity_parse(&q, v->valuestring, strlen(v->valuestring), NULL) != GPA_OK)
@@ -175,24 +230,45 @@ void gpa_ctr_gpus_scan(gpa_ctr_gpus *out, const gpa_policy *p, const cJSON *cont
         if (!out->res[i].bad) out->total = gpa_count_add(out->total, out->res[i].count);
 }
 
-int64_t gpa_pod_gpu_count(const gpa_pod *v, const gpa_policy *p, bool *any_named)
+const gpa_ctr_gpus *gpa_ctr_gpus_cached(gpa_scan_cache *sc, gpa_ctr_gpus *tmp, const gpa_policy *p,
+                                        const cJSON *container)
+{
+    if (sc)
+        for (size_t i = 0; i < sc->n; i++)
+            if (sc->e[i].c == container) return &sc->e[i].g;
+    gpa_ctr_gpus_scan(tmp, p, container);
+    if (sc && sc->n < GPA_SCAN_CACHE) {
+        sc->e[sc->n].c = container;
+        sc->e[sc->n].g = *tmp;
+        sc->n++;
+    }
+    return tmp;
+}
+
+int64_t gpa_pod_gpu_count_cached(const gpa_pod *v, const gpa_policy *p, bool *any_named,
+                                 gpa_scan_cache *sc)
 {
     bool named = false;
     int64_t sum = 0, init_max = 0;
-    gpa_ctr_gpus g;
+    gpa_ctr_gpus tmp;
     const cJSON *c;
     cJSON_ArrayForEach(c, gpa_pod_containers(v, GPA_PODC_MAIN))
     {
-        gpa_ctr_gpus_scan(&g, p, c);
-        named = named || g.n || g.overflow;
-        sum = gpa_count_add(sum, g.total);
+        const gpa_ctr_gpus *g = gpa_ctr_gpus_cached(sc, &tmp, p, c);
+        named = named || g->n || g->overflow;
+        sum = gpa_count_add(sum, g->total);
     }
     cJSON_ArrayForEach(c, gpa_pod_containers(v, GPA_PODC_INIT))
     {
-        gpa_ctr_gpus_scan(&g, p, c);
-        named = named || g.n || g.overflow;
-        if (g.total > init_max) init_max = g.total;
+        const gpa_ctr_gpus *g = gpa_ctr_gpus_cached(sc, &tmp, p, c);
+        named = named || g->n || g->overflow;
+        if (g->total > init_max) init_max = g->total;
     }
     if (any_named) *any_named = named;
     return sum > init_max ? sum : init_max;
+}
+
+int64_t gpa_pod_gpu_count(const gpa_pod *v, const gpa_policy *p, bool *any_named)
+{
+    return gpa_pod_gpu_count_cached(v, p, any_named, NULL);
 }

@@ -36,9 +36,14 @@ typedef struct gpa_pod {
     const cJSON *annotations;                /* object or NULL */
     const cJSON *spec;                       /* object or NULL */
     const cJSON *containers[GPA_PODC_KINDS]; /* arrays or NULL, looked up once */
+    /* spec fields the checks read, found in the same pass: objects / strings or NULL */
+    const cJSON *affinity, *node_selector;
+    const char *node_name, *runtime_class;
 } gpa_pod;
 
 void gpa_pod_init(gpa_pod *v, const cJSON *pod);
+/* A view of only a spec (root, metadata, labels, annotations NULL). */
+void gpa_pod_init_spec(gpa_pod *v, const cJSON *spec);
 
 /* The string member key of obj, NULL when absent or not a string. */
 const char *gpa_json_str(const cJSON *obj, const char *key);
@@ -85,6 +90,23 @@ typedef struct gpa_ctr_gpus {
 
 void gpa_ctr_gpus_scan(gpa_ctr_gpus *out, const gpa_policy *p, const cJSON *container);
 
+/* Scans remembered by container node for one request (the engine scans each container for
+ * the GPU count, then again in two checks). Valid while the containers are not written: the
+ * request's pod never is, and the engine's copy only before it is judged. */
+#define GPA_SCAN_CACHE 4
+typedef struct gpa_scan_cache {
+    size_t n;
+    struct {
+        const cJSON *c;
+        gpa_ctr_gpus g;
+    } e[GPA_SCAN_CACHE];
+} gpa_scan_cache;
+
+/* The scan of container: from sc when it has it (sc may be NULL), else done into *tmp (and
+ * remembered when there is room). */
+const gpa_ctr_gpus *gpa_ctr_gpus_cached(gpa_scan_cache *sc, gpa_ctr_gpus *tmp, const gpa_policy *p,
+                                        const cJSON *container);
+
 /* a + b for non-negative counts, stuck at INT64_MAX instead of overflowing (hostile pods) */
 static inline int64_t gpa_count_add(int64_t a, int64_t b)
 {
@@ -94,5 +116,8 @@ static inline int64_t gpa_count_add(int64_t a, int64_t b)
 /* max(sum over containers, max over initContainers) of every GPU resource; any_named
  * (optional) tells whether any container names a GPU resource at all, valid or not. */
 int64_t gpa_pod_gpu_count(const gpa_pod *v, const gpa_policy *p, bool *any_named);
+/* The same with scans taken from / kept in sc (may be NULL). */
+int64_t gpa_pod_gpu_count_cached(const gpa_pod *v, const gpa_policy *p, bool *any_named,
+                                 gpa_scan_cache *sc);
 
 #endif

@@ -3,7 +3,9 @@
  * shortcut: for every namespace the rule and tenant chosen with the index equal those chosen
  * by the full glob walk (index removed). Globs cover the edge cases: leading wildcards,
  * '?', prefixes longer than the 8 indexed bytes, exact names shorter than 8, several globs
- * per rule, rules without namespaces.
+ * per rule, rules without namespaces; and generated policies where several rules of different
+ * prefix lengths fit one namespace (the first in rule order must win), with and without more
+ * candidates than the lookup holds.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -77,8 +79,112 @@ static void decide(const gpa_policy *p, const char *ns, int gpus, const char **r
     cJSON_Delete(j);
 }
 
+/* A generated policy of n rules and tenants whose globs have every literal-prefix length
+ * (0-8 and longer) and overlap, so several rules fit one namespace and the first in rule
+ * order must win; some rules need 2+ GPUs so an earlier candidate can fail. With many "t*"
+ * globs the candidates overflow the lookup and the engine walks every key instead. */
+/* tmpl with '#' replaced by k in decimal */
+static void fill(char *out, size_t cap, const char *tmpl, int k)
+{
+    size_t at = 0;
+    for (const char *c = tmpl; *c && at + 12 < cap; c++)
+        at += *c == '#' ? (size_t)snprintf(out + at, cap - at, "%d", k) : (out[at] = *c, 1);
+    out[at] = '\0';
+}
+
+static char *generated_policy(int n, int n_t_star)
+{
+    size_t cap = 200000, at = 0;
+    char *y = malloc(cap);
+    if (!y) return NULL;
+    at += (size_t)snprintf(y + at, cap - at,
+                           "apiVersion: gpu-admission.io/v1alpha1\nkind: GPUPolicy\n"
+                           "metadata: {name: gen}\nspec:\n  tenancy:\n    tenants:\n");
+    static const char *const tglob[] = {"team-#-*", "team-#*", "t#*", "*-#", "team-#-prod", "a?#*"};
+    for (int i = 0; i < n; i++) {
+        char g[64];
+        fill(g, sizeof g, tglob[i % 6], i % 23);
+        at += (size_t)snprintf(y + at, cap - at,
+                               "      - {name: t%d, namespaces: [\"%s\"], trust: trusted}\n", i, g);
+    }
+    at += (size_t)snprintf(y + at, cap - at,
+                           "    default: {trust: untrusted}\n  pools:\n"
+                           "    - {name: p, sharing: exclusive, nodeSelector: {k: v}}\n"
+                           "  rules:\n");
+    static const char *const rglob[] = {"team-#-*", "team-#*",    "te*",       "team-#-prod",
+                                        "*-prod",   "team-1#-a*", "longer-#-*"};
+    for (int i = 0; i < n; i++) {
+        char g[64];
+        fill(g, sizeof g, rglob[i % 7], i % 17);
+        at += (size_t)snprintf(
+            y + at, cap - at,
+            "    - {name: r%d, match: {namespaces: [\"%s\"]%s}, place: {pool: p}}\n", i, g,
+            i % 3 == 1 ? ", gpus: {min: 2}" : "");
+    }
+    for (int i = 0; i < n_t_star; i++)
+        at += (size_t)snprintf(y + at, cap - at,
+                               "    - {name: s%d, match: {namespaces: [\"t*\"], gpus: {min: 9}}, "
+                               "place: {pool: p}}\n",
+                               i);
+    if (at >= cap - 1) {
+        free(y);
+        return NULL;
+    }
+    return y;
+}
+
+static void compare_generated(int n, int n_t_star)
+{
+    char *y = generated_policy(n, n_t_star);
+    CHECK(y != NULL);
+    if (!y) return;
+    gpa_policy *p = NULL;
+    gpa_error err = {0};
+    gpa_policy_source src = {"gen.yaml", y, strlen(y)};
+    int rc = gpa_policy_load_sources(&p, &src, 1, &err);
+    CHECK_INT(rc, GPA_OK);
+    if (rc != GPA_OK) {
+        fprintf(stderr, "%s\n", err.message);
+        free(y);
+        return;
+    }
+    const struct gpa_engine_index *saved = p->engine_index;
+    CHECK(saved != NULL);
+    int matched = 0, mismatches = 0;
+    for (int i = 0; i < 40; i++) {
+        static const char *const tmpl[] = {"team-#-prod", "team-#-x",   "team-1#-a", "t#",
+                                           "x-#",         "longer-#-q", "ab#",       "te"};
+        char ns[64];
+        fill(ns, sizeof ns, tmpl[i % 8], i % 19);
+        for (int gpus = 1; gpus <= 3; gpus += 2) {
+            const char *r1, *r2;
+            char t1[64], t2[64];
+            p->engine_index = saved;
+            decide(p, ns, gpus, &r1, t1, sizeof t1);
+            p->engine_index = NULL;
+            decide(p, ns, gpus, &r2, t2, sizeof t2);
+            bool same =
+                (r1 == NULL) == (r2 == NULL) && (!r1 || strcmp(r1, r2) == 0) && strcmp(t1, t2) == 0;
+            if (!same) {
+                mismatches++;
+                fprintf(stderr, "gen %d/%d ns %s gpus %d: index %s %s, full walk %s %s\n", n,
+                        n_t_star, ns, gpus, r1 ? r1 : "-", t1, r2 ? r2 : "-", t2);
+            }
+            matched += r1 != NULL;
+        }
+    }
+    p->engine_index = saved;
+    CHECK_INT(mismatches, 0);
+    CHECK(matched > 20); /* the namespaces do meet rules: the comparison is not vacuous */
+    gpa_policy_unref(p);
+    free(y);
+}
+
 int main(void)
 {
+    compare_generated(150, 0);  /* the lookup answers */
+    compare_generated(150, 80); /* "t*" x 80: too many candidates, the full key walk answers */
+
     gpa_policy *p = NULL;
     gpa_error err = {0};
     gpa_policy_source src = {"idx.yaml", POLICY, strlen(POLICY)};
