@@ -62,12 +62,39 @@ static void set_log_fields(gpa_review_result *out, const char *uid, const char *
     out->namespace_ = dst[3];
 }
 
+/* The first members of o named k1 and k2, in one pass. */
+static void get2(const cJSON *o, const char *k1, const char *k2, const cJSON **v1, const cJSON **v2)
+{
+    *v1 = *v2 = NULL;
+    for (const cJSON *c = o->child; c && !(*v1 && *v2); c = c->next) {
+        if (!c->string) continue;
+        if (!*v1 && c->string[0] == k1[0] && strcmp(c->string, k1) == 0)
+            *v1 = c;
+        else if (!*v2 && c->string[0] == k2[0] && strcmp(c->string, k2) == 0)
+            *v2 = c;
+    }
+}
+
+/* cJSON's type tests are library calls; these are what they test, inline. */
+static inline bool is_null(const cJSON *v)
+{
+    return v && (v->type & 0xFF) == cJSON_NULL;
+}
+static inline bool is_object(const cJSON *v)
+{
+    return v && (v->type & 0xFF) == cJSON_Object;
+}
+static inline bool is_string(const cJSON *v)
+{
+    return v && (v->type & 0xFF) == cJSON_String;
+}
+
 /* A string member, NULL when absent or JSON null; *bad set when present with another type. */
 static const char *opt_string(const cJSON *o, const char *key, bool *bad)
 {
     const cJSON *v = get(o, key);
-    if (!v || cJSON_IsNull(v)) return NULL;
-    if (!cJSON_IsString(v) || !v->valuestring) {
+    if (!v || is_null(v)) return NULL;
+    if (!is_string(v) || !v->valuestring) {
         *bad = true;
         return NULL;
     }
@@ -77,8 +104,8 @@ static const char *opt_string(const cJSON *o, const char *key, bool *bad)
 /* The string value of v: NULL when absent or JSON null; *bad set for another type. */
 static const char *str_of(const cJSON *v, bool *bad)
 {
-    if (!v || cJSON_IsNull(v)) return NULL;
-    if (!cJSON_IsString(v) || !v->valuestring) {
+    if (!v || is_null(v)) return NULL;
+    if (!is_string(v) || !v->valuestring) {
         *bad = true;
         return NULL;
     }
@@ -197,13 +224,15 @@ static int is_pod(const cJSON *const *m, const cJSON *object, const char **why)
 {
     bool bad = false;
     const cJSON *kind = m[R_KIND];
-    if (kind && !cJSON_IsNull(kind)) {
-        if (!cJSON_IsObject(kind)) {
+    if (kind && !is_null(kind)) {
+        if (!is_object(kind)) {
             *why = "request.kind must be an object {group, version, kind}";
             return -1;
         }
-        const char *k = opt_string(kind, "kind", &bad);
-        const char *g = opt_string(kind, "group", &bad);
+        const cJSON *kv, *gv;
+        get2(kind, "kind", "group", &kv, &gv);
+        const char *k = str_of(kv, &bad);
+        const char *g = str_of(gv, &bad);
         if (bad) {
             *why = "request.kind.kind and request.kind.group must be strings";
             return -1;
@@ -211,13 +240,15 @@ static int is_pod(const cJSON *const *m, const cJSON *object, const char **why)
         if (!k || strcmp(k, "Pod") != 0 || (g && *g)) return 0;
     }
     const cJSON *res = m[R_RESOURCE];
-    if (res && !cJSON_IsNull(res)) {
-        if (!cJSON_IsObject(res)) {
+    if (res && !is_null(res)) {
+        if (!is_object(res)) {
             *why = "request.resource must be an object {group, version, resource}";
             return -1;
         }
-        const char *r = opt_string(res, "resource", &bad);
-        const char *g = opt_string(res, "group", &bad);
+        const cJSON *rv, *gv;
+        get2(res, "resource", "group", &rv, &gv);
+        const char *r = str_of(rv, &bad);
+        const char *g = str_of(gv, &bad);
         if (bad) {
             *why = "request.resource.resource and request.resource.group must be strings";
             return -1;
@@ -232,9 +263,11 @@ static int is_pod(const cJSON *const *m, const cJSON *object, const char **why)
     if (sub && *sub) return strcmp(sub, "ephemeralcontainers") == 0 ? 2 : 0;
     /* The object states its own kind; a request that names none must at least not carry an
      * object of another kind (hand-written reviews, gator samples). */
-    if (object && cJSON_IsObject(object)) {
-        const char *ok = opt_string(object, "kind", &bad);
-        const char *av = opt_string(object, "apiVersion", &bad);
+    if (object && is_object(object)) {
+        const cJSON *kv, *av_;
+        get2(object, "kind", "apiVersion", &kv, &av_);
+        const char *ok = str_of(kv, &bad);
+        const char *av = str_of(av_, &bad);
         if (bad) {
             *why = "request.object.kind and request.object.apiVersion must be strings";
             return -1;
@@ -248,11 +281,11 @@ static int is_pod(const cJSON *const *m, const cJSON *object, const char **why)
  * objects. Deeper shapes are the engine's pod view's business. */
 static const char *pod_shape_error(const cJSON *pod, const char *what)
 {
-    if (!cJSON_IsObject(pod)) return what;
-    const cJSON *md = get(pod, "metadata");
-    if (md && !cJSON_IsNull(md) && !cJSON_IsObject(md)) return "pod metadata must be an object";
-    const cJSON *spec = get(pod, "spec");
-    if (spec && !cJSON_IsNull(spec) && !cJSON_IsObject(spec)) return "pod spec must be an object";
+    if (!is_object(pod)) return what;
+    const cJSON *md, *spec;
+    get2(pod, "metadata", "spec", &md, &spec);
+    if (md && !is_null(md) && !is_object(md)) return "pod metadata must be an object";
+    if (spec && !is_null(spec) && !is_object(spec)) return "pod spec must be an object";
     return NULL;
 }
 
@@ -262,7 +295,7 @@ static int read_envelope(envelope *env, const cJSON *root, gpa_hook hook, const 
 {
     bool bad = false;
     memset(env, 0, sizeof *env);
-    if (!cJSON_IsObject(root)) {
+    if (!is_object(root)) {
         *why = "AdmissionReview must be a JSON object";
         return -1;
     }
@@ -295,7 +328,7 @@ static int read_envelope(envelope *env, const cJSON *root, gpa_hook hook, const 
         return -1;
     }
     const cJSON *req = top[2];
-    if (!cJSON_IsObject(req)) {
+    if (!is_object(req)) {
         *why = "AdmissionReview has no request object";
         return -1;
     }
@@ -324,14 +357,14 @@ static int read_envelope(envelope *env, const cJSON *root, gpa_hook hook, const 
     }
 
     const cJSON *obj = m[R_OBJECT];
-    if (obj && cJSON_IsNull(obj)) obj = NULL;
-    if (obj && !cJSON_IsObject(obj)) {
+    if (obj && is_null(obj)) obj = NULL;
+    if (obj && !is_object(obj)) {
         *why = "request.object must be an object or null";
         return -1;
     }
     const cJSON *old = m[R_OLD];
-    if (old && cJSON_IsNull(old)) old = NULL;
-    if (old && !cJSON_IsObject(old)) {
+    if (old && is_null(old)) old = NULL;
+    if (old && !is_object(old)) {
         *why = "request.oldObject must be an object or null";
         return -1;
     }
@@ -340,7 +373,7 @@ static int read_envelope(envelope *env, const cJSON *root, gpa_hook hook, const 
 
     /* Name and namespace for logs: the request's, else the object's own. */
     const cJSON *md = obj ? get(obj, "metadata") : NULL;
-    if (cJSON_IsObject(md)) {
+    if (is_object(md)) {
         bool ignore = false;
         const char *name = str_of(m[R_NAME], &ignore);
         if (!name || !*name) name = opt_string(md, "name", &ignore);
