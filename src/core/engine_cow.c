@@ -21,14 +21,15 @@
 /* A node that reads like item but borrows item's children / string (flagged as borrowed). */
 static cJSON *ref_of(gpa_narena *a, const cJSON *item)
 {
-    int t = item->type & 0xFF;
-    cJSON *n = gpa_jn_new(a, t);
+    cJSON *n = gpa_narena_alloc(a, sizeof *n);
     if (!n) return NULL;
-    n->child = item->child;
-    n->valuestring = item->valuestring;
-    n->valueint = item->valueint;
-    n->valuedouble = item->valuedouble;
-    if (n->child || n->valuestring) n->type |= cJSON_IsReference;
+    int t = item->type & 0xFF;
+    if (item->child || item->valuestring) t |= cJSON_IsReference;
+    *n = (cJSON){.type = t,
+                 .child = item->child,
+                 .valuestring = item->valuestring,
+                 .valueint = item->valueint,
+                 .valuedouble = item->valuedouble};
     return n;
 }
 

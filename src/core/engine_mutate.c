@@ -142,10 +142,11 @@ static bool toleration_equal(const cJSON *t, const gpa_toleration *want)
             *slot = gpa_is_string(c) ? c->valuestring : NULL;
         }
     }
+    /* the key first: it tells most tolerations apart */
+    if (strcmp(or_empty(key), or_empty(want->key)) != 0) return false;
     const char *wop = want->op ? want->op : "Equal";
     if (strcmp(op && *op ? op : "Equal", wop) != 0) return false;
-    if (strcmp(or_empty(key), or_empty(want->key)) != 0 ||
-        strcmp(or_empty(value), or_empty(want->value)) != 0 ||
+    if (strcmp(or_empty(value), or_empty(want->value)) != 0 ||
         strcmp(or_empty(effect), or_empty(want->effect)) != 0)
         return false;
     bool has = gpa_is_number(secs);

@@ -248,19 +248,23 @@ static int diff_object(cJSON *ops, pathbuf *p, const cJSON *from, const cJSON *t
 {
     size_t base = p->len;
     const cJSON *f, *tcur = to->child;
+    bool in_step = true; /* every member of from met its namesake at to's cursor */
     cJSON_ArrayForEach(f, from)
     {
         if (!f->string) continue;
+        const cJSON *before = tcur;
         const cJSON *t = member(to, &tcur, f->string);
+        if (!t || t != before) in_step = false;
         if (t && shared(f, t)) continue;
         if (path_push_key(p, f->string) != 0) return -1;
         int rc = t ? diff_value(ops, p, f, t, depth + 1, to) : emit(ops, p, "remove", NULL, NULL);
         path_pop(p, base);
         if (rc != 0) return rc;
     }
+    /* In step, to begins with exactly from's members: only those after the cursor (what a
+     * copy appended) can be new. */
     const cJSON *t, *fcur = from->child;
-    cJSON_ArrayForEach(t, to)
-    {
+    for (t = in_step ? tcur : to->child; t; t = t->next) {
         if (!t->string || member(from, &fcur, t->string)) continue;
         if (path_push_key(p, t->string) != 0) return -1;
         int rc = emit(ops, p, "add", t, to);
