@@ -432,9 +432,14 @@ static inline char *ws(char *p)
             nn = ps->nn;                                                                           \
             ne = ps->ne;                                                                           \
         }                                                                                          \
-        memset(c, 0, sizeof *c);                                                                   \
-        c->string = (key);                                                                         \
+        /* Every field but type (the value sets it) and next (linked by the next sibling,          \
+         * or NULLed when the container closes). */                                                \
         c->prev = last; /* the first child's is set to the tail when the container closes */       \
+        c->child = NULL;                                                                           \
+        c->valuestring = NULL;                                                                     \
+        c->valueint = 0;                                                                           \
+        c->valuedouble = 0;                                                                        \
+        c->string = (key);                                                                         \
         *link = c;                                                                                 \
         link = &c->next;                                                                           \
         last = c;                                                                                  \
@@ -552,6 +557,7 @@ closed:
     /* p is at the end of cur: back to its parent. */
     p++;
     depth--;
+    *link = NULL;                            /* the last child's next (or cur's child: empty) */
     if (cur->child) cur->child->prev = last; /* cJSON keeps the tail in child->prev */
     c = cur;
     cur = c->next;
