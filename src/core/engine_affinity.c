@@ -48,7 +48,11 @@ cJSON *gpa_eng_child_arr(gpa_eng *e, cJSON *parent, const char *key)
 
 bool gpa_eng_set_str(gpa_eng *e, cJSON *obj, const char *key, const char *value)
 {
-    cJSON *cur = gpa_jn_get(obj, key);
+    return gpa_eng_put_str(e, obj, gpa_jn_get(obj, key), key, value);
+}
+
+bool gpa_eng_put_str(gpa_eng *e, cJSON *obj, cJSON *cur, const char *key, const char *value)
+{
     if (gpa_is_string(cur) && strcmp(cur->valuestring, value) == 0) return false;
     gpa_narena *a = gpa_eng_arena(e);
     cJSON *n = a ? gpa_jn_str(a, value) : NULL;

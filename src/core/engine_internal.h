@@ -182,5 +182,8 @@ cJSON *gpa_eng_cow_materialize(const cJSON *copy);
 cJSON *gpa_eng_child_obj(gpa_eng *e, cJSON *parent, const char *key);
 cJSON *gpa_eng_child_arr(gpa_eng *e, cJSON *parent, const char *key);
 bool gpa_eng_set_str(gpa_eng *e, cJSON *obj, const char *key, const char *value);
+/* The same when the caller has looked key up already: cur is obj's member key (NULL when
+ * absent). */
+bool gpa_eng_put_str(gpa_eng *e, cJSON *obj, cJSON *cur, const char *key, const char *value);
 
 #endif

@@ -214,7 +214,7 @@ static void set_runtime_class(gpa_eng *e, cJSON *spec)
     cJSON *cur = gpa_jn_get(spec, "runtimeClassName");
     if (cur && !gpa_is_null(cur))
         return; /* the same one needs nothing; a different one is denied by the check */
-    if (gpa_eng_set_str(e, spec, "runtimeClassName", rc))
+    if (gpa_eng_put_str(e, spec, cur, "runtimeClassName", rc))
         gpa_eng_warn(e, "runtimeClassName %s set for pool %s", rc, e->pool->name);
 }
 
@@ -224,7 +224,7 @@ static void add_label_if_absent(gpa_eng *e, cJSON *labels, const char *key, cons
 {
     if (!labels || gpa_jn_get(labels, key))
         return; /* a different value is the pool-label / tenant-claim check's business */
-    if (gpa_eng_set_str(e, labels, key, value))
+    if (gpa_eng_put_str(e, labels, NULL, key, value))
         gpa_eng_warn(e, "label %s=%s added for tenant isolation", key, value);
 }
 

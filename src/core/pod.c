@@ -236,12 +236,12 @@ const gpa_ctr_gpus *gpa_ctr_gpus_cached(gpa_scan_cache *sc, gpa_ctr_gpus *tmp, c
     if (sc)
         for (size_t i = 0; i < sc->n; i++)
             if (sc->e[i].c == container) return &sc->e[i].g;
-    gpa_ctr_gpus_scan(tmp, p, container);
-    if (sc && sc->n < GPA_SCAN_CACHE) {
+    if (sc && sc->n < GPA_SCAN_CACHE) { /* scanned straight into the cache: no copy */
         sc->e[sc->n].c = container;
-        sc->e[sc->n].g = *tmp;
-        sc->n++;
+        gpa_ctr_gpus_scan(&sc->e[sc->n].g, p, container);
+        return &sc->e[sc->n++].g;
     }
+    gpa_ctr_gpus_scan(tmp, p, container);
     return tmp;
 }
 
