@@ -27,6 +27,7 @@
 #include "gpu_admission/review.h"
 #include "jsonlog.h"
 #include "metrics.h"
+#include "tls_cork.h"
 #include "policy_store.h"
 
 typedef struct conn_state {
@@ -168,7 +169,12 @@ static enum MHD_Result answer_review(struct MHD_Connection *c, gpa_http_state *s
         unsigned status = r.http_status ? (unsigned)r.http_status : 500;
         char *body = r.body;
         r.body = NULL; /* handed to libmicrohttpd, which frees it */
+        /* The whole request has been read, so this answer is the last thing the request
+         * sends: it may go out as one TLS record (answers refused early are not corked:
+         * their request only completes once the rest of its body is drained). */
+        gpa_tls_cork(c, r.body_len);
         ret = gpa_http_respond(c, st, status, "application/json", body, r.body_len, true, NULL);
+        if (ret != MHD_YES) gpa_tls_uncork(c);
     }
     const char *result = r.http_status == 200 ? r.outcome : "error";
     gpa_metrics_request(rq->hook, r.operation, result, secs);
@@ -317,7 +323,8 @@ enum MHD_Result gpa_webhook_access(void *cls, struct MHD_Connection *c, const ch
 void gpa_webhook_completed(void *cls, struct MHD_Connection *c, void **req_cls,
                            enum MHD_RequestTerminationCode toe)
 {
-    (void)cls, (void)c, (void)toe;
+    (void)cls, (void)toe;
+    gpa_tls_uncork(c); /* first: the answer this request corked goes out now */
     req_state *rq = *req_cls;
     *req_cls = NULL;
     if (!rq || rq == (void *)&answered_early) return;
