@@ -93,13 +93,7 @@ cJSON *gpa_jn_num(gpa_narena *a, double d)
     cJSON *n = gpa_jn_new(a, cJSON_Number);
     if (!n) return NULL;
     n->valuedouble = d;
-    /* cJSON_CreateNumber's saturation, so a heap copy compares equal */
-    if (d >= INT_MAX)
-        n->valueint = INT_MAX;
-    else if (d <= (double)INT_MIN)
-        n->valueint = INT_MIN;
-    else
-        n->valueint = (int)d;
+    n->valueint = gpa_jn_valueint(d);
     return n;
 }
 

@@ -16,11 +16,21 @@
 #define GPA_NODE_ARENA_H
 
 #include <cjson/cJSON.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "gpu_admission/common.h"
+
+/* A number node's valueint, saturated as cJSON's own parser and cJSON_CreateNumber do, so
+ * nodes built here or by the codec's reader compare equal to cJSON's. */
+static inline int gpa_jn_valueint(double d)
+{
+    if (d >= INT_MAX) return INT_MAX;
+    if (d <= (double)INT_MIN) return INT_MIN;
+    return (int)d;
+}
 
 /* cJSON_IsObject & co. without a call into the shared library (these run a few hundred
  * times per review); same answers, NULL included. */

@@ -26,6 +26,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "node_arena.h"
 #include "review_json.h"
 
 typedef struct chunk {
@@ -302,13 +303,7 @@ static void set_number(cJSON *n, double d)
 {
     n->type = cJSON_Number;
     n->valuedouble = d;
-    /* Same saturation as cJSON's parser, so valueint means what readers expect. */
-    if (d >= INT_MAX)
-        n->valueint = INT_MAX;
-    else if (d <= (double)INT_MIN)
-        n->valueint = INT_MIN;
-    else
-        n->valueint = (int)d;
+    n->valueint = gpa_jn_valueint(d);
 }
 
 /* The number at s into n: returns the byte after it, or NULL. */

@@ -16,6 +16,7 @@
 
 #include "fuzz_common.h"
 #include "gpu_admission/review.h"
+#include "../common/json_same.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -49,34 +50,6 @@ static size_t ref_utf8_invalid_at(const uint8_t *s, size_t n)
     return n;
 }
 
-/* Node-for-node equality, stricter than cJSON_Compare (order, exact numbers, tail link). */
-static int same(const cJSON *a, const cJSON *b)
-{
-    if ((a->type & 0xFF) != (b->type & 0xFF)) return 0;
-    if ((a->string == NULL) != (b->string == NULL) ||
-        (a->string && strcmp(a->string, b->string) != 0))
-        return 0;
-    switch (a->type & 0xFF) {
-    case cJSON_Number:
-        if (!(a->valuedouble == b->valuedouble) &&
-            !(isnan(a->valuedouble) && isnan(b->valuedouble)))
-            return 0;
-        return a->valueint == b->valueint;
-    case cJSON_String:
-        return strcmp(a->valuestring, b->valuestring) == 0;
-    case cJSON_Array:
-    case cJSON_Object: {
-        const cJSON *x = a->child, *y = b->child;
-        if (x && (!x->prev || x->prev->next != NULL)) return 0;
-        for (; x && y; x = x->next, y = y->next)
-            if (!same(x, y)) return 0;
-        return x == NULL && y == NULL;
-    }
-    default:
-        return 1;
-    }
-}
-
 /* 1e999 reads as infinity, which the writer prints as null (as cJSON does). */
 static int has_nonfinite(const cJSON *v)
 {
@@ -104,7 +77,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     gpa_error err2;
     err2.message[0] = '\0';
     int rc2 = gpa_review_parse_json(&again, longer, size, &err2);
-    if (rc != rc2 || strcmp(err.message, err2.message) != 0 || (rc == GPA_OK && !same(ours, again)))
+    if (rc != rc2 || strcmp(err.message, err2.message) != 0 ||
+        (rc == GPA_OK && !gpa_json_same(ours, again)))
         fz_fail("the reader's verdict depends on bytes after len", ours, again);
 
     size_t bad = ref_utf8_invalid_at(data, size);
@@ -118,7 +92,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else if (rc == GPA_OK) {
         cJSON *ref = cJSON_ParseWithLength(exact, size);
         if (!ref) fz_fail("the reader accepts a document cJSON refuses", ours, NULL);
-        if (!same(ours, ref))
+        if (!gpa_json_same(ours, ref))
             fz_fail("the reader reads a document differently from cJSON", ours, ref);
         cJSON_Delete(ref);
         /* Round trip through the codec's writer (non-finite numbers print as null). */
@@ -128,7 +102,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (!text) fz_fail("the codec's writer failed on a tree the reader built", ours, NULL);
         cJSON *back = NULL;
         gpa_error err3;
-        if (gpa_review_parse_json(&back, text, len, &err3) != GPA_OK || !same(ours, back))
+        if (gpa_review_parse_json(&back, text, len, &err3) != GPA_OK || !gpa_json_same(ours, back))
             fz_fail("writer output does not read back to the same tree", ours, back);
         cJSON_Delete(back);
         free(text);

@@ -20,35 +20,7 @@
 #include "review_json.h"
 
 #include <openssl/evp.h>
-
-/* Node-for-node equality including what cJSON_Compare glosses over: member order, exact
- * doubles, valueint, the tail pointer cJSON keeps in child->prev. */
-static int same(const cJSON *a, const cJSON *b)
-{
-    if ((a->type & 0xFF) != (b->type & 0xFF)) return 0;
-    if ((a->string == NULL) != (b->string == NULL) ||
-        (a->string && strcmp(a->string, b->string) != 0))
-        return 0;
-    switch (a->type & 0xFF) {
-    case cJSON_Number:
-        if (memcmp(&a->valuedouble, &b->valuedouble, sizeof(double)) != 0 &&
-            !(a->valuedouble == b->valuedouble))
-            return 0;
-        return a->valueint == b->valueint;
-    case cJSON_String:
-        return strcmp(a->valuestring, b->valuestring) == 0;
-    case cJSON_Array:
-    case cJSON_Object: {
-        const cJSON *x = a->child, *y = b->child;
-        if (x && (!x->prev || x->prev->next != NULL)) return 0;
-        for (; x && y; x = x->next, y = y->next)
-            if (!same(x, y)) return 0;
-        return x == NULL && y == NULL;
-    }
-    default:
-        return 1;
-    }
-}
+#include "json_same.h"
 
 static int parses_like_cjson(const char *text, size_t len)
 {
@@ -57,7 +29,7 @@ static int parses_like_cjson(const char *text, size_t len)
     size_t off = 0;
     cJSON *ref = cJSON_ParseWithLength(text, len);
     int rc = gpa_jdoc_parse(&d, text, len, &why, &off);
-    int ok = ref && rc == 0 && same(gpa_jdoc_root(d), ref);
+    int ok = ref && rc == 0 && gpa_json_same(gpa_jdoc_root(d), ref);
     if (!ok)
         fprintf(stderr, "differs from cJSON (rc %d: %s at %zu): %.200s\n", rc, why ? why : "", off,
                 text);
@@ -393,7 +365,7 @@ static void test_writer(void)
         char *got = gpa_rbuf_take(&b, &len);
         gpa_jdoc *d = NULL;
         if (!got || len != strlen(got) || gpa_jdoc_parse(&d, got, len, NULL, NULL) != 0 ||
-            !same(gpa_jdoc_root(d), v)) {
+            !gpa_json_same(gpa_jdoc_root(d), v)) {
             fprintf(stderr, "writer is lossy: %.200s\n", got ? got : "(null)");
             failures++;
         }
