@@ -12,9 +12,10 @@ typedef struct gpa_arena gpa_arena;
 
 gpa_arena *gpa_arena_new(void);
 void gpa_arena_free(gpa_arena *a);
-/* Zeroed, aligned for any type; NULL on allocation failure. n == 0 gives a valid pointer. */
+/* Zeroed, 8-byte aligned (enough for every policy struct: pointers, int64, double); NULL on
+ * allocation failure. n == 0 gives a valid pointer. */
 void *gpa_arena_alloc(gpa_arena *a, size_t n);
-/* Copies n elements of size sz (zeroed when src is NULL); overflow-checked. */
+/* Room for n zeroed elements of size sz; overflow-checked. */
 void *gpa_arena_array(gpa_arena *a, size_t n, size_t sz);
 char *gpa_arena_strdup(gpa_arena *a, const char *s);
 char *gpa_arena_strndup(gpa_arena *a, const char *s, size_t n);

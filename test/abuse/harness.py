@@ -82,6 +82,19 @@ def log(*a):
     print(*a, flush=True)
 
 
+def finish(problems, work, result_line=None, fail_prefix="FAIL ", log_failures=True, keep=False):
+    """The end every abuse/soak/valgrind script shares: its result line, one line per problem,
+    the work directory removed when all passed (kept for a look otherwise); the exit code."""
+    if result_line is not None:
+        log(result_line)
+    if log_failures:
+        for p in problems:
+            log(fail_prefix + p)
+    if not problems and not keep:
+        shutil.rmtree(work, ignore_errors=True)
+    return 1 if problems else 0
+
+
 def find_bin(explicit=None):
     """The gpu-admission binary: --bin, else $GPA_BIN (never a guess: a stale build dir
     would silently test old code)."""

@@ -127,12 +127,7 @@ def main():
             problems.append("server exit code after SIGTERM: %s" % rc)
     for r in results:
         H.log("ABUSE-AMP " + json.dumps(r))
-    for p in problems:
-        H.log("FAIL " + p)
-    if not problems:
-        import shutil
-        shutil.rmtree(work, ignore_errors=True)
-    return 1 if problems else 0
+    return H.finish(problems, work)
 
 
 if __name__ == "__main__":

@@ -87,13 +87,7 @@ def main():
                             "answered: %s (%s)" % (got, detail))
         srv.terminate(timeout=60)
 
-    H.log("CLIENT-CA " + json.dumps(seen, sort_keys=True))
-    for p in problems:
-        H.log("FAIL " + p)
-    if not problems:
-        import shutil
-        shutil.rmtree(work, ignore_errors=True)
-    return 1 if problems else 0
+    return H.finish(problems, work, "CLIENT-CA " + json.dumps(seen, sort_keys=True))
 
 
 if __name__ == "__main__":

@@ -375,13 +375,7 @@ def main():
     if rss0 and rss_peak[0] - rss0 > a.rss_bound_mb * 1024:
         problems.append("RSS grew %d kB under the flood (bound %d MB)"
                         % (rss_peak[0] - rss0, a.rss_bound_mb))
-    H.log("ABUSE-CONN-RESULT " + json.dumps(result, sort_keys=True))
-    for p in problems:
-        H.log("FAIL " + p)
-    if not problems:
-        import shutil
-        shutil.rmtree(work, ignore_errors=True)
-    return 1 if problems else 0
+    return H.finish(problems, work, "ABUSE-CONN-RESULT " + json.dumps(result, sort_keys=True))
 
 
 if __name__ == "__main__":

@@ -372,10 +372,7 @@ def main():
         problems.append("only %d patched answers: the payloads no longer reach a mutating "
                         "rule of the policy set, so the patch checks prove nothing" % PATCHED[0])
     H.log("%d payloads x 2 hooks, %d problems" % (len(plist), len(problems)))
-    if not problems:
-        import shutil
-        shutil.rmtree(work, ignore_errors=True)
-    return 1 if problems else 0
+    return H.finish(problems, work, log_failures=False)
 
 
 if __name__ == "__main__":

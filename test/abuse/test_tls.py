@@ -148,13 +148,7 @@ def main():
         rc = srv.terminate(timeout=60)
         if rc != 0:
             problems.append("server exit code after SIGTERM: %s" % rc)
-    H.log("TLS " + json.dumps(seen, sort_keys=True))
-    for p in problems:
-        H.log("FAIL " + p)
-    if not problems:
-        import shutil
-        shutil.rmtree(work, ignore_errors=True)
-    return 1 if problems else 0
+    return H.finish(problems, work, "TLS " + json.dumps(seen, sort_keys=True))
 
 
 if __name__ == "__main__":

@@ -395,13 +395,8 @@ def main():
     if a.duration >= a.cert_period + 3 and not cert_log:
         problems.append("no certificate rotation was checked")
 
-    H.log("SOAK-RESULT " + json.dumps(result, sort_keys=True))
-    for p in problems:
-        H.log("SOAK-FAIL " + p)
-    if not problems and not a.keep:
-        import shutil
-        shutil.rmtree(work, ignore_errors=True)
-    return 1 if problems else 0
+    return H.finish(problems, work, "SOAK-RESULT " + json.dumps(result, sort_keys=True),
+                    fail_prefix="SOAK-FAIL ", keep=a.keep)
 
 
 if __name__ == "__main__":

@@ -330,10 +330,7 @@ def main():
     for p in problems:
         H.log("FAIL " + p)
     H.log("valgrind %s: %d problems (logs in %s)" % (a.mode, len(problems), work))
-    if not problems:
-        import shutil
-        shutil.rmtree(work, ignore_errors=True)
-    return 1 if problems else 0
+    return H.finish(problems, work, log_failures=False)
 
 
 if __name__ == "__main__":
