@@ -8,6 +8,7 @@
 #include "jsonlog.h"
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -94,19 +95,39 @@ static void truncate_here(gpa_logline *l)
     l->truncated = true;
 }
 
-static bool plain(unsigned char c)
-{
-    return c >= 0x20 && c != '"' && c != '\\' && c != 0x7f;
-}
+/* 1 for bytes copied as they are; everything else needs an escape (controls, DEL, '"',
+ * '\\'). NUL never reaches the table: values are NUL-terminated and measured first. */
+static const unsigned char plain_byte[256] = {
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* 0x00 */
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* 0x10 */
+    1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x20 */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x30 */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x40 */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, /* 0x50 */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x60 */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, /* 0x70 */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x80 */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x90 */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0xa0 */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0xb0 */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0xc0 */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0xd0 */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0xe0 */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0xf0 */
+};
 
 static void put_escaped(gpa_logline *l, const char *s)
 {
     static const char hex[] = "0123456789abcdef";
     const size_t limit = sizeof l->buf - RESERVE - 1;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    const unsigned char *p = (const unsigned char *)s, *end = p + strlen(s);
+    while (p < end) {
         /* Runs of bytes that need no escape (nearly everything) are copied at once. */
         const unsigned char *run = p;
-        while (plain(*run))
+        while (run + 4 <= end &&
+               plain_byte[run[0]] & plain_byte[run[1]] & plain_byte[run[2]] & plain_byte[run[3]])
+            run += 4;
+        while (run < end && plain_byte[*run])
             run++;
         size_t rn = (size_t)(run - p);
         if (rn) {
@@ -119,7 +140,7 @@ static void put_escaped(gpa_logline *l, const char *s)
             memcpy(l->buf + l->len, p, rn);
             l->len += rn;
             p = run;
-            if (!*p) break;
+            if (p == end) break;
         }
         char tmp[6];
         size_t n = 2;
@@ -151,6 +172,7 @@ static void put_escaped(gpa_logline *l, const char *s)
         }
         memcpy(l->buf + l->len, tmp, n);
         l->len += n;
+        p++;
     }
 }
 
@@ -242,10 +264,33 @@ void gpa_log_int(gpa_logline *l, const char *key, long long value)
     field_fits(l, start);
 }
 
+/* "%.*f" for the values log lines carry (latencies: small, non-negative, 0-6 decimals)
+ * without printf's exact-binary machinery, which cost more than the rest of the line. Exact
+ * ties round to even as printf does; the scaling multiply itself rounds, so a value within
+ * one ulp of a tie can still land on the other side in the last digit, which a log line can
+ * live with. Anything else (negative, -0, huge, NaN) goes to printf. */
+static int fixed_point(char *out, double value, int decimals)
+{
+    static const double scale[] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6};
+    if (decimals < 0 || decimals > 6 || signbit(value) || !(value < 1e12)) return -1;
+    unsigned long long v = (unsigned long long)nearbyint(value * scale[decimals]);
+    unsigned long long p10 = (unsigned long long)scale[decimals];
+    size_t n = put_u64(out, v / p10);
+    if (decimals) {
+        out[n++] = '.';
+        unsigned long long frac = v % p10;
+        for (int i = decimals - 1; i >= 0; i--, frac /= 10)
+            out[n + (size_t)i] = (char)('0' + frac % 10);
+        n += (size_t)decimals;
+    }
+    return (int)n;
+}
+
 void gpa_log_double(gpa_logline *l, const char *key, double value, int decimals)
 {
     char tmp[64];
-    int n = snprintf(tmp, sizeof tmp, "%.*f", decimals, value);
+    int n = fixed_point(tmp, value, decimals);
+    if (n < 0) n = snprintf(tmp, sizeof tmp, "%.*f", decimals, value);
     size_t start = l->len;
     if (l->truncated) return;
     put_key(l, key);

@@ -58,8 +58,8 @@ enum { KIND_POLICY = 1, KIND_CERT = 2 };
  * HelloRetryRequest round trip (measured: the cipher suite itself makes no difference, ~3.0M
  * instructions per full handshake with either AES-GCM suite). */
 #define TLS_PRIORITIES                                                                             \
-    "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-RSA:-GROUP-ALL:+GROUP-X25519:+GROUP-SECP256R1:+"  \
-    "GROUP-SECP384R1"
+    "NORMAL:%SERVER_PRECEDENCE:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-RSA:-GROUP-ALL:+GROUP-X25519:" \
+    "+GROUP-SECP256R1:+GROUP-SECP384R1:-CIPHER-ALL:+AES-128-GCM:+CHACHA20-POLY1305:+AES-256-GCM"
 
 static long long now_ms(void)
 {

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
 #include <pthread.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -244,6 +245,87 @@ static void test_log(void)
     CHECK_INT(gpa_log_level_parse("WARN"), -1);
 }
 
+/* The value of the last field (key "v" or "d") of an unfinished line. */
+static const char *last_value(gpa_logline *l)
+{
+    l->buf[l->len] = '\0';
+    const char *k = strstr(l->buf, ",\"v\":");
+    if (!k) k = strstr(l->buf, ",\"d\":");
+    return k ? k + 5 : "";
+}
+
+/* Every byte value alone and inside a plain run: escaped exactly when JSON needs it
+ * (controls, DEL, '"', '\\'), copied as-is otherwise, at every run alignment. */
+static void test_log_escape_bytes(void)
+{
+    for (int c = 1; c < 256; c++) {
+        for (size_t pad = 0; pad < 5; pad++) {
+            char v[16] = "abcd";
+            v[pad] = (char)c;
+            v[pad + 1] = 'z';
+            v[pad + 2] = '\0';
+            gpa_logline l;
+            gpa_log_begin(&l, GPA_LOG_INFO, "m");
+            gpa_log_str(&l, "v", v);
+            char want[64];
+            size_t n = 0;
+            want[n++] = '"';
+            for (const unsigned char *p = (const unsigned char *)v; *p; p++) {
+                if (*p == '"' || *p == '\\')
+                    n += (size_t)snprintf(want + n, sizeof want - n, "\\%c", *p);
+                else if (*p == '\n')
+                    n += (size_t)snprintf(want + n, sizeof want - n, "\\n");
+                else if (*p == '\r')
+                    n += (size_t)snprintf(want + n, sizeof want - n, "\\r");
+                else if (*p == '\t')
+                    n += (size_t)snprintf(want + n, sizeof want - n, "\\t");
+                else if (*p < 0x20 || *p == 0x7f)
+                    n += (size_t)snprintf(want + n, sizeof want - n, "\\u%04x", *p);
+                else
+                    want[n++] = (char)*p;
+            }
+            want[n++] = '"';
+            want[n] = '\0';
+            CHECK_STR(last_value(&l), want);
+        }
+    }
+}
+
+/* gpa_log_double's own formatting agrees with printf's "%.*f" except on a value within
+ * rounding error of a tie (documented there); out-of-range values fall back to printf. */
+static void test_log_doubles(void)
+{
+    unsigned long long x = 88172645463325252ull;
+    int differ = 0;
+    for (int i = 0; i < 20000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        double v = (double)(x % 100000000ull) / (double)(1ull << (x % 40));
+        if (i % 7 == 0) v = (double)(x % 5000) / 1000.0; /* latency-like, 3 decimals */
+        int d = (int)(x >> 20) % 7;
+        gpa_logline l;
+        gpa_log_begin(&l, GPA_LOG_INFO, "m");
+        gpa_log_double(&l, "d", v, d);
+        char want[64];
+        snprintf(want, sizeof want, "%.*f", d, v);
+        if (strcmp(last_value(&l), want) != 0) {
+            double scaled = v * pow(10, d);
+            double frac = scaled - floor(scaled);
+            CHECK(fabs(frac - 0.5) < 1e-6); /* only a tie may round the other way */
+            differ++;
+        }
+    }
+    CHECK(differ < 200); /* near-ties only: 3-decimal values shown with 2 decimals */
+    static const double odd[] = {-1.5, 1e12, 3e15, -0.0, 0.0, 1e-9};
+    for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++) {
+        gpa_logline l;
+        gpa_log_begin(&l, GPA_LOG_INFO, "m");
+        gpa_log_double(&l, "d", odd[i], 3);
+        char want[64];
+        snprintf(want, sizeof want, "%.3f", odd[i]);
+        CHECK_STR(last_value(&l), want);
+    }
+}
+
 /* Queued mode: 4 threads x 500 lines, one flush: every line whole, none lost, the eventfd
  * woke the flusher; then a queue overfilled without flushing drops (and counts) lines. */
 static void *log_worker(void *arg)
@@ -419,6 +501,8 @@ int main(void)
     test_sizes();
     test_config();
     test_log();
+    test_log_escape_bytes();
+    test_log_doubles();
     test_log_queue();
     test_metrics();
     test_listen();
