@@ -80,6 +80,24 @@ def client_can_offer(certs, lo, hi):
     return got == "ok"
 
 
+def negotiated(port, cafile, version, ciphers):
+    """The suite a client offering `ciphers` (OpenSSL's order) ends up with, or the refusal."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.load_verify_locations(cafile)
+    ctx.minimum_version = ctx.maximum_version = version
+    if ciphers:
+        ctx.set_ciphers(ciphers)
+    raw = socket.create_connection(("127.0.0.1", port), timeout=10)
+    try:
+        s = ctx.wrap_socket(raw, server_hostname="localhost")
+        name = s.cipher()[0]
+        s.close()
+        return name
+    except (ssl.SSLError, OSError) as e:
+        raw.close()
+        return "refused (%s)" % getattr(e, "reason", type(e).__name__)
+
+
 def junk(port, data):
     """Sends non-TLS bytes; returns what came back before the close (None on a timeout)."""
     s = socket.create_connection(("127.0.0.1", port), timeout=10)
@@ -129,6 +147,20 @@ def main():
                     problems.append("%s: the client cannot offer it: %s" % (name, detail))
             elif got != want:
                 problems.append("%s: %s (%s), want %s" % (name, got, detail, want))
+        # The server's suite order wins: OpenSSL clients list AES-256-GCM first, yet get
+        # AES-128-GCM (what Go picks); a TLS 1.2 client offering only CBC suites is refused.
+        for name, version, ciphers, want in (
+                ("suite-tls1.3", V.TLSv1_3, None, "TLS_AES_128_GCM_SHA256"),
+                ("suite-tls1.2", V.TLSv1_2, None, "ECDHE-ECDSA-AES128-GCM-SHA256"),
+                ("suite-tls1.2-aes256-first", V.TLSv1_2,
+                 "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-ECDSA-AES128-GCM-SHA256",
+                 "ECDHE-ECDSA-AES128-GCM-SHA256"),
+                ("suite-tls1.2-cbc-only", V.TLSv1_2,
+                 "ECDHE-ECDSA-AES128-SHA256:ECDHE-ECDSA-AES256-SHA", "refused")):
+            got = negotiated(srv.port, ca, version, ciphers)
+            seen[name] = got
+            if not got.startswith(want):
+                problems.append("%s: negotiated %s, want %s" % (name, got, want))
         for name, data in (("plain-http", b"POST /validate HTTP/1.1\r\nHost: x\r\n"
                                           b"Content-Length: 2\r\n\r\n{}"),
                            ("sslv2-hello", bytes.fromhex("802e0103010015000000100100800300"
