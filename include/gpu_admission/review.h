@@ -19,13 +19,17 @@ typedef struct gpa_review_result {
     char *body;        /* the response: an AdmissionReview, or on 400 a Kubernetes Status
                           object {"kind":"Status",...,"code":400,"message":...} */
     size_t body_len;
-    /* What happened, for logs and metrics; owned by the result, NULL when unknown. */
+    /* What happened, for logs and metrics; owned by the result (valid until
+     * gpa_review_result_clear), NULL when unknown. */
     char *uid;
     char *namespace_;
     char *name;        /* metadata.name, else metadata.generateName */
     char *operation;   /* "CREATE", ... */
     const char *outcome; /* "allowed" | "mutated" | "denied" | "warned" | "skipped" | "error" */
     gpa_decision decision;
+    /* Private: the request as parsed, which uid/namespace_/name/operation point into (no
+     * copies); freed by gpa_review_result_clear. */
+    void *request_doc;
 } gpa_review_result;
 
 /* Returns GPA_OK with http_status 200, or a negative code with http_status 400; in both

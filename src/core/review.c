@@ -25,55 +25,49 @@
 #define API_V1      "admission.k8s.io/v1"
 #define API_V1BETA1 "admission.k8s.io/v1beta1"
 
-/* The first member of o named key (what cJSON_GetObjectItemCaseSensitive returns), NULL when
- * none. Checks the first byte before calling strcmp: most members differ there, and cJSON's
- * lookup calls strcmp for every member it passes. */
-static const cJSON *get(const cJSON *o, const char *key)
+/* The first member of o named key, n bytes with its NUL (what
+ * cJSON_GetObjectItemCaseSensitive returns), NULL when none. Keys are strings of the reader's
+ * tree, so each is compared in one fixed-size memcmp the compiler inlines (see
+ * GPA_JSON_STR_IS), not a strcmp call. */
+static inline __attribute__((always_inline)) const cJSON *get_n(const cJSON *o, const char *key,
+                                                                size_t n)
 {
     if (!o) return NULL;
     for (const cJSON *c = o->child; c; c = c->next)
-        if (c->string && c->string[0] == key[0] && strcmp(c->string, key) == 0) return c;
+        if (c->string && memcmp(c->string, key, n) == 0) return c;
     return NULL;
 }
+#define get(o, key) get_n((o), key, GPA_JSON_LIT_SIZE(key))
 
-/* The log fields of out in ONE allocation, uid first (gpa_review_result_clear frees only
- * uid): four mallocs and frees cost more than reading the envelope. Each is NULL when
- * unknown; the others are only ever known when uid is. */
+/* The log fields of out point into the request's parsed copy, which the result keeps until
+ * gpa_review_result_clear (copying them cost four strlen, a malloc and four memcpy). Each is
+ * NULL when unknown. */
 static void set_log_fields(gpa_review_result *out, const char *uid, const char *op,
                            const char *name, const char *ns)
 {
     if (!uid) return;
-    const char *src[4] = {uid, op, name, ns};
-    size_t len[4], total = 0;
-    for (int i = 0; i < 4; i++) {
-        len[i] = src[i] ? strlen(src[i]) + 1 : 0;
-        total += len[i];
-    }
-    char *block = malloc(total);
-    if (!block) return;
-    char *dst[4];
-    for (int i = 0; i < 4; i++) {
-        dst[i] = src[i] ? memcpy(block, src[i], len[i]) : NULL;
-        block += len[i];
-    }
-    out->uid = dst[0];
-    out->operation = dst[1];
-    out->name = dst[2];
-    out->namespace_ = dst[3];
+    out->uid = (char *)uid;
+    out->operation = (char *)op;
+    out->name = (char *)name;
+    out->namespace_ = (char *)ns;
 }
 
-/* The first members of o named k1 and k2, in one pass. */
-static void get2(const cJSON *o, const char *k1, const char *k2, const cJSON **v1, const cJSON **v2)
+/* The first members of o named k1 and k2 (n1, n2 bytes with their NUL), in one pass. */
+static inline __attribute__((always_inline)) void get2_n(const cJSON *o, const char *k1, size_t n1,
+                                                         const char *k2, size_t n2,
+                                                         const cJSON **v1, const cJSON **v2)
 {
     *v1 = *v2 = NULL;
     for (const cJSON *c = o->child; c && !(*v1 && *v2); c = c->next) {
         if (!c->string) continue;
-        if (!*v1 && c->string[0] == k1[0] && strcmp(c->string, k1) == 0)
+        if (!*v1 && memcmp(c->string, k1, n1) == 0)
             *v1 = c;
-        else if (!*v2 && c->string[0] == k2[0] && strcmp(c->string, k2) == 0)
+        else if (!*v2 && memcmp(c->string, k2, n2) == 0)
             *v2 = c;
     }
 }
+#define get2(o, k1, k2, v1, v2)                                                                    \
+    get2_n((o), k1, GPA_JSON_LIT_SIZE(k1), k2, GPA_JSON_LIT_SIZE(k2), (v1), (v2))
 
 /* cJSON's type tests are library calls; these are what they test, inline. */
 static inline bool is_null(const cJSON *v)
@@ -89,10 +83,12 @@ static inline bool is_string(const cJSON *v)
     return v && (v->type & 0xFF) == cJSON_String;
 }
 
-/* A string member, NULL when absent or JSON null; *bad set when present with another type. */
-static const char *opt_string(const cJSON *o, const char *key, bool *bad)
+/* A string member (key: n bytes with its NUL), NULL when absent or JSON null; *bad set when
+ * present with another type. */
+static inline __attribute__((always_inline)) const char *
+opt_string_n(const cJSON *o, const char *key, size_t n, bool *bad)
 {
-    const cJSON *v = get(o, key);
+    const cJSON *v = get_n(o, key, n);
     if (!v || is_null(v)) return NULL;
     if (!is_string(v) || !v->valuestring) {
         *bad = true;
@@ -100,6 +96,7 @@ static const char *opt_string(const cJSON *o, const char *key, bool *bad)
     }
     return v->valuestring;
 }
+#define opt_string(o, key, bad) opt_string_n((o), key, GPA_JSON_LIT_SIZE(key), (bad))
 
 /* The string value of v: NULL when absent or JSON null; *bad set for another type. */
 static const char *str_of(const cJSON *v, bool *bad)
@@ -132,20 +129,20 @@ static int request_member(const char *key)
 {
     switch (key[0]) {
     case 'u':
-        return strcmp(key, "uid") == 0 ? R_UID : R_COUNT;
+        return GPA_JSON_STR_IS(key, "uid") ? R_UID : R_COUNT;
     case 'k':
-        return strcmp(key, "kind") == 0 ? R_KIND : R_COUNT;
+        return GPA_JSON_STR_IS(key, "kind") ? R_KIND : R_COUNT;
     case 'r':
-        return strcmp(key, "resource") == 0 ? R_RESOURCE : R_COUNT;
+        return GPA_JSON_STR_IS(key, "resource") ? R_RESOURCE : R_COUNT;
     case 's':
-        return strcmp(key, "subResource") == 0 ? R_SUBRESOURCE : R_COUNT;
+        return GPA_JSON_STR_IS(key, "subResource") ? R_SUBRESOURCE : R_COUNT;
     case 'n':
-        if (strcmp(key, "namespace") == 0) return R_NAMESPACE;
-        return strcmp(key, "name") == 0 ? R_NAME : R_COUNT;
+        if (GPA_JSON_STR_IS(key, "namespace")) return R_NAMESPACE;
+        return GPA_JSON_STR_IS(key, "name") ? R_NAME : R_COUNT;
     case 'o':
-        if (key[1] == 'p') return strcmp(key, "operation") == 0 ? R_OPERATION : R_COUNT;
-        if (key[1] == 'b') return strcmp(key, "object") == 0 ? R_OBJECT : R_COUNT;
-        return strcmp(key, "oldObject") == 0 ? R_OLD : R_COUNT;
+        if (key[1] == 'p') return GPA_JSON_STR_IS(key, "operation") ? R_OPERATION : R_COUNT;
+        if (key[1] == 'b') return GPA_JSON_STR_IS(key, "object") ? R_OBJECT : R_COUNT;
+        return GPA_JSON_STR_IS(key, "oldObject") ? R_OLD : R_COUNT;
     default:
         return R_COUNT;
     }
@@ -164,15 +161,18 @@ static void index_request(const cJSON *req, const cJSON **m)
     }
 }
 
+/* A string literal appended without strlen. */
+#define PUT_LIT(b, lit) gpa_rbuf_put((b), "" lit, sizeof(lit) - 1)
+
 /* The 400 answer: a metav1.Status, which is what the API server logs for a failed call. */
 static int bad_request(gpa_review_result *out, gpa_error *err, const char *msg)
 {
     gpa_rbuf b;
     gpa_rbuf_init(&b, 160 + strlen(msg));
-    gpa_rbuf_puts(&b, "{\"kind\":\"Status\",\"apiVersion\":\"v1\","
-                      "\"status\":\"Failure\",\"message\":");
+    PUT_LIT(&b, "{\"kind\":\"Status\",\"apiVersion\":\"v1\","
+                "\"status\":\"Failure\",\"message\":");
     gpa_rbuf_json_str(&b, msg);
-    gpa_rbuf_puts(&b, ",\"reason\":\"BadRequest\",\"code\":400}");
+    PUT_LIT(&b, ",\"reason\":\"BadRequest\",\"code\":400}");
     out->http_status = 400;
     out->outcome = "error";
     out->body = gpa_rbuf_take(&b, &out->body_len);
@@ -201,19 +201,17 @@ typedef struct envelope {
 
 static int op_from_string(gpa_operation *op, const char *s)
 {
-    static const struct {
-        const char *name;
-        gpa_operation op;
-    } ops[] = {{"CREATE", GPA_OP_CREATE},
-               {"UPDATE", GPA_OP_UPDATE},
-               {"DELETE", GPA_OP_DELETE},
-               {"CONNECT", GPA_OP_CONNECT}};
-    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
-        if (strcmp(s, ops[i].name) == 0) {
-            *op = ops[i].op;
-            return 0;
-        }
-    return -1;
+    if (GPA_JSON_STR_IS(s, "CREATE"))
+        *op = GPA_OP_CREATE;
+    else if (GPA_JSON_STR_IS(s, "UPDATE"))
+        *op = GPA_OP_UPDATE;
+    else if (GPA_JSON_STR_IS(s, "DELETE"))
+        *op = GPA_OP_DELETE;
+    else if (GPA_JSON_STR_IS(s, "CONNECT"))
+        *op = GPA_OP_CONNECT;
+    else
+        return -1;
+    return 0;
 }
 
 /* Is this request about the core/v1 Pod resource itself (not another kind)? Returns 1 yes,
@@ -237,7 +235,7 @@ static int is_pod(const cJSON *const *m, const cJSON *object, const char **why)
             *why = "request.kind.kind and request.kind.group must be strings";
             return -1;
         }
-        if (!k || strcmp(k, "Pod") != 0 || (g && *g)) return 0;
+        if (!k || !GPA_JSON_STR_IS(k, "Pod") || (g && *g)) return 0;
     }
     const cJSON *res = m[R_RESOURCE];
     if (res && !is_null(res)) {
@@ -253,14 +251,14 @@ static int is_pod(const cJSON *const *m, const cJSON *object, const char **why)
             *why = "request.resource.resource and request.resource.group must be strings";
             return -1;
         }
-        if ((r && strcmp(r, "pods") != 0) || (g && *g)) return 0;
+        if ((r && !GPA_JSON_STR_IS(r, "pods")) || (g && *g)) return 0;
     }
     const char *sub = str_of(m[R_SUBRESOURCE], &bad);
     if (bad) {
         *why = "request.subResource must be a string";
         return -1;
     }
-    if (sub && *sub) return strcmp(sub, "ephemeralcontainers") == 0 ? 2 : 0;
+    if (sub && *sub) return GPA_JSON_STR_IS(sub, "ephemeralcontainers") ? 2 : 0;
     /* The object states its own kind; a request that names none must at least not carry an
      * object of another kind (hand-written reviews, gator samples). */
     if (object && is_object(object)) {
@@ -272,7 +270,7 @@ static int is_pod(const cJSON *const *m, const cJSON *object, const char **why)
             *why = "request.object.kind and request.object.apiVersion must be strings";
             return -1;
         }
-        if ((ok && strcmp(ok, "Pod") != 0) || (av && strcmp(av, "v1") != 0)) return 0;
+        if ((ok && !GPA_JSON_STR_IS(ok, "Pod")) || (av && !GPA_JSON_STR_IS(av, "v1"))) return 0;
     }
     return 1;
 }
@@ -294,7 +292,13 @@ static const char *pod_shape_error(const cJSON *pod, const char *what)
 static int read_envelope(envelope *env, const cJSON *root, gpa_hook hook, const char **why)
 {
     bool bad = false;
-    memset(env, 0, sizeof *env);
+    /* Every field but why (written only with the message it holds): zeroing its 256 bytes on
+     * every request cost more than reading the envelope. */
+    env->api_version = env->uid = env->namespace_ = NULL;
+    env->request = env->object = env->old_object = NULL;
+    env->op = (gpa_operation)0;
+    env->judge = env->ephemeral = false;
+    env->log_uid = env->log_op = env->log_name = env->log_ns = NULL;
     if (!is_object(root)) {
         *why = "AdmissionReview must be a JSON object";
         return -1;
@@ -305,9 +309,9 @@ static int read_envelope(envelope *env, const cJSON *root, gpa_hook hook, const 
         *why = "apiVersion must be \"" API_V1 "\" or \"" API_V1BETA1 "\"";
         return -1;
     }
-    if (strcmp(av, API_V1) == 0)
+    if (GPA_JSON_STR_IS(av, API_V1))
         env->api_version = API_V1;
-    else if (strcmp(av, API_V1BETA1) == 0)
+    else if (GPA_JSON_STR_IS(av, API_V1BETA1))
         env->api_version = API_V1BETA1;
     else {
         snprintf(env->why, sizeof env->why,
@@ -321,7 +325,7 @@ static int read_envelope(envelope *env, const cJSON *root, gpa_hook hook, const 
         *why = "kind must be \"AdmissionReview\"";
         return -1;
     }
-    if (strcmp(kind, "AdmissionReview") != 0) {
+    if (!GPA_JSON_STR_IS(kind, "AdmissionReview")) {
         snprintf(env->why, sizeof env->why, "kind is \"%.80s\", expected \"AdmissionReview\"",
                  kind);
         *why = env->why;
@@ -419,62 +423,48 @@ static int read_envelope(envelope *env, const cJSON *root, gpa_hook hook, const 
     return 0;
 }
 
-static void put_key(gpa_rbuf *b, const char *key)
-{
-    gpa_rbuf_json_str(b, key);
-    gpa_rbuf_put(b, ":", 1);
-}
-
-/* Writes the 200 answer. Key order is fixed: the bytes are compared across server and CLI. */
-static int write_response(gpa_review_result *out, const envelope *env, gpa_error *err)
+/* Writes the 200 answer. Key order is fixed: the bytes are compared across server and CLI.
+ * in_len (the request's size) sizes the buffer: the patch is a fraction of the pod it
+ * changes, and the buffer grows in the rare case the guess is short. */
+static int write_response(gpa_review_result *out, const envelope *env, size_t in_len,
+                          gpa_error *err)
 {
     const gpa_decision *d = &out->decision;
-    /* The patch is printed into a scratch buffer, then base64'd into the response. */
-    gpa_rbuf pj = {0};
-    const char *patch = NULL;
-    size_t patch_len = 0;
-    if (env->judge && d->allowed && d->patch && d->patch->child) {
-        gpa_rbuf_init(&pj, 2048);
-        gpa_rbuf_json_value(&pj, d->patch);
-        if (pj.oom) {
-            gpa_rbuf_free(&pj);
-            return gpa_fail(err, GPA_ENOMEM, "out of memory printing the patch");
-        }
-        patch = pj.data;
-        patch_len = pj.len;
-    }
-    /* Sized for everything written below, so the buffer never grows. */
-    size_t need = 256 + (patch_len + 2) / 3 * 4 + (d->message ? strlen(d->message) : 0);
-    if (env->judge) {
-        for (size_t i = 0; i < d->n_warnings; i++)
-            need += (d->warnings[i] ? strlen(d->warnings[i]) : 0) + 8;
-        for (size_t i = 0; i < d->n_audit; i++)
-            need += (d->audit_keys[i] ? strlen(d->audit_keys[i]) : 0) +
-                    (d->audit_values[i] ? strlen(d->audit_values[i]) : 0) + 8;
-    }
+    bool patch = env->judge && d->allowed && d->patch && d->patch->child;
+    size_t guess = in_len < 65536 ? in_len : 65536;
     gpa_rbuf b;
-    gpa_rbuf_init(&b, need);
-    gpa_rbuf_puts(&b, "{\"apiVersion\":");
+    gpa_rbuf_init(&b, env->judge ? 1024 + (patch ? guess : 0) : 512);
+    PUT_LIT(&b, "{\"apiVersion\":");
     gpa_rbuf_json_str(&b, env->api_version);
-    gpa_rbuf_puts(&b, ",\"kind\":\"AdmissionReview\",\"response\":{\"uid\":");
+    PUT_LIT(&b, ",\"kind\":\"AdmissionReview\",\"response\":{\"uid\":");
     gpa_rbuf_json_str(&b, env->uid);
     bool allowed = !env->judge || d->allowed;
-    gpa_rbuf_puts(&b, allowed ? ",\"allowed\":true" : ",\"allowed\":false");
+    if (allowed)
+        PUT_LIT(&b, ",\"allowed\":true");
+    else
+        PUT_LIT(&b, ",\"allowed\":false");
     if (patch) {
-        gpa_rbuf_puts(&b, ",\"patchType\":\"JSONPatch\",\"patch\":\"");
-        gpa_rbuf_base64(&b, (const unsigned char *)patch, patch_len);
-        gpa_rbuf_put(&b, "\"", 1);
+        PUT_LIT(&b, ",\"patchType\":\"JSONPatch\",\"patch\":\"");
+        /* The patch is printed where its base64 goes, then encoded in place. */
+        size_t at = b.len;
+        gpa_rbuf_json_value(&b, d->patch);
+        if (b.oom) {
+            gpa_rbuf_free(&b);
+            return gpa_fail(err, GPA_ENOMEM, "out of memory printing the patch");
+        }
+        gpa_rbuf_base64_tail(&b, at);
+        PUT_LIT(&b, "\"");
     }
     if (env->judge && d->n_warnings > 0) {
-        gpa_rbuf_puts(&b, ",\"warnings\":[");
+        PUT_LIT(&b, ",\"warnings\":[");
         for (size_t i = 0; i < d->n_warnings; i++) {
-            if (i) gpa_rbuf_put(&b, ",", 1);
+            if (i) PUT_LIT(&b, ",");
             gpa_rbuf_json_str(&b, d->warnings[i] ? d->warnings[i] : "");
         }
-        gpa_rbuf_put(&b, "]", 1);
+        PUT_LIT(&b, "]");
     }
     if (env->judge && d->n_audit > 0) {
-        gpa_rbuf_puts(&b, ",\"auditAnnotations\":{");
+        PUT_LIT(&b, ",\"auditAnnotations\":{");
         size_t written = 0;
         for (size_t i = 0; i < d->n_audit; i++) {
             if (!d->audit_keys[i]) continue;
@@ -484,20 +474,20 @@ static int write_response(gpa_review_result *out, const envelope *env, gpa_error
             for (size_t j = 0; j < i && !seen; j++)
                 seen = d->audit_keys[j] && strcmp(d->audit_keys[j], d->audit_keys[i]) == 0;
             if (seen) continue;
-            if (written++) gpa_rbuf_put(&b, ",", 1);
-            put_key(&b, d->audit_keys[i]);
+            if (written++) PUT_LIT(&b, ",");
+            gpa_rbuf_json_str(&b, d->audit_keys[i]);
+            PUT_LIT(&b, ":");
             gpa_rbuf_json_str(&b, d->audit_values[i] ? d->audit_values[i] : "");
         }
-        gpa_rbuf_put(&b, "}", 1);
+        PUT_LIT(&b, "}");
     }
     if (!allowed) {
-        gpa_rbuf_puts(&b, ",\"status\":{\"code\":403,\"reason\":\"Forbidden\",\"message\":");
+        PUT_LIT(&b, ",\"status\":{\"code\":403,\"reason\":\"Forbidden\",\"message\":");
         gpa_rbuf_json_str(&b, d->message && *d->message ? d->message
                                                         : "denied by gpu-admission policy");
-        gpa_rbuf_put(&b, "}", 1);
+        PUT_LIT(&b, "}");
     }
-    gpa_rbuf_puts(&b, "}}");
-    gpa_rbuf_free(&pj);
+    PUT_LIT(&b, "}}");
     out->body = gpa_rbuf_take(&b, &out->body_len);
     if (!out->body) return gpa_fail(err, GPA_ENOMEM, "out of memory writing the response");
     out->http_status = 200;
@@ -535,24 +525,19 @@ int gpa_review_handle(gpa_review_result *out, const gpa_policy *p, gpa_hook hook
                  jwhy ? jwhy : "syntax error", off);
         return bad_request(out, err, msg);
     }
+    /* Kept until gpa_review_result_clear: the log fields point into it. */
+    out->request_doc = doc;
     const cJSON *root = gpa_jdoc_root(doc);
 
     envelope env;
     const char *why = NULL;
     int erc = read_envelope(&env, root, hook, &why);
     set_log_fields(out, env.log_uid, env.log_op, env.log_name, env.log_ns);
-    if (erc != 0) {
-        int rc = bad_request(out, err, why);
-        gpa_jdoc_free(doc);
-        return rc;
-    }
+    if (erc != 0) return bad_request(out, err, why);
 
     int rc = GPA_OK;
     if (env.judge) {
-        if (!p) {
-            gpa_jdoc_free(doc);
-            return bad_request(out, err, "no policy loaded");
-        }
+        if (!p) return bad_request(out, err, "no policy loaded");
         gpa_request req = {
             .namespace_ = env.namespace_,
             .op = env.op,
@@ -571,7 +556,6 @@ int gpa_review_handle(gpa_review_result *out, const gpa_policy *p, gpa_hook hook
         else
             rc = gpa_engine_validate(&out->decision, p, &req, &eerr);
         if (rc == GPA_ENOMEM) {
-            gpa_jdoc_free(doc);
             out->http_status = 500;
             out->outcome = "error";
             return gpa_fail(err, GPA_ENOMEM, "out of memory in the engine");
@@ -582,18 +566,15 @@ int gpa_review_handle(gpa_review_result *out, const gpa_policy *p, gpa_hook hook
                      eerr.message[0] ? eerr.message : "engine error");
             gpa_decision_clear(&out->decision);
             memset(&out->decision, 0, sizeof out->decision);
-            rc = bad_request(out, err, msg);
-            gpa_jdoc_free(doc);
-            return rc;
+            return bad_request(out, err, msg);
         }
     }
-    rc = write_response(out, &env, err);
+    rc = write_response(out, &env, len, err);
     if (rc != GPA_OK) {
         /* Out of memory: there is no body to send; the caller answers 500. */
         out->http_status = 500;
         out->outcome = "error";
     }
-    gpa_jdoc_free(doc);
     return rc;
 }
 
@@ -627,7 +608,7 @@ void gpa_review_result_clear(gpa_review_result *r)
 {
     if (!r) return;
     free(r->body);
-    free(r->uid); /* and the other log fields: one block (set_log_fields) */
     gpa_decision_clear(&r->decision);
+    gpa_jdoc_free(r->request_doc); /* and with it the log fields (set_log_fields) */
     memset(r, 0, sizeof *r);
 }

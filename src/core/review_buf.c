@@ -15,6 +15,9 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#include <tmmintrin.h>
+#endif
 
 #include "review_buf.h"
 
@@ -290,42 +293,120 @@ void gpa_rbuf_json_str(gpa_rbuf *b, const char *s)
 static const char b64_pairs[4096][2] = {B64_ROWS8(0),  B64_ROWS8(8),  B64_ROWS8(16), B64_ROWS8(24),
                                         B64_ROWS8(32), B64_ROWS8(40), B64_ROWS8(48), B64_ROWS8(56)};
 
-void gpa_rbuf_base64(gpa_rbuf *b, const unsigned char *in, size_t n)
+/* The 4 digits of the 3-byte group v (24 bits) at o. */
+static inline void b64_group(char *o, uint32_t v)
 {
-    /* RFC 4648 with padding, one line: what Go's encoding/json produces and expects for the
-     * []byte AdmissionResponse.patch. */
-    if (n > ((size_t)-1) / 2 || !reserve(b, 4 * ((n + 2) / 3))) return;
-    char *o = b->data + b->len;
-    size_t i = 0;
-    /* 6 bytes -> 8 digits per step, from one 8-byte big-endian load (so stop 2 bytes early:
-     * never read past the input). */
-    for (; i + 8 <= n; i += 6) {
+    memcpy(o, b64_pairs[v >> 12], 2);
+    memcpy(o + 2, b64_pairs[v & 0xFFF], 2);
+}
+
+/* Groups [g0, g1) of the 3-byte groups at s, encoded in place into 4 digits each, last
+ * first: group g is read from 3g and written to 4g >= 3g, so a write only ever lands on
+ * bytes of its own group or of groups already done. Two groups per step from one 8-byte
+ * big-endian load (its 2 bytes past the pair are read, never used: the caller keeps them
+ * inside the buffer). */
+static void b64_groups(unsigned char *s, size_t g0, size_t g1)
+{
+    size_t g = g1;
+    while (g - g0 >= 2) {
+        g -= 2;
         uint64_t v;
-        memcpy(&v, in + i, 8);
+        memcpy(&v, s + 3 * g, 8);
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
         v = __builtin_bswap64(v);
 #endif
+        char *o = (char *)s + 4 * g;
         memcpy(o, b64_pairs[v >> 52], 2);
         memcpy(o + 2, b64_pairs[(v >> 40) & 0xFFF], 2);
         memcpy(o + 4, b64_pairs[(v >> 28) & 0xFFF], 2);
         memcpy(o + 6, b64_pairs[(v >> 16) & 0xFFF], 2);
-        o += 8;
     }
-    for (; i + 3 <= n; i += 3) {
-        uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
-        memcpy(o, b64_pairs[v >> 12], 2);
-        memcpy(o + 2, b64_pairs[v & 0xFFF], 2);
-        o += 4;
+    if (g > g0) {
+        g--;
+        const unsigned char *i = s + 3 * g;
+        b64_group((char *)s + 4 * g, (uint32_t)i[0] << 16 | (uint32_t)i[1] << 8 | i[2]);
     }
-    if (i < n) {
-        uint32_t v = (uint32_t)in[i] << 16 | (i + 1 < n ? (uint32_t)in[i + 1] << 8 : 0);
+}
+
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#define B64_SSSE3 1
+/* Quads [0, q) of 12 bytes -> 16 digits each, in place and last first like b64_groups (a
+ * quad is read from 12k, written to 16k; its 16-byte load reads 4 bytes past it, unused).
+ * The byte shuffle puts each group's bytes as b1 b0 b2 b1 in a 32-bit lane, where two
+ * 16-bit multiplies shift its four 6-bit fields into four bytes; a second shuffle looks up
+ * the offset from each field's range (A-Z, a-z, 0-9, '+', '/') to its ASCII digit. ~1.2
+ * instructions per input byte against ~3 for the table. */
+__attribute__((target("ssse3"))) static void b64_quads_ssse3(unsigned char *s, size_t q)
+{
+    const __m128i spread = _mm_setr_epi8(1, 0, 2, 1, 4, 3, 5, 4, 7, 6, 8, 7, 10, 9, 11, 10);
+    const __m128i hi_mask = _mm_set1_epi32(0x0fc0fc00), hi_mul = _mm_set1_epi32(0x04000040);
+    const __m128i lo_mask = _mm_set1_epi32(0x003f03f0), lo_mul = _mm_set1_epi32(0x01000010);
+    /* offset by range: 0 -> a-z (26..51), 1..10 -> 0-9, 11 -> '+', 12 -> '/', 13 -> A-Z */
+    const __m128i offsets =
+        _mm_setr_epi8(71, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -19, -16, 65, 0, 0);
+    const __m128i c51 = _mm_set1_epi8(51), c26 = _mm_set1_epi8(26), c13 = _mm_set1_epi8(13);
+    while (q--) {
+        __m128i in = _mm_loadu_si128((const __m128i *)(const void *)(s + 12 * q));
+        in = _mm_shuffle_epi8(in, spread);
+        __m128i hi = _mm_mulhi_epu16(_mm_and_si128(in, hi_mask), hi_mul);
+        __m128i lo = _mm_mullo_epi16(_mm_and_si128(in, lo_mask), lo_mul);
+        __m128i idx = _mm_or_si128(hi, lo);
+        __m128i range =
+            _mm_or_si128(_mm_subs_epu8(idx, c51), _mm_and_si128(_mm_cmpgt_epi8(c26, idx), c13));
+        __m128i out = _mm_add_epi8(idx, _mm_shuffle_epi8(offsets, range));
+        _mm_storeu_si128((__m128i *)(void *)(s + 16 * q), out);
+    }
+}
+#endif
+
+void gpa_rbuf_base64_tail_with(gpa_rbuf *b, size_t start, bool simd)
+{
+    /* RFC 4648 with padding, one line: what Go's encoding/json produces and expects for the
+     * []byte AdmissionResponse.patch. */
+    if (b->oom || start > b->len) return;
+    size_t n = b->len - start;
+    if (n > ((size_t)-1) / 2) {
+        latch_oom(b);
+        return;
+    }
+    size_t out_n = 4 * ((n + 2) / 3);
+    /* Room for the digits, the terminator, and the wide loads' 4 unused bytes. */
+    if (!reserve(b, out_n - n + 4)) return;
+    unsigned char *s = (unsigned char *)b->data + start;
+    size_t groups = n / 3, q = 0;
+    if (n % 3) {
+        /* The partial group is the last: done first, its bytes read before any write. */
+        const unsigned char *i = s + 3 * groups;
+        bool two = n % 3 == 2;
+        uint32_t v = (uint32_t)i[0] << 16 | (two ? (uint32_t)i[1] << 8 : 0);
+        char *o = (char *)s + 4 * groups;
         o[0] = b64_pairs[v >> 12][0];
         o[1] = b64_pairs[v >> 12][1];
-        o[2] = i + 1 < n ? b64_pairs[v & 0xFFF][0] : '=';
+        o[2] = two ? b64_pairs[v & 0xFFF][0] : '=';
         o[3] = '=';
-        o += 4;
     }
-    b->len = (size_t)(o - b->data);
+#if defined(B64_SSSE3)
+    if (simd && __builtin_cpu_supports("ssse3")) q = groups / 4;
+#else
+    (void)simd;
+#endif
+    b64_groups(s, 4 * q, groups);
+#if defined(B64_SSSE3)
+    if (q) b64_quads_ssse3(s, q);
+#endif
+    b->len = start + out_n;
+}
+
+void gpa_rbuf_base64_tail(gpa_rbuf *b, size_t start)
+{
+    gpa_rbuf_base64_tail_with(b, start, true);
+}
+
+void gpa_rbuf_base64(gpa_rbuf *b, const unsigned char *in, size_t n)
+{
+    size_t start = b->len;
+    gpa_rbuf_put(b, (const char *)in, n);
+    gpa_rbuf_base64_tail(b, start);
 }
 
 /* Numbers as cJSON prints them (%d for ints, %1.15g, non-finite as null) except that %1.17g

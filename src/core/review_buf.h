@@ -37,5 +37,10 @@ void gpa_rbuf_json_str(gpa_rbuf *b, const char *s);
 void gpa_rbuf_json_value(gpa_rbuf *b, const cJSON *v);
 /* Base64 (RFC 4648, with padding, no line breaks) of n bytes. */
 void gpa_rbuf_base64(gpa_rbuf *b, const unsigned char *in, size_t n);
+/* Replaces the bytes written from offset start on with their base64, in place (the codec
+ * prints the patch straight into the response, then encodes it there: no second buffer). */
+void gpa_rbuf_base64_tail(gpa_rbuf *b, size_t start);
+/* The same, with simd false forcing the portable table path (tests run both). */
+void gpa_rbuf_base64_tail_with(gpa_rbuf *b, size_t start, bool simd);
 
 #endif

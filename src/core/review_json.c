@@ -53,9 +53,10 @@ typedef struct parser {
 } parser;
 
 /* The copy is followed by PAD zero bytes so the 16-byte scan below may read past the
- * terminating NUL, and literals be compared 5 bytes at a time, without leaving the
- * allocation. */
-#define PAD 16
+ * terminating NUL, literals be compared 5 bytes at a time, and the codec compare a string of
+ * the tree with a literal of up to GPA_JSON_STR_SLACK bytes in one fixed-size memcmp,
+ * without leaving the allocation. */
+#define PAD GPA_JSON_STR_SLACK
 
 /* Returns the first byte at or after p that is '"', '\\', below 0x20 or at or above 0x80 (the
  * terminating NUL always qualifies). Strings are most of a pod, so this loop is most of the

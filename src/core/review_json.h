@@ -20,10 +20,22 @@
 #define GPA_REVIEW_JSON_H
 
 #include <stddef.h>
+#include <string.h>
 
 #include <cjson/cJSON.h>
 
 #define GPA_JSON_MAX_DEPTH 512
+
+/* Every string of a parsed tree (keys and values) is followed by at least this many readable
+ * bytes: GPA_JSON_STR_IS may compare it with a literal in one fixed-size memcmp (which the
+ * compiler inlines) instead of calling strcmp. */
+#define GPA_JSON_STR_SLACK 32
+/* sizeof the string literal lit, NUL included; does not compile for anything but a literal
+ * or when it exceeds the slack. */
+#define GPA_JSON_LIT_SIZE(lit)                                                                     \
+    (sizeof("" lit) + 0 * sizeof(char[sizeof(lit) <= GPA_JSON_STR_SLACK ? 1 : -1]))
+/* s (a string of a gpa_jdoc tree) equals the string literal lit. */
+#define GPA_JSON_STR_IS(s, lit) (memcmp((s), lit, GPA_JSON_LIT_SIZE(lit)) == 0)
 
 typedef struct gpa_jdoc gpa_jdoc;
 
