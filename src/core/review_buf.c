@@ -138,14 +138,14 @@ static inline char *escape_byte(char *o, unsigned char c)
 }
 
 /* Before an escape at o: room for the `left` bytes still to write, each escaped (6 bytes),
- * plus the closing quote and the block copy's 16-byte overrun. Returns o in the possibly moved
- * buffer, NULL after an allocation failure. */
+ * plus the closing quote, a ':' after it and the block copy's 16-byte overrun. Returns o in
+ * the possibly moved buffer, NULL after an allocation failure. */
 static char *room_for_escapes(gpa_rbuf *b, char *o, size_t left)
 {
     size_t at = (size_t)(o - b->data);
-    if (b->cap - at >= left * 6 + 1 + 16 + 1) return o;
+    if (b->cap - at >= left * 6 + 2 + 16 + 1) return o;
     b->len = at;
-    if (!reserve(b, left * 6 + 1 + 16)) return NULL;
+    if (!reserve(b, left * 6 + 2 + 16)) return NULL;
     return b->data + at;
 }
 
@@ -175,12 +175,12 @@ static __attribute__((noinline)) char *json_str_long(gpa_rbuf *b, char *o, const
     const unsigned char *verbatim = p; /* output equals input from here to p */
     const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
     const __m128i ctl = _mm_set1_epi8(0x1f);
-    while (p < end) {
+    for (;;) {
         size_t left = (size_t)(end - p), skip = 0;
         const unsigned char *at = p;
         if (left < 16) {
             /* The 16 bytes ending at end, re-copying the 16 - left before p unchanged. */
-            if (end - 16 < verbatim) break;
+            if (!left || end - 16 < verbatim) break;
             skip = 16 - left;
             at = end - 16;
         }
@@ -214,15 +214,20 @@ static __attribute__((noinline)) char *json_str_long(gpa_rbuf *b, char *o, const
     return o;
 }
 
-void gpa_rbuf_json_str(gpa_rbuf *b, const char *s)
+/* The JSON string literal of s, after a ',' when comma is 1 and followed by a ':' when colon:
+ * one reserve for a whole object key. */
+static inline __attribute__((always_inline)) void put_str(gpa_rbuf *b, const char *s, size_t comma,
+                                                          bool colon)
 {
     size_t n = strlen(s);
-    /* Room for the string unescaped, plus the quotes; +16: the block copy may write (not
-     * keep) up to 16 bytes past the current end. An escape makes room for the worst case of
-     * the rest (every byte \u00XX) when it is met: reserving that up front for every string
+    /* Room for the string unescaped, plus a comma, the quotes and a colon; +16: the block copy may
+     * write (not keep) up to 16 bytes past the current end. An escape makes room for the worst case
+     * of the rest (every byte \u00XX) when it is met: reserving that up front for every string
      * would grow the buffer for nothing. */
-    if (!reserve(b, n + 2 + 16)) return;
+    if (!reserve(b, n + 4 + 16)) return;
     char *o = b->data + b->len;
+    *o = ',';
+    o += comma;
     *o++ = '"';
     const unsigned char *p = (const unsigned char *)s, *end = p + n;
     /* Short strings (most keys and values), 4 to 15 bytes: two overlapping loads cover them
@@ -264,7 +269,13 @@ void gpa_rbuf_json_str(gpa_rbuf *b, const char *s)
     }
     if (p < end && !(o = json_str_long(b, o, p, end))) return;
     *o++ = '"';
+    if (colon) *o++ = ':';
     b->len = (size_t)(o - b->data);
+}
+
+void gpa_rbuf_json_str(gpa_rbuf *b, const char *s)
+{
+    put_str(b, s, 0, false);
 }
 
 /* The base64 digit of a sextet, as an integer constant expression (the table below is
@@ -423,7 +434,17 @@ static void put_number(gpa_rbuf *b, const cJSON *v)
         return;
     }
     if (d == (double)v->valueint) {
-        n = snprintf(tmp, sizeof tmp, "%d", v->valueint);
+        /* What %d prints, without snprintf's format parsing. */
+        long long x = v->valueint;
+        unsigned long long u = x < 0 ? 0ULL - (unsigned long long)x : (unsigned long long)x;
+        char *e = tmp + sizeof tmp, *q = e;
+        do {
+            *--q = (char)('0' + u % 10);
+            u /= 10;
+        } while (u);
+        if (x < 0) *--q = '-';
+        gpa_rbuf_put(b, q, (size_t)(e - q));
+        return;
     } else {
         n = snprintf(tmp, sizeof tmp, "%1.15g", d);
         double back = 0;
@@ -467,12 +488,16 @@ void gpa_rbuf_json_value(gpa_rbuf *b, const cJSON *v)
         bool obj = (v->type & 0xFF) == cJSON_Object;
         put_char(b, obj ? '{' : '[');
         for (const cJSON *c = v->child; c; c = c->next) {
-            if (obj) {
-                gpa_rbuf_json_str(b, c->string ? c->string : "");
-                put_char(b, ':');
-            }
-            gpa_rbuf_json_value(b, c);
-            if (c->next) put_char(b, ',');
+            size_t comma = c != v->child;
+            if (obj)
+                put_str(b, c->string ? c->string : "", comma, true);
+            else if (comma)
+                put_char(b, ',');
+            /* Strings (most values) without a call and a second dispatch. */
+            if ((c->type & 0xFF) == cJSON_String)
+                put_str(b, c->valuestring ? c->valuestring : "", 0, false);
+            else
+                gpa_rbuf_json_value(b, c);
         }
         put_char(b, obj ? '}' : ']');
         return;

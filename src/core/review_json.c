@@ -409,6 +409,11 @@ static inline __attribute__((always_inline)) char *leaf(parser *ps, cJSON *n, ch
     return fail_at(ps, p, "unexpected character");
 }
 
+static inline bool is_ws(char c)
+{
+    return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
 static inline char *ws(char *p)
 {
     /* Kubernetes sends compact JSON: one compare in the common case. The NUL terminator is
@@ -442,19 +447,27 @@ static inline char *ws(char *p)
     } while (0)
 
 /* The value at p into the member c, then on to `after` (the container's separator check);
- * a nested container is opened instead. Strings first: they are half of a pod's values. */
+ * a nested container is opened instead. Strings first: they are half of a pod's values.
+ * Whitespace before the value is only looked for once no value starts at p (compact JSON
+ * has none): the caller steps over the ':' or ',' without calling ws(). */
 #define MEMBER_VALUE(after)                                                                        \
     do {                                                                                           \
-        if (*p == '"') {                                                                           \
-            c->type = cJSON_String;                                                                \
-            c->valuestring = p + 1;                                                                \
-            if (!(p = string_at(ps, p))) return -1;                                                \
+        for (;;) {                                                                                 \
+            if (*p == '"') {                                                                       \
+                c->type = cJSON_String;                                                            \
+                c->valuestring = p + 1;                                                            \
+                if (!(p = string_at(ps, p))) return -1;                                            \
+                goto after;                                                                        \
+            }                                                                                      \
+            if (*p == '{') goto open_object;                                                       \
+            if (*p == '[') goto open_array;                                                        \
+            if (is_ws(*p)) {                                                                       \
+                p = ws(p);                                                                         \
+                continue;                                                                          \
+            }                                                                                      \
+            if (!(p = leaf(ps, c, p))) return -1;                                                  \
             goto after;                                                                            \
         }                                                                                          \
-        if (*p == '{') goto open_object;                                                           \
-        if (*p == '[') goto open_array;                                                            \
-        if (!(p = leaf(ps, c, p))) return -1;                                                      \
-        goto after;                                                                                \
     } while (0)
 
 /* The whole document into root, without recursion: one function whose cursor, node pool and
@@ -496,8 +509,11 @@ open_object:
     if (*p == '}') goto closed;
     for (;;) {
         if (*p != '"') {
-            why = "expected a string key";
-            goto bad;
+            p = ws(p);
+            if (*p != '"') {
+                why = "expected a string key";
+                goto bad;
+            }
         }
         char *key = p + 1;
         if (!(p = string_at(ps, p))) return -1;
@@ -508,13 +524,13 @@ open_object:
                 goto bad;
             }
         }
-        p = ws(p + 1);
+        p++;
         NEW_MEMBER(key);
         MEMBER_VALUE(object_next);
     object_next:
         if (*p != ',' && *p != '}') p = ws(p);
         if (*p != ',') break;
-        p = ws(p + 1);
+        p++;
     }
     if (*p != '}') {
         why = "expected ',' or '}'";
@@ -542,7 +558,7 @@ open_array:
     array_next:
         if (*p != ',' && *p != ']') p = ws(p);
         if (*p != ',') break;
-        p = ws(p + 1);
+        p++;
     }
     if (*p != ']') {
         why = "expected ',' or ']'";
