@@ -117,13 +117,15 @@ size_t gpa_eng_node_reqs(gpa_eng *e, gpa_node_req *out, size_t cap, char *buf, s
     const gpa_pool *pool = e->pool;
     size_t n = 0, used = 0;
     if (!pool) return 0;
+    const gpa_pool_text *pt = gpa_eng_pool_text(e);
     for (size_t i = 0; i < pool->node_selector.n && n < cap; i++)
-        out[n++] = (gpa_node_req){pool->node_selector.keys[i], "In", pool->node_selector.values[i]};
+        out[n++] = (gpa_node_req){pool->node_selector.keys[i], "In", pool->node_selector.values[i],
+                                  pt ? &pt->node_selector[i] : NULL};
     if (pool->sharing == GPA_SHARING_MIG && pool->mig_strategy == GPA_MIG_SINGLE && e->mig &&
         pool->mig_product && n < cap) {
         int w = snprintf(buf + used, bufcap - used, "%s-MIG-%s", pool->mig_product, e->mig->name);
         if (w > 0 && (size_t)w < bufcap - used) {
-            out[n++] = (gpa_node_req){"nvidia.com/gpu.product", "In", buf + used};
+            out[n++] = (gpa_node_req){"nvidia.com/gpu.product", "In", buf + used, NULL};
             used += (size_t)w + 1;
         }
     }
@@ -137,7 +139,7 @@ size_t gpa_eng_node_reqs(gpa_eng *e, gpa_node_req *out, size_t cap, char *buf, s
             for (size_t i = 0; i < w; i++)
                 buf[used + i] = digits[w - 1 - i];
             buf[used + w] = '\0';
-            out[n++] = (gpa_node_req){pool->topology.island_size_label, "Gt", buf + used};
+            out[n++] = (gpa_node_req){pool->topology.island_size_label, "Gt", buf + used, NULL};
             used += w + 1;
         }
     }
@@ -210,10 +212,25 @@ void gpa_eng_add_node_affinity(gpa_eng *e, cJSON *spec, const gpa_node_req *reqs
             added[i] = true;
         }
     }
-    for (size_t i = 0; i < n && !e->oom; i++)
-        if (added[i])
-            gpa_eng_warn(e, "node affinity %s %s [%s] added for pool %s", reqs[i].key, reqs[i].op,
-                         reqs[i].value, e->pool->name);
+    const gpa_pool_text *pt = gpa_eng_pool_text(e);
+    for (size_t i = 0; i < n && !e->oom; i++) {
+        if (!added[i]) continue;
+        const gpa_node_req *r = &reqs[i];
+        if (r->line) {
+            gpa_eng_warn_sv(e, *r->line);
+        } else if (pt) {
+            const gpa_sv parts[] = {{"node affinity ", 14},
+                                    {r->key, strlen(r->key)},
+                                    {" ", 1},
+                                    {r->op, strlen(r->op)},
+                                    {" [", 2},
+                                    {r->value, strlen(r->value)},
+                                    pt->affinity_suffix};
+            gpa_eng_warn_parts(e, parts, sizeof parts / sizeof parts[0]);
+        } else {
+            gpa_eng_warn(e, GPA_W_NODE_AFFINITY, r->key, r->op, r->value, e->pool->name);
+        }
+    }
     if (added != stack_added) free(added);
 }
 
@@ -390,8 +407,11 @@ void gpa_eng_add_isolation(gpa_eng *e, cJSON *pod)
     cJSON *arr = gpa_eng_child_arr(e, paa, "requiredDuringSchedulingIgnoredDuringExecution");
     if (!arr) return;
     gpa_jn_append(arr, term);
-    gpa_eng_warn(e, "pod anti-affinity added: no other tenant's pods on the same %s node",
-                 e->pool->name);
+    const gpa_pool_text *pt = gpa_eng_pool_text(e);
+    if (pt)
+        gpa_eng_warn_sv(e, pt->isolation);
+    else
+        gpa_eng_warn(e, GPA_W_ISOLATION, e->pool->name);
 }
 
 static bool isolation_term(const gpa_pod *v, const char *pool, const char *tenant,

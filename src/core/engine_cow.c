@@ -1,15 +1,17 @@
 /*
  * engine_cow.c - the mutable copy of a pod the placement works on, built copy-on-write in the
  * request's node arena: every object or array a mutation adds members to, removes them from
- * or replaces them in (the pod, metadata, labels, annotations, spec, tolerations, containers,
- * their resources, limits, requests) is an owned node whose untouched members are reference
- * nodes; spec.affinity, which placement writes deep inside, is copied structurally (its
- * strings stay borrowed); everything else is shared. A full cJSON_Duplicate of a 3 KB pod was
- * a third of the engine's time per GPU pod; so was the diff walking unchanged parts, which
+ * or replaces them in (the pod, metadata, annotations, spec, containers, their resources,
+ * limits, requests) is an owned node whose untouched members are reference nodes;
+ * spec.affinity, which placement writes deep inside, is copied structurally (its strings stay
+ * borrowed); labels and tolerations, which most placements only read, stay references until
+ * the first write (gpa_eng_cow_own); everything else is shared. A full cJSON_Duplicate of a 3 KB
+ * pod was a third of the engine's time per GPU pod; so was the diff walking unchanged parts, which
  * now stops at shared children (jsonpatch.c).
  *
  * Must never hand a reference node to code that writes inside it: a field placement writes
- * into must be listed here as owned (shallow) or deep. The copy must never outlive the
+ * into must be listed here as owned (shallow) or deep, or owned by gpa_eng_cow_own before the
+ * write. The copy must never outlive the
  * original (it borrows from it); gpa_engine_mutate deep-copies it (gpa_eng_cow_materialize)
  * before it leaves the engine as decision.mutated. Never frees: the arena owns every node.
  */
@@ -129,24 +131,22 @@ static cJSON *containers_copy(gpa_narena *a, const cJSON *arr)
 
 static cJSON *metadata_copy(gpa_narena *a, const cJSON *m)
 {
-    static const rule_entry r[] = {{"labels", shallow}, {"annotations", shallow}};
-    return gpa_is_object(m) ? shallow_with(a, m, r, 2) : deep(a, m);
+    static const rule_entry r[] = {{"annotations", shallow}};
+    return gpa_is_object(m) ? shallow_with(a, m, r, 1) : deep(a, m);
 }
 
 /* Containers are only written when resources are renamed; otherwise they stay shared. */
 static cJSON *spec_copy(gpa_narena *a, const cJSON *s)
 {
-    static const rule_entry r[] = {{"tolerations", shallow},
-                                   {"affinity", deep},
-                                   {"containers", containers_copy},
-                                   {"initContainers", containers_copy}};
-    return gpa_is_object(s) ? shallow_with(a, s, r, 4) : deep(a, s);
+    static const rule_entry r[] = {
+        {"affinity", deep}, {"containers", containers_copy}, {"initContainers", containers_copy}};
+    return gpa_is_object(s) ? shallow_with(a, s, r, 3) : deep(a, s);
 }
 
 static cJSON *spec_copy_keep_containers(gpa_narena *a, const cJSON *s)
 {
-    static const rule_entry r[] = {{"tolerations", shallow}, {"affinity", deep}};
-    return gpa_is_object(s) ? shallow_with(a, s, r, 2) : deep(a, s);
+    static const rule_entry r[] = {{"affinity", deep}};
+    return gpa_is_object(s) ? shallow_with(a, s, r, 1) : deep(a, s);
 }
 
 cJSON *gpa_eng_cow_copy(gpa_narena *a, const cJSON *pod, bool containers)
@@ -156,6 +156,15 @@ cJSON *gpa_eng_cow_copy(gpa_narena *a, const cJSON *pod, bool containers)
                                          {"spec", spec_copy_keep_containers}};
     if (!gpa_is_object(pod)) return deep(a, pod);
     return shallow_with(a, pod, containers ? with : without, 2);
+}
+
+cJSON *gpa_eng_cow_own(gpa_narena *a, cJSON *parent, cJSON *item)
+{
+    if (!(item->type & cJSON_IsReference) || (!gpa_is_object(item) && !gpa_is_array(item)))
+        return item; /* owned already (an empty reference shares no members either) */
+    cJSON *n = shallow(a, item);
+    if (n) gpa_jn_replace(parent, item, n); /* keeps the key, borrowed or not */
+    return n;
 }
 
 /* Gives every borrowed key its own storage, so the tree no longer depends on the original. */

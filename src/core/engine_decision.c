@@ -106,15 +106,14 @@ static char *vfmt(gpa_eng *e, const char *fmt, va_list ap)
     return s;
 }
 
-/* Cuts s (in place) to at most WARN_MAX bytes on a UTF-8 boundary, marking the cut. */
-static void shorten(char *s)
+size_t gpa_eng_shorten(char *s, size_t n)
 {
-    size_t n = strlen(s);
-    if (n <= WARN_MAX) return;
+    if (n <= WARN_MAX) return n;
     size_t cut = WARN_MAX - 3;
     while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80)
         cut--;
     memcpy(s + cut, "...", 4);
+    return cut + 3;
 }
 
 /* Appends s (an arena string) to a decision list kept in the arena: a full list moves to
@@ -171,11 +170,31 @@ void gpa_eng_warn(gpa_eng *e, const char *fmt, ...)
     va_start(ap, fmt);
     char *s = vfmt(e, fmt, ap);
     va_end(ap);
-    if (s) shorten(s);
+    if (s) gpa_eng_shorten(s, strlen(s));
     if (push(e, &e->d->warnings, &e->d->n_warnings, &e->cap_warn, s) && e->req->explain) {
         /* every change is also an explain line, so --explain tells the whole story */
         gpa_eng_explain(e, "change: %s", s);
     }
+}
+
+void gpa_eng_warn_parts(gpa_eng *e, const gpa_sv *parts, size_t n)
+{
+    gpa_narena *ar = gpa_eng_arena(e);
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += parts[i].n;
+    char *s = ar ? gpa_narena_alloc(ar, total + 1) : NULL;
+    if (s) {
+        char *o = s;
+        for (size_t i = 0; i < n; i++) {
+            memcpy(o, parts[i].s, parts[i].n);
+            o += parts[i].n;
+        }
+        *o = '\0';
+        gpa_eng_shorten(s, total);
+    }
+    if (push(e, &e->d->warnings, &e->d->n_warnings, &e->cap_warn, s) && e->req->explain)
+        gpa_eng_explain(e, "change: %s", s);
 }
 
 void gpa_eng_explain(gpa_eng *e, const char *fmt, ...)

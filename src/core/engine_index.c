@@ -4,12 +4,17 @@
  * word, so rejecting a rule or tenant whose namespaces cannot match is one AND and one
  * compare over a contiguous array instead of chasing three pointers into the policy.
  *
+ * Also the warning lines that depend only on the policy (per pool and per rule), formatted
+ * once here so placing a pod copies them instead of formatting them per request.
+ *
  * Built once by the loader into the policy's arena (freed with it); read-only afterwards.
  * It is only ever a necessary condition: a rule or tenant it lets through is still checked in
  * full, so it must never reject anything the full check would accept. Policies built without
  * it (engine_index NULL) are matched the slow way.
  */
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -121,6 +126,72 @@ static gpa_glob_key tenant_key_at(const gpa_engine_index *x, size_t i)
     return x->tenant_globs[i].key;
 }
 
+/* One line in the arena, formatted and cut exactly as gpa_eng_warn would. */
+static int text(gpa_sv *out, gpa_arena *a, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int text(gpa_sv *out, gpa_arena *a, const char *fmt, ...)
+{
+    va_list ap, cp;
+    va_start(ap, fmt);
+    va_copy(cp, ap);
+    int n = vsnprintf(NULL, 0, fmt, cp);
+    va_end(cp);
+    char *s = n >= 0 ? gpa_arena_alloc(a, (size_t)n + 1) : NULL;
+    if (s) vsnprintf(s, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    if (!s) return GPA_ENOMEM;
+    out->s = s;
+    out->n = gpa_eng_shorten(s, (size_t)n);
+    return GPA_OK;
+}
+
+static gpa_sv sv(const char *s)
+{
+    return (gpa_sv){s, strlen(s)};
+}
+
+static const char *or_empty(const char *s)
+{
+    return s ? s : "";
+}
+
+static int pool_text(gpa_pool_text *t, gpa_arena *a, const gpa_pool *pl)
+{
+    t->name = sv(pl->name);
+    int rc = GPA_OK;
+    if (pl->runtime_class)
+        rc = text(&t->runtime_class, a, GPA_W_RUNTIME_CLASS, pl->runtime_class, pl->name);
+    t->tolerations = gpa_arena_array(a, pl->n_tolerations + 1, sizeof *t->tolerations);
+    t->node_selector = gpa_arena_array(a, pl->node_selector.n + 1, sizeof *t->node_selector);
+    if (!t->tolerations || !t->node_selector) return GPA_ENOMEM;
+    for (size_t i = 0; i < pl->n_tolerations && rc == GPA_OK; i++) {
+        const gpa_toleration *tl = &pl->tolerations[i];
+        rc = text(&t->tolerations[i], a, GPA_W_TOLERATION, tl->key ? tl->key : "*",
+                  tl->op ? tl->op : "Equal", tl->value ? " " : "", or_empty(tl->value),
+                  tl->effect ? tl->effect : "(any effect)", pl->name);
+    }
+    for (size_t i = 0; i < pl->node_selector.n && rc == GPA_OK; i++)
+        rc = text(&t->node_selector[i], a, GPA_W_NODE_AFFINITY, pl->node_selector.keys[i], "In",
+                  pl->node_selector.values[i], pl->name);
+    if (rc == GPA_OK) rc = text(&t->pool_label, a, GPA_W_LABEL, GPA_LABEL_POOL, pl->name);
+    if (rc == GPA_OK) rc = text(&t->isolation, a, GPA_W_ISOLATION, pl->name);
+    if (rc == GPA_OK) rc = text(&t->affinity_suffix, a, "] added for pool %s", pl->name);
+    return rc;
+}
+
+static int rule_text(gpa_rule_text *t, gpa_arena *a, const gpa_rule *r)
+{
+    t->name = sv(r->name);
+    const gpa_pool *pl = r->pool;
+    if (!pl || r->deny_message) return GPA_OK;
+    int rc = text(&t->placed, a, GPA_W_PLACED, pl->name, r->name);
+    if (rc == GPA_OK &&
+        (pl->sharing == GPA_SHARING_TIME_SLICING || pl->sharing == GPA_SHARING_MPS) &&
+        pl->shared_resource)
+        rc = text(&t->renamed, a, GPA_W_RENAMED, GPA_RES_GPU, pl->shared_resource, r->name);
+    return rc;
+}
+
 int gpa_engine_index_build(gpa_policy *p, gpa_arena *a)
 {
     gpa_engine_index *x = gpa_arena_alloc(a, sizeof *x);
@@ -151,6 +222,14 @@ int gpa_engine_index_build(gpa_policy *p, gpa_arena *a)
     }
     int rc = lookup_build(&x->rules_lk, a, x->n_rules, rule_key_at, x);
     if (rc == GPA_OK) rc = lookup_build(&x->tenants_lk, a, n, tenant_key_at, x);
+    x->pools = gpa_arena_array(a, p->n_pools + 1, sizeof *x->pools);
+    x->rules = gpa_arena_array(a, p->n_rules + 1, sizeof *x->rules);
+    if (!x->pools || !x->rules) return GPA_ENOMEM;
+    for (size_t i = 0; i < p->n_pools && rc == GPA_OK; i++)
+        rc = pool_text(&x->pools[i], a, &p->pools[i]);
+    for (size_t i = 0; i < p->n_rules && rc == GPA_OK; i++)
+        rc = rule_text(&x->rules[i], a, &p->rules[i]);
+    x->revision = sv(p->revision);
     if (rc != GPA_OK) return rc;
     p->engine_index = x;
     return GPA_OK;

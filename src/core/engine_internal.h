@@ -37,7 +37,43 @@ typedef struct gpa_glob_lookup {
     } b[9];
 } gpa_glob_lookup;
 
+/* A string and its length (known, so copying it needs no strlen). */
+typedef struct gpa_sv {
+    const char *s;
+    size_t n;
+} gpa_sv;
+
+/* Warning lines that depend only on the policy, formatted (and cut to the warning limit)
+ * once at load: placing a pod then copies them instead of formatting them again. The texts
+ * are the formats below, exactly what the engine writes without an index. */
+#define GPA_W_PLACED        "placed in pool %s by rule %s"
+#define GPA_W_RENAMED       "%s rewritten to %s by rule %s"
+#define GPA_W_TOLERATION    "toleration %s %s%s%s %s added for pool %s"
+#define GPA_W_RUNTIME_CLASS "runtimeClassName %s set for pool %s"
+#define GPA_W_NODE_AFFINITY "node affinity %s %s [%s] added for pool %s"
+#define GPA_W_LABEL         "label %s=%s added for tenant isolation"
+#define GPA_W_ISOLATION     "pod anti-affinity added: no other tenant's pods on the same %s node"
+
+typedef struct gpa_pool_text {
+    gpa_sv name;
+    gpa_sv runtime_class;   /* GPA_W_RUNTIME_CLASS; s NULL when the pool sets none */
+    gpa_sv *tolerations;    /* GPA_W_TOLERATION per toleration */
+    gpa_sv *node_selector;  /* GPA_W_NODE_AFFINITY per nodeSelector entry */
+    gpa_sv pool_label;      /* GPA_W_LABEL for the pool label */
+    gpa_sv isolation;       /* GPA_W_ISOLATION */
+    gpa_sv affinity_suffix; /* "] added for pool <name>": the end of a GPA_W_NODE_AFFINITY */
+} gpa_pool_text;
+
+typedef struct gpa_rule_text {
+    gpa_sv name;
+    gpa_sv placed;  /* GPA_W_PLACED (rules that place) */
+    gpa_sv renamed; /* GPA_W_RENAMED for time-slicing and mps pools */
+} gpa_rule_text;
+
 typedef struct gpa_engine_index {
+    gpa_pool_text *pools; /* per pool, in pool order */
+    gpa_rule_text *rules; /* per rule, in rule order */
+    gpa_sv revision;
     size_t n_rules;
     gpa_glob_key *rule_keys; /* per rule, in rule order */
     size_t n_tenant_globs;
@@ -111,6 +147,27 @@ void gpa_eng_init(gpa_eng *e, gpa_decision *d, const gpa_policy *p, const gpa_re
 void gpa_eng_violation(gpa_eng *e, const char *reason, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void gpa_eng_warn(gpa_eng *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The warning made of parts[0..n) joined (cut like any warning): a copy of a line built at
+ * load, or of pieces whose lengths are known, without a formatting pass. */
+void gpa_eng_warn_parts(gpa_eng *e, const gpa_sv *parts, size_t n);
+static inline void gpa_eng_warn_sv(gpa_eng *e, gpa_sv line)
+{
+    gpa_eng_warn_parts(e, &line, 1);
+}
+/* Cuts s of length n (in place) to below 120 bytes on a UTF-8 boundary, marking the cut with
+ * "..."; returns the new length. */
+size_t gpa_eng_shorten(char *s, size_t n);
+/* The placed pool's and the matched rule's load-time texts; NULL without an index. */
+static inline const gpa_pool_text *gpa_eng_pool_text(const gpa_eng *e)
+{
+    const gpa_engine_index *x = e->p->engine_index;
+    return x && e->pool ? &x->pools[e->pool - e->p->pools] : NULL;
+}
+static inline const gpa_rule_text *gpa_eng_rule_text(const gpa_eng *e)
+{
+    const gpa_engine_index *x = e->p->engine_index;
+    return x && e->rule ? &x->rules[e->rule - e->p->rules] : NULL;
+}
 void gpa_eng_explain(gpa_eng *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void gpa_eng_audit(gpa_eng *e, const char *key, const char *value);
 void gpa_eng_drop_warnings_from(gpa_eng *e, size_t n);
@@ -139,6 +196,7 @@ typedef struct gpa_node_req {
     const char *key;
     const char *op; /* "In" or "Gt" */
     const char *value;
+    const gpa_sv *line; /* its GPA_W_NODE_AFFINITY line when built at load, else NULL */
 } gpa_node_req;
 
 #define GPA_MAX_NODE_REQS 64 /* on the stack; larger nodeSelectors go to the heap */
@@ -174,6 +232,10 @@ bool gpa_eng_isolation_lost_namespace_selector(const gpa_pod *v, const char *poo
 /* engine_cow.c: the copy placement mutates, in arena a, sharing every part it never writes;
  * containers: whether container resources may be renamed (copied, not shared). */
 cJSON *gpa_eng_cow_copy(gpa_narena *a, const cJSON *pod, bool containers);
+/* item (a member of parent, an owned node of the copy) made writable: a reference to an
+ * object or array is replaced in parent by an owned one whose members are references.
+ * Returns the node to write into; NULL on OOM. */
+cJSON *gpa_eng_cow_own(gpa_narena *a, cJSON *parent, cJSON *item);
 /* An independent deep copy of a copy-on-write copy (decision.mutated). */
 cJSON *gpa_eng_cow_materialize(const cJSON *copy);
 

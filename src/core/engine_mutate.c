@@ -93,7 +93,20 @@ static void rename_resources(gpa_eng *e, cJSON *pod)
             if (gpa_is_object(req) && rename_one(e, req, target)) any = true;
         }
     }
-    if (any) gpa_eng_warn(e, "%s rewritten to %s by rule %s", GPA_RES_GPU, target, e->rule->name);
+    if (!any) return;
+    const gpa_rule_text *rt = gpa_eng_rule_text(e);
+    if (rt && rt->renamed.s && target == pool->shared_resource) {
+        gpa_eng_warn_sv(e, rt->renamed);
+    } else if (rt) {
+        const gpa_sv parts[] = {
+            {GPA_RES_GPU " rewritten to ", sizeof(GPA_RES_GPU " rewritten to ") - 1},
+            {target, strlen(target)},
+            {" by rule ", 9},
+            rt->name};
+        gpa_eng_warn_parts(e, parts, 4);
+    } else {
+        gpa_eng_warn(e, GPA_W_RENAMED, GPA_RES_GPU, target, e->rule->name);
+    }
 }
 
 /* ---------------------------------------------------------------- 2. tolerations */
@@ -195,15 +208,20 @@ static void add_tolerations(gpa_eng *e, cJSON *spec)
             }
         }
         if (have) continue;
-        cJSON *n = toleration_json(gpa_eng_arena(e), t);
-        if (!n) {
+        /* the copy shares the pod's list until it gets a member */
+        cJSON *n = toleration_json(e->arena, t);
+        if (!n || !(arr = gpa_eng_cow_own(e->arena, spec, arr))) {
             e->oom = true;
             return;
         }
         gpa_jn_append(arr, n);
-        gpa_eng_warn(e, "toleration %s %s%s%s %s added for pool %s", t->key ? t->key : "*",
-                     t->op ? t->op : "Equal", t->value ? " " : "", or_empty(t->value),
-                     t->effect ? t->effect : "(any effect)", pool->name);
+        const gpa_pool_text *pt = gpa_eng_pool_text(e);
+        if (pt)
+            gpa_eng_warn_sv(e, pt->tolerations[i]);
+        else
+            gpa_eng_warn(e, GPA_W_TOLERATION, t->key ? t->key : "*", t->op ? t->op : "Equal",
+                         t->value ? " " : "", or_empty(t->value),
+                         t->effect ? t->effect : "(any effect)", pool->name);
     }
 }
 
@@ -214,18 +232,32 @@ static void set_runtime_class(gpa_eng *e, cJSON *spec)
     cJSON *cur = gpa_jn_get(spec, "runtimeClassName");
     if (cur && !gpa_is_null(cur))
         return; /* the same one needs nothing; a different one is denied by the check */
-    if (gpa_eng_put_str(e, spec, cur, "runtimeClassName", rc))
-        gpa_eng_warn(e, "runtimeClassName %s set for pool %s", rc, e->pool->name);
+    if (!gpa_eng_put_str(e, spec, cur, "runtimeClassName", rc)) return;
+    const gpa_pool_text *pt = gpa_eng_pool_text(e);
+    if (pt)
+        gpa_eng_warn_sv(e, pt->runtime_class);
+    else
+        gpa_eng_warn(e, GPA_W_RUNTIME_CLASS, rc, e->pool->name);
 }
 
 /* ---------------------------------------------------------------- 5/6. labels, annotations */
 
-static void add_label_if_absent(gpa_eng *e, cJSON *labels, const char *key, const char *value)
+/* *labels: metadata's labels, still shared with the pod until the first label is added.
+ * line: the warning when built at load (NULL: formatted here). */
+static void add_label_if_absent(gpa_eng *e, cJSON *meta, cJSON **labels, const char *key,
+                                const char *value, const gpa_sv *line)
 {
-    if (!labels || gpa_jn_get(labels, key))
+    if (!*labels || gpa_jn_get(*labels, key))
         return; /* a different value is the pool-label / tenant-claim check's business */
-    if (gpa_eng_put_str(e, labels, NULL, key, value))
-        gpa_eng_warn(e, "label %s=%s added for tenant isolation", key, value);
+    if (!(*labels = gpa_eng_cow_own(e->arena, meta, *labels))) {
+        e->oom = true;
+        return;
+    }
+    if (!gpa_eng_put_str(e, *labels, NULL, key, value)) return;
+    if (line)
+        gpa_eng_warn_sv(e, *line);
+    else
+        gpa_eng_warn(e, GPA_W_LABEL, key, value);
 }
 
 static void place(gpa_eng *e, cJSON *pod)
@@ -260,8 +292,10 @@ static void place(gpa_eng *e, cJSON *pod)
     if (pool->sharing == GPA_SHARING_TIME_SLICING || pool->sharing == GPA_SHARING_MPS) { /* 5 */
         gpa_eng_tenancy(e);
         cJSON *labels = gpa_eng_child_obj(e, meta, "labels");
-        add_label_if_absent(e, labels, GPA_LABEL_POOL, pool->name);
-        add_label_if_absent(e, labels, GPA_LABEL_TENANT, e->tenant);
+        const gpa_pool_text *pt = gpa_eng_pool_text(e);
+        add_label_if_absent(e, meta, &labels, GPA_LABEL_POOL, pool->name,
+                            pt ? &pt->pool_label : NULL);
+        add_label_if_absent(e, meta, &labels, GPA_LABEL_TENANT, e->tenant, NULL);
         gpa_eng_add_isolation(e, pod);
     }
     if (ann) { /* 6 */
@@ -310,7 +344,11 @@ int gpa_engine_mutate(gpa_decision *out, const gpa_policy *p, const gpa_request 
         out->patch = ops;
         out->mutated = mutated;
         /* the headline goes first, before the per-change lines */
-        gpa_eng_warn(&e, "placed in pool %s by rule %s", e.pool->name, e.rule->name);
+        const gpa_rule_text *rt = gpa_eng_rule_text(&e);
+        if (rt)
+            gpa_eng_warn_sv(&e, rt->placed);
+        else
+            gpa_eng_warn(&e, GPA_W_PLACED, e.pool->name, e.rule->name);
         if (!e.oom && out->n_warnings > mark + 1) {
             char *head = out->warnings[out->n_warnings - 1];
             memmove(&out->warnings[mark + 1], &out->warnings[mark],
