@@ -60,7 +60,7 @@ char *gpa_rbuf_take(gpa_rbuf *b, size_t *len_out)
     return d;
 }
 
-static bool grow(gpa_rbuf *b, size_t n)
+bool gpa_rbuf_grow(gpa_rbuf *b, size_t n)
 {
     if (b->oom) return false;
     if (n > ((size_t)-1) / 4 - b->len) {
@@ -85,14 +85,7 @@ static bool grow(gpa_rbuf *b, size_t n)
 static inline bool reserve(gpa_rbuf *b, size_t n)
 {
     if (n < b->cap - b->len) return true;
-    return grow(b, n);
-}
-
-void gpa_rbuf_put(gpa_rbuf *b, const char *s, size_t n)
-{
-    if (!reserve(b, n)) return;
-    memcpy(b->data + b->len, s, n);
-    b->len += n;
+    return gpa_rbuf_grow(b, n);
 }
 
 void gpa_rbuf_puts(gpa_rbuf *b, const char *s)

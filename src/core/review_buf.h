@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 #include <cjson/cJSON.h>
 
@@ -27,7 +28,17 @@ void gpa_rbuf_free(gpa_rbuf *b);
 /* Hands the NUL-terminated bytes to the caller (NULL after an allocation failure). */
 char *gpa_rbuf_take(gpa_rbuf *b, size_t *len_out);
 
-void gpa_rbuf_put(gpa_rbuf *b, const char *s, size_t n);
+/* The slow path of every append: room for n more bytes plus a terminator (false, and oom
+ * latched, when there is none). */
+bool gpa_rbuf_grow(gpa_rbuf *b, size_t n);
+/* Inline: the codec appends a dozen literals per response, and a constant n turns the memcpy
+ * into a few moves. len <= cap always holds, so n < cap - len is len + n + 1 <= cap. */
+static inline void gpa_rbuf_put(gpa_rbuf *b, const char *s, size_t n)
+{
+    if (n >= b->cap - b->len && !gpa_rbuf_grow(b, n)) return;
+    memcpy(b->data + b->len, s, n);
+    b->len += n;
+}
 void gpa_rbuf_puts(gpa_rbuf *b, const char *s);
 /* A JSON string literal, quotes included. */
 void gpa_rbuf_json_str(gpa_rbuf *b, const char *s);
