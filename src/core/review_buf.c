@@ -168,33 +168,43 @@ static __attribute__((noinline)) char *json_str_long(gpa_rbuf *b, char *o, const
     const unsigned char *verbatim = p; /* output equals input from here to p */
     const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
     const __m128i ctl = _mm_set1_epi8(0x1f);
+#define ESCAPES(x)                                                                                 \
+    ((unsigned)_mm_movemask_epi8(                                                                  \
+        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash)),            \
+                     _mm_cmpeq_epi8(_mm_min_epu8(x, ctl), x))))
     for (;;) {
-        size_t left = (size_t)(end - p), skip = 0;
-        const unsigned char *at = p;
-        if (left < 16) {
-            /* The 16 bytes ending at end, re-copying the 16 - left before p unchanged. */
-            if (!left || end - 16 < verbatim) break;
-            skip = 16 - left;
-            at = end - 16;
+        /* Whole blocks: copied as they are until one holds a byte to escape. */
+        while (end - p >= 16) {
+            __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+            unsigned mask = ESCAPES(x);
+            _mm_storeu_si128((__m128i *)(void *)o, x);
+            if (mask) {
+                unsigned k = (unsigned)__builtin_ctz(mask);
+                o += k;
+                p += k;
+                goto escape;
+            }
+            o += 16;
+            p += 16;
         }
-        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)at);
-        unsigned mask = (unsigned)_mm_movemask_epi8(
-            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash)),
-                         _mm_cmpeq_epi8(_mm_min_epu8(x, ctl), x)));
-        mask >>= skip;
-        _mm_storeu_si128((__m128i *)(void *)(o - skip), x);
-        if (!mask) {
-            o += 16 - skip;
-            p += 16 - skip;
-            continue;
+        /* The tail: the 16 bytes ending at end, re-copying the ones before p unchanged. */
+        if (p == end || end - 16 < verbatim) break;
+        {
+            size_t skip = 16 - (size_t)(end - p);
+            __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(end - 16));
+            unsigned mask = ESCAPES(x) >> skip;
+            _mm_storeu_si128((__m128i *)(void *)(o - skip), x);
+            if (!mask) return o + (end - p);
+            unsigned k = (unsigned)__builtin_ctz(mask);
+            o += k;
+            p += k;
         }
-        unsigned k = (unsigned)__builtin_ctz(mask);
-        o += k;
-        p += k;
+    escape:
         if (!(o = room_for_escapes(b, o, (size_t)(end - p)))) return NULL;
         o = escape_byte(o, *p++);
         verbatim = p;
     }
+#undef ESCAPES
 #endif
     for (; p < end; p++) {
         if (!needs_escape(*p)) {
