@@ -53,9 +53,14 @@ bool gpa_eng_set_str(gpa_eng *e, cJSON *obj, const char *key, const char *value)
 
 bool gpa_eng_put_str(gpa_eng *e, cJSON *obj, cJSON *cur, const char *key, const char *value)
 {
-    if (gpa_is_string(cur) && strcmp(cur->valuestring, value) == 0) return false;
+    return gpa_eng_put_sv(e, obj, cur, key, (gpa_sv){value, strlen(value)});
+}
+
+bool gpa_eng_put_sv(gpa_eng *e, cJSON *obj, cJSON *cur, const char *key, gpa_sv value)
+{
+    if (gpa_is_string(cur) && strcmp(cur->valuestring, value.s) == 0) return false;
     gpa_narena *a = gpa_eng_arena(e);
-    cJSON *n = a ? gpa_jn_str(a, value) : NULL;
+    cJSON *n = a ? gpa_jn_strn(a, value.s, value.n) : NULL;
     if (!n) {
         e->oom = true;
         return false;
@@ -234,15 +239,39 @@ void gpa_eng_add_node_affinity(gpa_eng *e, cJSON *spec, const gpa_node_req *reqs
     if (added != stack_added) free(added);
 }
 
+/* key, operator and values of a node selector requirement in one pass over its members
+ * (the first of a repeated name counts, as with a lookup; a wrong type reads as absent). */
+static void requirement(const cJSON *x, const char **key, const char **op, const cJSON **vals)
+{
+    *key = *op = NULL;
+    *vals = NULL;
+    unsigned seen = 0;
+    for (const cJSON *c = x->child; c; c = c->next) {
+        const char *k = c->string;
+        if (!k) continue;
+        if (k[0] == 'k' && !(seen & 1) && strcmp(k, "key") == 0) {
+            seen |= 1;
+            *key = gpa_is_string(c) ? c->valuestring : NULL;
+        } else if (k[0] == 'o' && !(seen & 2) && strcmp(k, "operator") == 0) {
+            seen |= 2;
+            *op = gpa_is_string(c) ? c->valuestring : NULL;
+        } else if (k[0] == 'v' && !(seen & 4) && strcmp(k, "values") == 0) {
+            seen |= 4;
+            *vals = gpa_is_array(c) ? c : NULL;
+        }
+    }
+}
+
 /* Does this nodeSelectorTerm rule out nodes labelled key=value? */
 static bool term_excludes(const cJSON *term, const char *key, const char *value)
 {
     const cJSON *x;
     cJSON_ArrayForEach(x, gpa_json_arr(term, "matchExpressions"))
     {
-        const char *k = gpa_json_str(x, "key"), *op = gpa_json_str(x, "operator");
+        const char *k, *op;
+        const cJSON *vals;
+        requirement(x, &k, &op, &vals);
         if (!k || !op || strcmp(k, key) != 0) continue;
-        const cJSON *vals = gpa_json_arr(x, "values");
         if (strcmp(op, "In") == 0 && !values_contain(vals, value)) return true;
         if (strcmp(op, "NotIn") == 0 && values_contain(vals, value)) return true;
         if (strcmp(op, "DoesNotExist") == 0) return true;
@@ -250,8 +279,15 @@ static bool term_excludes(const cJSON *term, const char *key, const char *value)
     return false;
 }
 
-int gpa_eng_node_conflict(const gpa_pod *v, const gpa_node_req *reqs, size_t n, char *detail,
-                          size_t cap)
+const cJSON *gpa_eng_node_terms(const gpa_pod *v)
+{
+    return gpa_json_arr(gpa_json_obj(gpa_json_obj(v->affinity, "nodeAffinity"),
+                                     "requiredDuringSchedulingIgnoredDuringExecution"),
+                        "nodeSelectorTerms");
+}
+
+int gpa_eng_node_conflict(const gpa_pod *v, const cJSON *terms, const gpa_node_req *reqs, size_t n,
+                          char *detail, size_t cap)
 {
     const cJSON *sel = v->node_selector;
     for (size_t i = 0; i < n; i++) {
@@ -262,11 +298,7 @@ int gpa_eng_node_conflict(const gpa_pod *v, const gpa_node_req *reqs, size_t n, 
             return (int)i;
         }
     }
-    const cJSON *terms =
-        gpa_json_arr(gpa_json_obj(gpa_json_obj(v->affinity, "nodeAffinity"),
-                                  "requiredDuringSchedulingIgnoredDuringExecution"),
-                     "nodeSelectorTerms");
-    if (cJSON_GetArraySize(terms) == 0) return -1;
+    if (!terms || !terms->child) return -1;
     int first = -1;
     const cJSON *term;
     cJSON_ArrayForEach(term, terms)

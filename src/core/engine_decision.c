@@ -209,10 +209,15 @@ void gpa_eng_explain(gpa_eng *e, const char *fmt, ...)
 
 void gpa_eng_audit(gpa_eng *e, const char *key, const char *value)
 {
+    gpa_eng_audit_sv(e, (gpa_sv){key, strlen(key)}, (gpa_sv){value, strlen(value)});
+}
+
+void gpa_eng_audit_sv(gpa_eng *e, gpa_sv key, gpa_sv value)
+{
     gpa_decision *d = e->d;
     gpa_narena *ar = gpa_eng_arena(e);
-    char *k = ar ? gpa_narena_strdup(ar, key) : NULL;
-    char *v = k ? gpa_narena_strdup(ar, value) : NULL;
+    char *k = ar ? gpa_narena_strndup(ar, key.s, key.n) : NULL;
+    char *v = k ? gpa_narena_strndup(ar, value.s, value.n) : NULL;
     if (!v) {
         e->oom = true;
         return;
@@ -271,8 +276,14 @@ int gpa_eng_finish(gpa_eng *e, gpa_error *err)
     d->rule = e->rule ? e->rule->name : NULL;
     d->pool = e->pool ? e->pool->name : NULL;
     if (e->rule) {
-        gpa_eng_audit(e, "rule", e->rule->name);
-        if (e->pool) gpa_eng_audit(e, "pool", e->pool->name);
+        /* the names' lengths are known when the index is there */
+        const gpa_rule_text *rt = gpa_eng_rule_text(e);
+        const gpa_pool_text *pt = gpa_eng_pool_text(e);
+        gpa_eng_audit_sv(e, (gpa_sv){"rule", 4},
+                         rt ? rt->name : (gpa_sv){e->rule->name, strlen(e->rule->name)});
+        if (e->pool)
+            gpa_eng_audit_sv(e, (gpa_sv){"pool", 4},
+                             pt ? pt->name : (gpa_sv){e->pool->name, strlen(e->pool->name)});
     }
     if (e->n_viol > 0) {
         d->reason = e->viol[0].reason;

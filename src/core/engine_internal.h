@@ -170,6 +170,7 @@ static inline const gpa_rule_text *gpa_eng_rule_text(const gpa_eng *e)
 }
 void gpa_eng_explain(gpa_eng *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void gpa_eng_audit(gpa_eng *e, const char *key, const char *value);
+void gpa_eng_audit_sv(gpa_eng *e, gpa_sv key, gpa_sv value);
 void gpa_eng_drop_warnings_from(gpa_eng *e, size_t n);
 /* Turns violations into the decision (enforcement), frees engine state; returns GPA_OK or
  * GPA_ENOMEM (decision cleared). */
@@ -213,10 +214,12 @@ gpa_node_req *gpa_eng_node_reqs_buf(gpa_eng *e, gpa_node_req *stack, size_t *cap
 size_t gpa_eng_node_reqs(gpa_eng *e, gpa_node_req *out, size_t cap, char *buf, size_t bufcap);
 /* Adds the requirements to every nodeSelectorTerm of spec (creating what is missing). */
 void gpa_eng_add_node_affinity(gpa_eng *e, cJSON *spec, const gpa_node_req *reqs, size_t n);
-/* The first requirement the pod's own nodeSelector/affinity contradicts, or -1. detail gets
- * a human description of the contradiction. */
-int gpa_eng_node_conflict(const gpa_pod *v, const gpa_node_req *reqs, size_t n, char *detail,
-                          size_t cap);
+/* The pod's required nodeSelectorTerms array, NULL when it has none. */
+const cJSON *gpa_eng_node_terms(const gpa_pod *v);
+/* The first requirement the pod's own nodeSelector/affinity contradicts, or -1. terms is
+ * gpa_eng_node_terms(v). detail gets a human description of the contradiction. */
+int gpa_eng_node_conflict(const gpa_pod *v, const cJSON *terms, const gpa_node_req *reqs, size_t n,
+                          char *detail, size_t cap);
 /* Topology (mutation 4) and isolation (mutation 5) pod (anti-)affinity. */
 void gpa_eng_add_topology(gpa_eng *e, cJSON *pod, bool *changed);
 void gpa_eng_add_isolation(gpa_eng *e, cJSON *pod);
@@ -247,5 +250,7 @@ bool gpa_eng_set_str(gpa_eng *e, cJSON *obj, const char *key, const char *value)
 /* The same when the caller has looked key up already: cur is obj's member key (NULL when
  * absent). */
 bool gpa_eng_put_str(gpa_eng *e, cJSON *obj, cJSON *cur, const char *key, const char *value);
+/* The same with the value's length known. */
+bool gpa_eng_put_sv(gpa_eng *e, cJSON *obj, cJSON *cur, const char *key, gpa_sv value);
 
 #endif

@@ -287,7 +287,9 @@ static void place(gpa_eng *e, cJSON *pod)
 
         bool island = (pool->topology.island_size_label && e->gpus >= 2) ||
                       gpa_eng_group_label(e, &e->orig, &val) != NULL;
-        if (island && ann) gpa_eng_set_str(e, ann, GPA_ANN_TOPOLOGY, "nvlink-island");
+        if (island && ann)
+            gpa_eng_put_sv(e, ann, gpa_jn_get(ann, GPA_ANN_TOPOLOGY), GPA_ANN_TOPOLOGY,
+                           (gpa_sv){"nvlink-island", 13});
     }
     if (pool->sharing == GPA_SHARING_TIME_SLICING || pool->sharing == GPA_SHARING_MPS) { /* 5 */
         gpa_eng_tenancy(e);
@@ -299,8 +301,15 @@ static void place(gpa_eng *e, cJSON *pod)
         gpa_eng_add_isolation(e, pod);
     }
     if (ann) { /* 6 */
-        gpa_eng_set_str(e, ann, GPA_ANN_RULE, e->rule->name);
-        gpa_eng_set_str(e, ann, GPA_ANN_POLICY, e->p->revision);
+        const gpa_rule_text *rt = gpa_eng_rule_text(e);
+        if (rt) {
+            gpa_eng_put_sv(e, ann, gpa_jn_get(ann, GPA_ANN_RULE), GPA_ANN_RULE, rt->name);
+            gpa_eng_put_sv(e, ann, gpa_jn_get(ann, GPA_ANN_POLICY), GPA_ANN_POLICY,
+                           e->p->engine_index->revision);
+        } else {
+            gpa_eng_set_str(e, ann, GPA_ANN_RULE, e->rule->name);
+            gpa_eng_set_str(e, ann, GPA_ANN_POLICY, e->p->revision);
+        }
     }
 }
 

@@ -270,10 +270,8 @@ static void check_placement(gpa_eng *e, const gpa_pod *v)
                           "pod sets runtimeClassName %s but pool %s runs GPUs with %s; remove "
                           "runtimeClassName (the webhook sets it)",
                           rc, pool->name, pool->runtime_class);
-    int n_terms = cJSON_GetArraySize(
-        gpa_json_arr(gpa_json_obj(gpa_json_obj(v->affinity, "nodeAffinity"),
-                                  "requiredDuringSchedulingIgnoredDuringExecution"),
-                     "nodeSelectorTerms"));
+    const cJSON *terms = gpa_eng_node_terms(v);
+    int n_terms = cJSON_GetArraySize(terms);
     if (n_terms > GPA_MAX_NODE_TERMS)
         gpa_eng_violation(e, "affinity-too-large",
                           "pod has %d nodeSelectorTerms; the webhook adds pool %s's node "
@@ -284,7 +282,7 @@ static void check_placement(gpa_eng *e, const gpa_pod *v)
     gpa_node_req *reqs = gpa_eng_node_reqs_buf(e, stack, &cap, &heap);
     char buf[512], detail[512];
     size_t n = reqs ? gpa_eng_node_reqs(e, reqs, cap, buf, sizeof buf) : 0;
-    int at = gpa_eng_node_conflict(v, reqs, n, detail, sizeof detail);
+    int at = gpa_eng_node_conflict(v, terms, reqs, n, detail, sizeof detail);
     if (at >= 0)
         gpa_eng_violation(e, "affinity-conflict",
                           "pod cannot run in pool %s (rule %s): %s, but the pool needs %s=%s; "

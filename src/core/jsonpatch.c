@@ -113,6 +113,11 @@ static int path_push_key(pathbuf *p, const char *key)
     if (path_reserve(p, 1 + 2 * len) != 0) return -1; /* room for every byte escaped */
     char *o = p->s + p->len;
     *o++ = '/';
+    if (!memchr(key, '/', len) && !memchr(key, '~', len)) { /* most keys: nothing to escape */
+        memcpy(o, key, len + 1);
+        p->len += 1 + len;
+        return 0;
+    }
     for (const char *c = key;;) { /* runs without "~" or "/" copied whole, those escaped */
         size_t run = strcspn(c, "~/");
         memcpy(o, c, run);
@@ -206,7 +211,7 @@ static int take_values(pathbuf *p)
 
 /* Equal without looking inside: the same node, or a copy-on-write copy's reference sharing
  * the original's children or string. Checked before a path segment is even built. */
-static bool shared(const cJSON *a, const cJSON *b)
+static inline __attribute__((always_inline)) bool shared(const cJSON *a, const cJSON *b)
 {
     if (a == b) return true;
     switch (a->type & 0xFF) {

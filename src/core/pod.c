@@ -46,6 +46,13 @@ static void take_str(const char **slot, bool *seen, const cJSON *c)
     *slot = gpa_is_string(c) ? c->valuestring : NULL;
 }
 
+/* k (whose first byte is lit's, not NUL) equals the literal lit: the second byte tells most
+ * keys apart before strcmp. */
+static inline bool key_is(const char *k, const char *lit)
+{
+    return k[1] == lit[1] && strcmp(k, lit) == 0;
+}
+
 void gpa_pod_init_spec(gpa_pod *v, const cJSON *spec)
 {
     memset(v, 0, sizeof *v);
@@ -59,23 +66,28 @@ void gpa_pod_init_spec(gpa_pod *v, const cJSON *spec)
         if (!k) continue;
         switch (k[0]) {
         case 'a':
-            if (strcmp(k, "affinity") == 0) take_obj(&v->affinity, &seen_aff, c);
+            if (key_is(k, "affinity")) take_obj(&v->affinity, &seen_aff, c);
             break;
         case 'n':
-            if (strcmp(k, "nodeSelector") == 0)
+            if (key_is(k, "nodeSelector"))
                 take_obj(&v->node_selector, &seen_sel, c);
-            else if (strcmp(k, "nodeName") == 0)
+            else if (key_is(k, "nodeName"))
                 take_str(&v->node_name, &seen_node, c);
             break;
         case 'r':
-            if (strcmp(k, "runtimeClassName") == 0) take_str(&v->runtime_class, &seen_rc, c);
+            if (key_is(k, "runtimeClassName")) take_str(&v->runtime_class, &seen_rc, c);
             break;
-        case 'c': /* containers, initContainers, ephemeralContainers */
+        /* containers, initContainers, ephemeralContainers: the last array of a repeated key,
+         * as always */
+        case 'c':
+            if (gpa_is_array(c) && key_is(k, "containers")) v->containers[GPA_PODC_MAIN] = c;
+            break;
         case 'i':
+            if (gpa_is_array(c) && key_is(k, "initContainers")) v->containers[GPA_PODC_INIT] = c;
+            break;
         case 'e':
-            if (!gpa_is_array(c)) break; /* (the last array of a repeated key, as always) */
-            for (int kind = 0; kind < GPA_PODC_KINDS; kind++)
-                if (strcmp(k, gpa_podc_field((gpa_podc_kind)kind)) == 0) v->containers[kind] = c;
+            if (gpa_is_array(c) && key_is(k, "ephemeralContainers"))
+                v->containers[GPA_PODC_EPHEMERAL] = c;
             break;
         default:
             break;
