@@ -230,6 +230,10 @@ int gpa_engine_index_build(gpa_policy *p, gpa_arena *a)
     for (size_t i = 0; i < p->n_rules && rc == GPA_OK; i++)
         rc = rule_text(&x->rules[i], a, &p->rules[i]);
     x->revision = sv(p->revision);
+    for (size_t i = 0; i < p->gpu_resources.n; i++) {
+        unsigned char c = (unsigned char)p->gpu_resources.items[i][0];
+        x->gpu_res_first[c >> 6] |= 1ULL << (c & 63);
+    }
     if (rc != GPA_OK) return rc;
     p->engine_index = x;
     return GPA_OK;

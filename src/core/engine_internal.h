@@ -74,6 +74,7 @@ typedef struct gpa_engine_index {
     gpa_pool_text *pools; /* per pool, in pool order */
     gpa_rule_text *rules; /* per rule, in rule order */
     gpa_sv revision;
+    uint64_t gpu_res_first[4]; /* bit c: some name in policy.gpu_resources begins with byte c */
     size_t n_rules;
     gpa_glob_key *rule_keys; /* per rule, in rule order */
     size_t n_tenant_globs;

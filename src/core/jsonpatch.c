@@ -7,6 +7,7 @@
  * kubectl) apply our patches exactly as we computed them. The applier must never leave the
  * document half-patched: it works on a copy and swaps it in only when every op succeeded.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,25 +108,33 @@ static int path_reserve(pathbuf *p, size_t extra)
     return 0;
 }
 
+/* A nonzero word when some byte of w is zero. */
+#define HAS_ZERO_BYTE(w) (((w)-0x0101010101010101ULL) & ~(w)&0x8080808080808080ULL)
+
 static int path_push_key(pathbuf *p, const char *key)
 {
     size_t len = strlen(key);
     if (path_reserve(p, 1 + 2 * len) != 0) return -1; /* room for every byte escaped */
     char *o = p->s + p->len;
     *o++ = '/';
-    if (!memchr(key, '/', len) && !memchr(key, '~', len)) { /* most keys: nothing to escape */
-        memcpy(o, key, len + 1);
-        p->len += 1 + len;
-        return 0;
+    size_t i = 0;
+    /* eight bytes at a time while none of them is "~" or "/" (most keys have none) */
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+        memcpy(&w, key + i, 8);
+        uint64_t tilde = w ^ 0x7e7e7e7e7e7e7e7eULL, slash = w ^ 0x2f2f2f2f2f2f2f2fULL;
+        if (HAS_ZERO_BYTE(tilde) | HAS_ZERO_BYTE(slash)) break;
+        memcpy(o, &w, 8);
+        o += 8;
     }
-    for (const char *c = key;;) { /* runs without "~" or "/" copied whole, those escaped */
-        size_t run = strcspn(c, "~/");
-        memcpy(o, c, run);
-        o += run;
-        c += run;
-        if (!*c) break;
-        *o++ = '~';
-        *o++ = *c++ == '~' ? '0' : '1';
+    for (; i < len; i++) {
+        char c = key[i];
+        if (c == '~' || c == '/') {
+            *o++ = '~';
+            *o++ = c == '~' ? '0' : '1';
+        } else {
+            *o++ = c;
+        }
     }
     *o = '\0';
     p->len = (size_t)(o - p->s);
@@ -134,11 +143,19 @@ static int path_push_key(pathbuf *p, const char *key)
 
 static int path_push_index(pathbuf *p, int idx)
 {
-    char tmp[24];
-    int n = snprintf(tmp, sizeof tmp, "/%d", idx);
-    if (path_reserve(p, (size_t)n) != 0) return -1;
-    memcpy(p->s + p->len, tmp, (size_t)n + 1);
-    p->len += (size_t)n;
+    char tmp[16]; /* "/" and the decimal digits of a non-negative int, without snprintf */
+    size_t n = sizeof tmp;
+    unsigned v = (unsigned)idx;
+    do {
+        tmp[--n] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    tmp[--n] = '/';
+    size_t w = sizeof tmp - n;
+    if (path_reserve(p, w) != 0) return -1;
+    memcpy(p->s + p->len, tmp + n, w);
+    p->len += w;
+    p->s[p->len] = '\0';
     return 0;
 }
 

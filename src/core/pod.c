@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "gpu_admission/quantity.h"
+#include "engine_internal.h"
 #include "node_arena.h"
 #include "pod.h"
 
@@ -153,7 +154,11 @@ bool gpa_is_gpu_resource(const gpa_policy *p, const char *name)
     if (name[0] == 'n' && strncmp(name, "nvidia.com/", 11) == 0) {
         if (strcmp(name + 11, "gpu") == 0 || gpa_is_mig_resource(name)) return true;
     }
-    /* first byte first: "cpu", "memory" and friends never reach strcmp */
+    /* first byte first: "cpu", "memory" and friends never reach strcmp (nor, with the
+     * engine index, the list) */
+    unsigned char c0 = (unsigned char)name[0];
+    const gpa_engine_index *x = p->engine_index;
+    if (x && !((x->gpu_res_first[c0 >> 6] >> (c0 & 63)) & 1)) return false;
     for (size_t i = 0; i < p->gpu_resources.n; i++)
         if (p->gpu_resources.items[i][0] == name[0] && strcmp(p->gpu_resources.items[i], name) == 0)
             return true;

@@ -73,6 +73,20 @@ static void test_diff_shapes(void)
                 "{\"m\":{\"labels\":{\"gpu-admission.io/pool\":\"p\",\"a~b\":\"x\"}}}",
                 "[{\"op\":\"add\",\"path\":\"/m/labels/gpu-admission.io~1pool\",\"value\":\"p\"},"
                 "{\"op\":\"add\",\"path\":\"/m/labels/a~0b\",\"value\":\"x\"}]");
+    /* escapes before, at and after the 8-byte steps of the copy, and long keys without any */
+    expect_diff("{}",
+                "{\"/abcdefghijklmnopq\":1,\"abcdefg/\":2,\"abcdefgh~\":3,"
+                "\"abcdefghijklmno/p~\":4,\"abcdefghijklmnopqrstuvwxyz\":5,\"~~//\":6}",
+                "[{\"op\":\"add\",\"path\":\"/~1abcdefghijklmnopq\",\"value\":1},"
+                "{\"op\":\"add\",\"path\":\"/abcdefg~1\",\"value\":2},"
+                "{\"op\":\"add\",\"path\":\"/abcdefgh~0\",\"value\":3},"
+                "{\"op\":\"add\",\"path\":\"/abcdefghijklmno~1p~0\",\"value\":4},"
+                "{\"op\":\"add\",\"path\":\"/abcdefghijklmnopqrstuvwxyz\",\"value\":5},"
+                "{\"op\":\"add\",\"path\":\"/~0~0~1~1\",\"value\":6}]");
+    /* indexes of more than one digit */
+    expect_diff("[0,1,2,3,4,5,6,7,8,9]", "[0,1,2,3,4,5,6,7,8,9,10,11]",
+                "[{\"op\":\"add\",\"path\":\"/10\",\"value\":10},"
+                "{\"op\":\"add\",\"path\":\"/11\",\"value\":11}]");
     /* a renamed key: remove + add, never a replace of a missing path */
     expect_diff("{\"limits\":{\"nvidia.com/gpu\":1}}",
                 "{\"limits\":{\"nvidia.com/mig-1g.10gb\":1}}",
