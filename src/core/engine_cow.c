@@ -15,16 +15,16 @@
  * original (it borrows from it); gpa_engine_mutate deep-copies it (gpa_eng_cow_materialize)
  * before it leaves the engine as decision.mutated. Never frees: the arena owns every node.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "engine_internal.h"
 #include "node_arena.h"
 
-/* A node that reads like item but borrows item's children / string (flagged as borrowed). */
-static cJSON *ref_of(gpa_narena *a, const cJSON *item)
+/* n made a node that reads like item but borrows item's children / string (flagged as
+ * borrowed); unlinked, without a key. */
+static inline void ref_fill(cJSON *n, const cJSON *item)
 {
-    cJSON *n = gpa_narena_alloc(a, sizeof *n);
-    if (!n) return NULL;
     int t = item->type & 0xFF;
     if (item->child || item->valuestring) t |= cJSON_IsReference;
     *n = (cJSON){.type = t,
@@ -32,7 +32,42 @@ static cJSON *ref_of(gpa_narena *a, const cJSON *item)
                  .valuestring = item->valuestring,
                  .valueint = item->valueint,
                  .valuedouble = item->valuedouble};
+}
+
+static cJSON *ref_of(gpa_narena *a, const cJSON *item)
+{
+    cJSON *n = gpa_narena_alloc(a, sizeof *n);
+    if (n) ref_fill(n, item);
     return n;
+}
+
+/* Room for the nodes of v's n members in one allocation (the copies below take one slot
+ * per member); NULL on OOM. */
+static cJSON *member_slots(gpa_narena *a, const cJSON *v, size_t *n)
+{
+    size_t k = 0;
+    for (const cJSON *c = v->child; c; c = c->next)
+        k++;
+    *n = k;
+    return k <= SIZE_MAX / sizeof(cJSON) ? gpa_narena_alloc(a, (k ? k : 1) * sizeof(cJSON)) : NULL;
+}
+
+/* Links m after *last under out (cJSON's list: next to NULL, the first's prev to the last,
+ * set by finish_list). */
+static inline void link_member(cJSON *out, cJSON **last, cJSON *m)
+{
+    m->prev = *last;
+    m->next = NULL;
+    if (*last)
+        (*last)->next = m;
+    else
+        out->child = m;
+    *last = m;
+}
+
+static inline void finish_list(cJSON *out, cJSON *last)
+{
+    if (out->child) out->child->prev = last;
 }
 
 typedef cJSON *(*copier)(gpa_narena *, const cJSON *);
@@ -71,20 +106,26 @@ typedef struct rule_entry {
 static cJSON *shallow_with(gpa_narena *a, const cJSON *obj, const rule_entry *rules, size_t n)
 {
     cJSON *out = gpa_jn_new(a, cJSON_Object);
-    if (!out) return NULL;
-    for (const cJSON *c = obj->child; c; c = c->next) {
+    size_t slots;
+    cJSON *slot = out ? member_slots(a, obj, &slots) : NULL, *last = NULL;
+    if (!slot) return NULL;
+    for (const cJSON *c = obj->child; c; c = c->next, slot++) {
         if (!c->string) continue;
-        cJSON *n2 = NULL;
+        cJSON *n2 = slot;
         size_t i = 0;
         for (; i < n; i++)
             if (c->string[0] == rules[i].key[0] && strcmp(c->string, rules[i].key) == 0) break;
-        n2 = i < n ? rules[i].copy(a, c) : ref_of(a, c);
-        if (!n2) return NULL;
+        if (i < n) {
+            if (!(n2 = rules[i].copy(a, c))) return NULL;
+        } else {
+            ref_fill(n2, c);
+        }
         /* the key is borrowed too (the copy never outlives the original) */
         n2->string = c->string;
         n2->type |= cJSON_StringIsConst;
-        gpa_jn_append(out, n2);
+        link_member(out, &last, n2);
     }
+    finish_list(out, last);
     return out;
 }
 
@@ -95,12 +136,14 @@ static cJSON *shallow(gpa_narena *a, const cJSON *v)
     if (gpa_is_object(v)) return shallow_with(a, v, NULL, 0);
     if (!gpa_is_array(v)) return deep(a, v);
     cJSON *out = gpa_jn_new(a, cJSON_Array);
-    if (!out) return NULL;
-    for (const cJSON *c = v->child; c; c = c->next) {
-        cJSON *n = ref_of(a, c);
-        if (!n) return NULL;
-        gpa_jn_append(out, n);
+    size_t slots;
+    cJSON *slot = out ? member_slots(a, v, &slots) : NULL, *last = NULL;
+    if (!slot) return NULL;
+    for (const cJSON *c = v->child; c; c = c->next, slot++) {
+        ref_fill(slot, c);
+        link_member(out, &last, slot);
     }
+    finish_list(out, last);
     return out;
 }
 

@@ -256,14 +256,22 @@ static int diff_value(cJSON *ops, pathbuf *p, const cJSON *from, const cJSON *to
 /* The member of obj named key; tries *cursor first. A copy keeps its original's key order
  * (new keys are appended), so walking both objects in step turns the O(n^2) lookups of a
  * naive diff into one strcmp per key. */
-static const cJSON *member(const cJSON *obj, const cJSON **cursor, const char *key)
+static inline __attribute__((always_inline)) const cJSON *
+member(const cJSON *obj, const cJSON **cursor, const char *key)
 {
     const cJSON *c = *cursor;
-    if (c && c->string && (c->string == key || strcmp(c->string, key) == 0)) {
+    if (c && c->string &&
+        (c->string == key || (c->string[0] == key[0] && strcmp(c->string, key) == 0))) {
         *cursor = c->next;
         return c;
     }
     return gpa_jn_get(obj, key);
+}
+
+/* A bit standing for the key's first two bytes: keys of different bits differ. */
+static inline uint64_t key_bit(const char *k)
+{
+    return 1ULL << (k[0] ? ((unsigned char)k[0] * 31u + (unsigned char)k[1]) & 63u : 0u);
 }
 
 static int diff_object(cJSON *ops, pathbuf *p, const cJSON *from, const cJSON *to, int depth)
@@ -286,8 +294,18 @@ static int diff_object(cJSON *ops, pathbuf *p, const cJSON *from, const cJSON *t
     /* In step, to begins with exactly from's members: only those after the cursor (what a
      * copy appended) can be new. */
     const cJSON *t, *fcur = from->child;
+    uint64_t from_keys = 0; /* in step: key_bit of every key of from, once there is a t */
+    if (in_step && tcur) {
+        cJSON_ArrayForEach(f, from)
+        {
+            if (f->string) from_keys |= key_bit(f->string);
+        }
+    }
     for (t = in_step ? tcur : to->child; t; t = t->next) {
-        if (!t->string || member(from, &fcur, t->string)) continue;
+        if (!t->string) continue;
+        /* in step, a key whose bit no key of from has is new without a lookup */
+        bool maybe_in_from = !in_step || (from_keys & key_bit(t->string));
+        if (maybe_in_from && member(from, &fcur, t->string)) continue;
         if (path_push_key(p, t->string) != 0) return -1;
         int rc = emit(ops, p, "add", t, to);
         path_pop(p, base);
@@ -369,7 +387,13 @@ static int diff(cJSON **out_ops, gpa_narena *a, const cJSON *from, const cJSON *
     if (!from || !to) return gpa_fail(err, GPA_EINVAL, "patch diff: missing document");
     cJSON *ops = gpa_jn_new(a, cJSON_Array);
     if (!ops) return gpa_fail(err, GPA_ENOMEM, "patch diff: out of memory");
-    pathbuf p = {.a = a, .move = move, .cap = sizeof p.stack, .cap_recs = 16};
+    pathbuf p; /* not zeroed: the two stack buffers are written before they are read */
+    p.a = a;
+    p.move = move;
+    p.len = 0;
+    p.cap = sizeof p.stack;
+    p.n_recs = 0;
+    p.cap_recs = sizeof p.stack_recs / sizeof p.stack_recs[0];
     p.s = p.stack;
     p.recs = p.stack_recs;
     p.s[0] = '\0';

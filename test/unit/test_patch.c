@@ -83,6 +83,11 @@ static void test_diff_shapes(void)
                 "{\"op\":\"add\",\"path\":\"/abcdefghijklmno~1p~0\",\"value\":4},"
                 "{\"op\":\"add\",\"path\":\"/abcdefghijklmnopqrstuvwxyz\",\"value\":5},"
                 "{\"op\":\"add\",\"path\":\"/~0~0~1~1\",\"value\":6}]");
+    /* members appended after the original ones are added, whether or not their first bytes
+     * are those of an original key ("sp" and "spec") */
+    expect_diff("{\"a\":1,\"spec\":2}", "{\"a\":1,\"spec\":2,\"status\":3,\"sp\":5}",
+                "[{\"op\":\"add\",\"path\":\"/status\",\"value\":3},"
+                "{\"op\":\"add\",\"path\":\"/sp\",\"value\":5}]");
     /* indexes of more than one digit */
     expect_diff("[0,1,2,3,4,5,6,7,8,9]", "[0,1,2,3,4,5,6,7,8,9,10,11]",
                 "[{\"op\":\"add\",\"path\":\"/10\",\"value\":10},"
