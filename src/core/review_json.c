@@ -287,6 +287,19 @@ static char *string_slow(parser *ps, char *p)
     return p + 1;
 }
 
+/* The two bytes at q are a then b: one 16-bit compare (q + 1 is always inside the padded
+ * copy: q is at most its terminating NUL). */
+static inline bool pair_is(const char *q, char a, char b)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint16_t v;
+    memcpy(&v, q, 2);
+    return v == (uint16_t)((unsigned char)a | (unsigned)(unsigned char)b << 8);
+#else
+    return q[0] == a && q[1] == b;
+#endif
+}
+
 /* The string whose opening quote is at p (its text starts at p + 1 and is NUL-terminated in
  * place): returns the byte after the closing quote, or NULL. */
 static inline __attribute__((always_inline)) char *string_at(parser *ps, char *p)
@@ -446,17 +459,30 @@ static inline char *ws(char *p)
         last = c;                                                                                  \
     } while (0)
 
-/* The value at p into the member c, then on to `after` (the container's separator check);
- * a nested container is opened instead. Strings first: they are half of a pod's values.
+/* The value at p into the member c, then on to `after` (the container's separator check), or
+ * for a plain string followed by ',' on to `more` (the next member); a nested container is
+ * opened instead. Strings first: they are half of a pod's values.
  * Whitespace before the value is only looked for once no value starts at p (compact JSON
  * has none): the caller steps over the ':' or ',' without calling ws(). */
-#define MEMBER_VALUE(after)                                                                        \
+#define MEMBER_VALUE(after, more)                                                                  \
     do {                                                                                           \
         for (;;) {                                                                                 \
             if (*p == '"') {                                                                       \
                 c->type = cJSON_String;                                                            \
                 c->valuestring = p + 1;                                                            \
-                if (!(p = string_at(ps, p))) return -1;                                            \
+                char *q = (char *)scan_plain(p + 1);                                               \
+                if (pair_is(q, '"', ',')) {                                                        \
+                    /* plain and followed by a ',': straight on to the next member */              \
+                    *q = '\0';                                                                     \
+                    p = q + 2;                                                                     \
+                    goto more;                                                                     \
+                }                                                                                  \
+                if (*q == '"') {                                                                   \
+                    *q = '\0';                                                                     \
+                    p = q + 1;                                                                     \
+                } else if (!(p = string_slow(ps, q))) {                                            \
+                    return -1;                                                                     \
+                }                                                                                  \
                 goto after;                                                                        \
             }                                                                                      \
             if (*p == '{') goto open_object;                                                       \
@@ -508,6 +534,7 @@ open_object:
     p = ws(p + 1);
     if (*p == '}') goto closed;
     for (;;) {
+    object_member:
         if (*p != '"') {
             p = ws(p);
             if (*p != '"') {
@@ -516,17 +543,29 @@ open_object:
             }
         }
         char *key = p + 1;
-        if (!(p = string_at(ps, p))) return -1;
-        if (*p != ':') {
-            p = ws(p);
-            if (*p != ':') {
-                why = "expected ':'";
-                goto bad;
+        char *kq = (char *)scan_plain(key);
+        if (pair_is(kq, '"', ':')) {
+            /* a plain key followed at once by its ':' (compact JSON) */
+            *kq = '\0';
+            p = kq + 2;
+        } else {
+            if (*kq == '"') {
+                *kq = '\0';
+                p = kq + 1;
+            } else if (!(p = string_slow(ps, kq))) {
+                return -1;
             }
+            if (*p != ':') {
+                p = ws(p);
+                if (*p != ':') {
+                    why = "expected ':'";
+                    goto bad;
+                }
+            }
+            p++;
         }
-        p++;
         NEW_MEMBER(key);
-        MEMBER_VALUE(object_next);
+        MEMBER_VALUE(object_next, object_member);
     object_next:
         if (*p != ',' && *p != '}') p = ws(p);
         if (*p != ',') break;
@@ -553,8 +592,9 @@ open_array:
     p = ws(p + 1);
     if (*p == ']') goto closed;
     for (;;) {
+    array_element:
         NEW_MEMBER(NULL);
-        MEMBER_VALUE(array_next);
+        MEMBER_VALUE(array_next, array_element);
     array_next:
         if (*p != ',' && *p != ']') p = ws(p);
         if (*p != ',') break;
