@@ -178,7 +178,8 @@ void gpa_eng_add_node_affinity(gpa_eng *e, cJSON *spec, const gpa_node_req *reqs
     if (cJSON_GetArraySize(terms) > GPA_MAX_NODE_TERMS) return;
     gpa_narena *a = gpa_eng_arena(e);
     if (!a) return;
-    if (!terms->child) {
+    bool fresh = !terms->child;
+    if (fresh) {
         cJSON *t = gpa_jn_new(a, cJSON_Object);
         if (!t) {
             e->oom = true;
@@ -218,6 +219,8 @@ void gpa_eng_add_node_affinity(gpa_eng *e, cJSON *spec, const gpa_node_req *reqs
         }
     }
     const gpa_pool_text *pt = gpa_eng_pool_text(e);
+    /* the pod had no term: its only term now holds exactly the requirements */
+    e->node_term_is_reqs = fresh && !e->oom;
     for (size_t i = 0; i < n && !e->oom; i++) {
         if (!added[i]) continue;
         const gpa_node_req *r = &reqs[i];
@@ -286,8 +289,18 @@ const cJSON *gpa_eng_node_terms(const gpa_pod *v)
                         "nodeSelectorTerms");
 }
 
-int gpa_eng_node_conflict(const gpa_pod *v, const cJSON *terms, const gpa_node_req *reqs, size_t n,
-                          char *detail, size_t cap)
+/* term_excludes for a term whose expressions are reqs[0..n) (duplicates once). */
+static bool reqs_exclude(const gpa_node_req *reqs, size_t n, const char *key, const char *value)
+{
+    for (size_t j = 0; j < n; j++)
+        if (strcmp(reqs[j].op, "In") == 0 && strcmp(reqs[j].key, key) == 0 &&
+            strcmp(reqs[j].value, value) != 0)
+            return true;
+    return false;
+}
+
+int gpa_eng_node_conflict(const gpa_pod *v, const cJSON *terms, bool reqs_term,
+                          const gpa_node_req *reqs, size_t n, char *detail, size_t cap)
 {
     const cJSON *sel = v->node_selector;
     for (size_t i = 0; i < n; i++) {
@@ -297,6 +310,16 @@ int gpa_eng_node_conflict(const gpa_pod *v, const cJSON *terms, const gpa_node_r
             snprintf(detail, cap, "its nodeSelector %s=%s", reqs[i].key, have);
             return (int)i;
         }
+    }
+    if (reqs_term) { /* one term: the requirements themselves */
+        for (size_t i = 0; i < n; i++) {
+            if (strcmp(reqs[i].op, "In") != 0 || !reqs_exclude(reqs, n, reqs[i].key, reqs[i].value))
+                continue;
+            snprintf(detail, cap,
+                     "every nodeSelectorTerm of its node affinity rules those nodes out");
+            return (int)i;
+        }
+        return -1;
     }
     if (!terms || !terms->child) return -1;
     int first = -1;

@@ -131,6 +131,9 @@ typedef struct gpa_eng {
     const gpa_rule *rule;
     const gpa_pool *pool;       /* NULL for deny rules and unmatched pods */
     const gpa_mig_profile *mig; /* profile a mig pool gives this pod (NULL: none fits) */
+    /* placement gave the copy its only nodeSelectorTerm, holding exactly the pool's node
+     * requirements (the pod had none): the check on the copy reads them, not the term */
+    bool node_term_is_reqs;
 
     gpa_violation *viol;
     size_t n_viol, cap_viol;
@@ -218,9 +221,11 @@ void gpa_eng_add_node_affinity(gpa_eng *e, cJSON *spec, const gpa_node_req *reqs
 /* The pod's required nodeSelectorTerms array, NULL when it has none. */
 const cJSON *gpa_eng_node_terms(const gpa_pod *v);
 /* The first requirement the pod's own nodeSelector/affinity contradicts, or -1. terms is
- * gpa_eng_node_terms(v). detail gets a human description of the contradiction. */
-int gpa_eng_node_conflict(const gpa_pod *v, const cJSON *terms, const gpa_node_req *reqs, size_t n,
-                          char *detail, size_t cap);
+ * gpa_eng_node_terms(v); reqs_term: instead, the pod's only term holds exactly reqs (what
+ * placement leaves on a pod that had none: e->node_term_is_reqs), judged without reading
+ * it. detail gets a human description of the contradiction. */
+int gpa_eng_node_conflict(const gpa_pod *v, const cJSON *terms, bool reqs_term,
+                          const gpa_node_req *reqs, size_t n, char *detail, size_t cap);
 /* Topology (mutation 4) and isolation (mutation 5) pod (anti-)affinity. */
 void gpa_eng_add_topology(gpa_eng *e, cJSON *pod, bool *changed);
 void gpa_eng_add_isolation(gpa_eng *e, cJSON *pod);

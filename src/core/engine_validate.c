@@ -270,8 +270,10 @@ static void check_placement(gpa_eng *e, const gpa_pod *v)
                           "pod sets runtimeClassName %s but pool %s runs GPUs with %s; remove "
                           "runtimeClassName (the webhook sets it)",
                           rc, pool->name, pool->runtime_class);
-    const cJSON *terms = gpa_eng_node_terms(v);
-    int n_terms = cJSON_GetArraySize(terms);
+    /* on the placed copy of a pod without terms, the one term placement added */
+    const bool reqs_term = e->node_term_is_reqs && v != &e->orig;
+    const cJSON *terms = reqs_term ? NULL : gpa_eng_node_terms(v);
+    int n_terms = reqs_term ? 1 : cJSON_GetArraySize(terms);
     if (n_terms > GPA_MAX_NODE_TERMS)
         gpa_eng_violation(e, "affinity-too-large",
                           "pod has %d nodeSelectorTerms; the webhook adds pool %s's node "
@@ -282,7 +284,7 @@ static void check_placement(gpa_eng *e, const gpa_pod *v)
     gpa_node_req *reqs = gpa_eng_node_reqs_buf(e, stack, &cap, &heap);
     char buf[512], detail[512];
     size_t n = reqs ? gpa_eng_node_reqs(e, reqs, cap, buf, sizeof buf) : 0;
-    int at = gpa_eng_node_conflict(v, terms, reqs, n, detail, sizeof detail);
+    int at = gpa_eng_node_conflict(v, terms, reqs_term, reqs, n, detail, sizeof detail);
     if (at >= 0)
         gpa_eng_violation(e, "affinity-conflict",
                           "pod cannot run in pool %s (rule %s): %s, but the pool needs %s=%s; "

@@ -139,8 +139,79 @@ static outcome decide(const gpa_policy *p, size_t i)
     return o;
 }
 
+/* Placement gives a pod without node terms exactly one term holding the pool's requirements,
+ * and the mutating webhook's check then reads the requirements instead of that term. The
+ * validating webhook, judging the mutated pod, reads the term: both must tell the same
+ * conflicts (here the pod's own nodeSelector) and the same absence of them. */
+static const char *CONFLICT_POLICY =
+    "apiVersion: gpu-admission.io/v1alpha1\n"
+    "kind: GPUPolicy\n"
+    "metadata: {name: conflict}\n"
+    "spec:\n"
+    "  enforcement: warn\n"
+    "  pools:\n"
+    "    - name: racked\n"
+    "      nodeSelector: {zone: z, rack: r1}\n"
+    "      sharing: mig\n"
+    "      mig: {strategy: single, gpu: A100-80GB, product: NVIDIA-A100-SXM4-80GB}\n"
+    "    - name: fine\n"
+    "      nodeSelector: {rack: r2, zone: z}\n"
+    "      sharing: exclusive\n"
+    "      topology: {islandLabel: nvidia.com/gpu.clique, islandSizeLabel: rack}\n"
+    "  rules:\n"
+    "    - {name: to-racked, match: {namespaces: [racked]}, place: {pool: racked}}\n"
+    "    - {name: to-fine, match: {namespaces: [fine]}, place: {pool: fine}}\n";
+
+static void conflict_same_as_validate(void)
+{
+    gpa_policy *p = NULL;
+    gpa_error err = {0};
+    gpa_policy_source src = {"conflict.yaml", CONFLICT_POLICY, strlen(CONFLICT_POLICY)};
+    int rc = gpa_policy_load_sources(&p, &src, 1, &err);
+    CHECK_INT(rc, GPA_OK);
+    if (rc != GPA_OK) {
+        fprintf(stderr, "%s\n", err.message);
+        return;
+    }
+    static const struct {
+        const char *ns, *selector, *want;
+        int gpus;
+    } CASES[] = {
+        {"racked", ",\"nodeSelector\":{\"rack\":\"r9\"}", "its nodeSelector rack=r9", 1},
+        {"racked", ",\"nodeSelector\":{\"rack\":\"r1\"}", NULL, 1},
+        {"racked", "", NULL, 1},
+        {"fine", "", NULL, 2},
+    };
+    for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
+        char pod[512];
+        snprintf(pod, sizeof pod,
+                 "{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"name\":\"c\","
+                 "\"resources\":{\"limits\":{\"nvidia.com/gpu\":%d}}}]%s}}",
+                 CASES[i].gpus, CASES[i].selector);
+        cJSON *j = cJSON_Parse(pod);
+        gpa_request req = {.namespace_ = CASES[i].ns, .op = GPA_OP_CREATE, .object = j};
+        gpa_decision m, v;
+        CHECK_INT(gpa_engine_mutate(&m, p, &req, &err), GPA_OK);
+        CHECK(m.mutated != NULL);
+        gpa_request vreq = {.namespace_ = CASES[i].ns, .op = GPA_OP_CREATE, .object = m.mutated};
+        CHECK_INT(gpa_engine_validate(&v, p, &vreq, &err), GPA_OK);
+        if (CASES[i].want)
+            CHECK(m.message && strstr(m.message, CASES[i].want));
+        else
+            CHECK(m.message == NULL);
+        CHECK((m.message == NULL) == (v.message == NULL));
+        if (m.message && v.message) CHECK_STR(m.message, v.message);
+        gpa_decision_clear(&m);
+        gpa_decision_clear(&v);
+        cJSON_Delete(j);
+    }
+    gpa_policy_unref(p);
+}
+
 int main(void)
 {
+    conflict_same_as_validate();
+
     gpa_policy *p = NULL;
     gpa_error err = {0};
     gpa_policy_source src = {"text.yaml", POLICY, strlen(POLICY)};
