@@ -153,10 +153,11 @@ static bool toleration_equal(const cJSON *t, const gpa_toleration *want)
         if (slot && !(seen & bit)) {
             seen |= bit;
             *slot = gpa_is_string(c) ? c->valuestring : NULL;
+            /* the key first: it tells most tolerations apart, usually as the first member */
+            if (bit == 1 && strcmp(or_empty(key), or_empty(want->key)) != 0) return false;
         }
     }
-    /* the key first: it tells most tolerations apart */
-    if (strcmp(or_empty(key), or_empty(want->key)) != 0) return false;
+    if (!(seen & 1) && *or_empty(want->key)) return false; /* no key: "" */
     const char *wop = want->op ? want->op : "Equal";
     if (strcmp(op && *op ? op : "Equal", wop) != 0) return false;
     if (strcmp(or_empty(value), or_empty(want->value)) != 0 ||

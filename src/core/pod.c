@@ -151,9 +151,8 @@ bool gpa_is_mig_resource(const char *name)
 
 bool gpa_is_gpu_resource(const gpa_policy *p, const char *name)
 {
-    if (name[0] == 'n' && strncmp(name, "nvidia.com/", 11) == 0) {
-        if (strcmp(name + 11, "gpu") == 0 || gpa_is_mig_resource(name)) return true;
-    }
+    if (name[0] == 'n' && (strcmp(name, GPA_RES_GPU) == 0 || gpa_is_mig_resource(name)))
+        return true;
     /* first byte first: "cpu", "memory" and friends never reach strcmp (nor, with the
      * engine index, the list) */
     unsigned char c0 = (unsigned char)name[0];
