@@ -51,7 +51,9 @@ void gpa_rbuf_base64(gpa_rbuf *b, const unsigned char *in, size_t n);
 /* Replaces the bytes written from offset start on with their base64, in place (the codec
  * prints the patch straight into the response, then encodes it there: no second buffer). */
 void gpa_rbuf_base64_tail(gpa_rbuf *b, size_t start);
-/* The same, with simd false forcing the portable table path (tests run both). */
-void gpa_rbuf_base64_tail_with(gpa_rbuf *b, size_t start, bool simd);
+/* The same with the vector paths limited (tests run each): simd 0 = the portable table only,
+ * 1 = up to SSSE3, 2 = up to AVX2 (what gpa_rbuf_base64_tail uses; each only where the CPU
+ * has it). */
+void gpa_rbuf_base64_tail_with(gpa_rbuf *b, size_t start, int simd);
 
 #endif

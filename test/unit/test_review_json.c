@@ -352,9 +352,9 @@ static void test_refused(void)
 /* Our JSON writer: lossless (parses back to exactly the same tree, where cJSON 1.7.15's printer
  * rounds numbers with more than 15 significant digits), and byte-identical to
  * cJSON_PrintUnformatted for every document cJSON prints exactly. */
-/* Base64 of in[0..n) through mode 0: gpa_rbuf_base64; 1: in place after a prefix, table
- * path; 2: in place after a prefix, SIMD path where the CPU has one. True when the output is
- * want (and the prefix survived). */
+/* Base64 of in[0..n) through mode 0: gpa_rbuf_base64; 1, 2, 3: in place after a prefix, with
+ * the table path only, up to SSSE3, up to AVX2 (each where the CPU has it). True when the
+ * output is want (and the prefix survived). */
 static bool b64_matches(const unsigned char *in, size_t n, int mode, const unsigned char *want,
                         size_t want_len)
 {
@@ -367,7 +367,7 @@ static bool b64_matches(const unsigned char *in, size_t n, int mode, const unsig
     } else {
         gpa_rbuf_put(&b, prefix, pl);
         gpa_rbuf_put(&b, (const char *)in, n);
-        gpa_rbuf_base64_tail_with(&b, pl, mode == 2);
+        gpa_rbuf_base64_tail_with(&b, pl, mode - 1);
     }
     size_t len = 0;
     char *got = gpa_rbuf_take(&b, &len);
@@ -414,13 +414,13 @@ static void test_writer(void)
     for (size_t n = 0; n <= sizeof raw; n++) {
         unsigned char ref[512];
         int rl = EVP_EncodeBlock(ref, raw, (int)n);
-        for (int mode = 0; mode < 3; mode++)
+        for (int mode = 0; mode < 4; mode++)
             if (!b64_matches(raw, n, mode, ref, (size_t)rl)) failures++;
     }
     CHECK_INT(failures, 0);
 
     /* Every 12-bit value (the encoder looks digits up in pairs), at each start offset of
-     * the 6-byte step and with every tail length. */
+     * the 6-, 12- and 24-byte steps (table, SSSE3, AVX2) and with every tail length. */
     static unsigned char all[6144 + 8];
     for (unsigned v = 0; v < 4096; v += 2) {
         unsigned char *g = all + v / 2 * 3; /* two 12-bit values per 3 bytes */
@@ -430,11 +430,11 @@ static void test_writer(void)
     }
     static unsigned char ref[8400];
     failures = 0;
-    for (size_t off = 0; off < 12; off++)
-        for (size_t cut = 0; cut < 14; cut++) {
+    for (size_t off = 0; off < 24; off++)
+        for (size_t cut = 0; cut < 26; cut++) {
             size_t n = 6144 - off - cut;
             int rl = EVP_EncodeBlock(ref, all + off, (int)n);
-            for (int mode = 0; mode < 3; mode++)
+            for (int mode = 0; mode < 4; mode++)
                 if (!b64_matches(all + off, n, mode, ref, (size_t)rl)) failures++;
         }
     CHECK_INT(failures, 0);
