@@ -446,11 +446,10 @@ static inline char *ws(char *p)
             nn = ps->nn;                                                                           \
             ne = ps->ne;                                                                           \
         }                                                                                          \
-        /* Every field but type (the value sets it) and next (linked by the next sibling,          \
-         * or NULLed when the container closes). */                                                \
+        /* Every field but type, child and valuestring (MEMBER_VALUE sets them: a string's         \
+         * child is NULL, a container's child is linked by open_*) and next (linked by the         \
+         * next sibling, or NULLed when the container closes). */                                  \
         c->prev = last; /* the first child's is set to the tail when the container closes */       \
-        c->child = NULL;                                                                           \
-        c->valuestring = NULL;                                                                     \
         c->valueint = 0;                                                                           \
         c->valuedouble = 0;                                                                        \
         c->string = (key);                                                                         \
@@ -469,6 +468,7 @@ static inline char *ws(char *p)
         for (;;) {                                                                                 \
             if (*p == '"') {                                                                       \
                 c->type = cJSON_String;                                                            \
+                c->child = NULL;                                                                   \
                 c->valuestring = p + 1;                                                            \
                 char *q = (char *)scan_plain(p + 1);                                               \
                 if (pair_is(q, '"', ',')) {                                                        \
@@ -485,12 +485,20 @@ static inline char *ws(char *p)
                 }                                                                                  \
                 goto after;                                                                        \
             }                                                                                      \
-            if (*p == '{') goto open_object;                                                       \
-            if (*p == '[') goto open_array;                                                        \
+            if (*p == '{') {                                                                       \
+                c->valuestring = NULL;                                                             \
+                goto open_object;                                                                  \
+            }                                                                                      \
+            if (*p == '[') {                                                                       \
+                c->valuestring = NULL;                                                             \
+                goto open_array;                                                                   \
+            }                                                                                      \
             if (is_ws(*p)) {                                                                       \
                 p = ws(p);                                                                         \
                 continue;                                                                          \
             }                                                                                      \
+            c->child = NULL;                                                                       \
+            c->valuestring = NULL;                                                                 \
             if (!(p = leaf(ps, c, p))) return -1;                                                  \
             goto after;                                                                            \
         }                                                                                          \
