@@ -268,8 +268,8 @@ static void requirement(const cJSON *x, const char **key, const char **op, const
 /* Does this nodeSelectorTerm rule out nodes labelled key=value? */
 static bool term_excludes(const cJSON *term, const char *key, const char *value)
 {
-    const cJSON *x;
-    cJSON_ArrayForEach(x, gpa_json_arr(term, "matchExpressions"))
+    const cJSON *x, *exprs = gpa_json_arr(term, "matchExpressions"); /* looked up once */
+    cJSON_ArrayForEach(x, exprs)
     {
         const char *k, *op;
         const cJSON *vals;

@@ -335,11 +335,27 @@ static void check_untrusted_containers(gpa_eng *e, const gpa_pod *v)
         {
             const char *cname = gpa_podc_name(c, i++, nb, sizeof nb);
             const cJSON *env;
-            cJSON_ArrayForEach(env, gpa_json_arr(c, "env"))
+            /* env and securityContext in one pass over the container (the first of a
+             * repeated name counts, as with a lookup) */
+            const cJSON *envs = NULL, *sc = NULL;
+            bool seen_env = false, seen_sc = false;
+            for (const cJSON *m = c->child; m; m = m->next) {
+                const char *mk = m->string;
+                if (!mk) continue;
+                if (mk[0] == 'e' && !seen_env && strcmp(mk, "env") == 0) {
+                    seen_env = true;
+                    envs = gpa_is_array(m) ? m : NULL;
+                } else if (mk[0] == 's' && !seen_sc && strcmp(mk, "securityContext") == 0) {
+                    seen_sc = true;
+                    sc = gpa_is_object(m) ? m : NULL;
+                }
+            }
+            cJSON_ArrayForEach(env, envs)
             {
                 const char *name = gpa_json_str(env, "name");
-                if (!name || (strcmp(name, "NVIDIA_VISIBLE_DEVICES") != 0 &&
-                              strcmp(name, "NVIDIA_MIG_CONFIG_DEVICES") != 0))
+                if (!name || name[0] != 'N' ||
+                    (strcmp(name, "NVIDIA_VISIBLE_DEVICES") != 0 &&
+                     strcmp(name, "NVIDIA_MIG_CONFIG_DEVICES") != 0))
                     continue;
                 const char *val = gpa_json_str(env, "value");
                 bool from = gpa_jn_get(env, "valueFrom") != NULL;
@@ -354,7 +370,7 @@ static void check_untrusted_containers(gpa_eng *e, const gpa_pod *v)
                                   cname, name, from ? " from a reference" : "=",
                                   from ? "" : (val ? val : ""));
             }
-            const cJSON *priv = gpa_jn_get(gpa_json_obj(c, "securityContext"), "privileged");
+            const cJSON *priv = gpa_jn_get(sc, "privileged");
             if (gpa_is_true(priv)) {
                 gpa_eng_tenancy(e);
                 if (e->trust == GPA_TRUST_UNTRUSTED)
