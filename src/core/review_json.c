@@ -436,7 +436,13 @@ static inline char *ws(char *p)
     return p;
 }
 
-/* A member of the open container: a fresh zeroed node c, linked after `last`, named key. */
+/* The node whose `next` link is at l: the previous sibling of the member linked there. next is
+ * cJSON's first field, so the two addresses are the same (C11 6.7.2.1p15); tracking the last
+ * child in a variable of its own cost a register the loop did not have. */
+_Static_assert(offsetof(cJSON, next) == 0, "cJSON.next must be the first field");
+#define OWNER_OF(l) ((cJSON *)(void *)(l))
+
+/* A member of the open container: a fresh node c, linked in at link, named key. */
 #define NEW_MEMBER(key)                                                                            \
     do {                                                                                           \
         if (nn < ne) {                                                                             \
@@ -449,13 +455,14 @@ static inline char *ws(char *p)
         /* Every field but type, child and valuestring (MEMBER_VALUE sets them: a string's         \
          * child is NULL, a container's child is linked by open_*) and next (linked by the         \
          * next sibling, or NULLed when the container closes). */                                  \
-        c->prev = last; /* the first child's is set to the tail when the container closes */       \
+        /* the previous sibling; the first child's (link is then &cur->child, no node) is set      \
+         * to the tail when the container closes */                                                \
+        c->prev = OWNER_OF(link);                                                                  \
         c->valueint = 0;                                                                           \
         c->valuedouble = 0;                                                                        \
         c->string = (key);                                                                         \
         *link = c;                                                                                 \
         link = &c->next;                                                                           \
-        last = c;                                                                                  \
     } while (0)
 
 /* The value at p into the member c, then on to `after` (the container's separator check), or
@@ -515,7 +522,6 @@ static int parse_doc(parser *ps, cJSON *root)
     char *p = ws(ps->p);
     cJSON *nn = ps->nn, *ne = ps->ne;
     cJSON *cur = NULL;   /* the open container */
-    cJSON *last = NULL;  /* its last child so far */
     cJSON **link = NULL; /* where its next child is linked in */
     cJSON *c = root;     /* the node the value at p goes into */
     int depth = 0;       /* containers open */
@@ -536,7 +542,6 @@ open_object:
     c->type = cJSON_Object;
     c->next = cur;
     cur = c;
-    last = NULL;
     link = &c->child;
     depth++;
     p = ws(p + 1);
@@ -594,7 +599,6 @@ open_array:
     c->type = cJSON_Array;
     c->next = cur;
     cur = c;
-    last = NULL;
     link = &c->child;
     depth++;
     p = ws(p + 1);
@@ -617,8 +621,9 @@ closed:
     /* p is at the end of cur: back to its parent. */
     p++;
     depth--;
-    *link = NULL;                            /* the last child's next (or cur's child: empty) */
-    if (cur->child) cur->child->prev = last; /* cJSON keeps the tail in child->prev */
+    *link = NULL; /* the last child's next (or cur's child: empty) */
+    /* cJSON keeps the tail in child->prev; with a child, link is the tail's next */
+    if (cur->child) cur->child->prev = OWNER_OF(link);
     c = cur;
     cur = c->next;
     c->next = NULL;
@@ -626,7 +631,6 @@ closed:
         ps->p = p;
         return 0;
     }
-    last = c;
     link = &c->next;
     if (cur->type == cJSON_Object) goto object_next;
     goto array_next;
