@@ -176,6 +176,8 @@ static int pool_text(gpa_pool_text *t, gpa_arena *a, const gpa_pool *pl)
     if (rc == GPA_OK) rc = text(&t->pool_label, a, GPA_W_LABEL, GPA_LABEL_POOL, pl->name);
     if (rc == GPA_OK) rc = text(&t->isolation, a, GPA_W_ISOLATION, pl->name);
     if (rc == GPA_OK) rc = text(&t->affinity_suffix, a, "] added for pool %s", pl->name);
+    for (size_t i = 0; i < pl->n_profiles && i < 64; i++)
+        if (strchr(pl->profiles[i]->name, '+')) t->plus_profiles |= 1ULL << i;
     return rc;
 }
 

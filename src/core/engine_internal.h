@@ -62,6 +62,9 @@ typedef struct gpa_pool_text {
     gpa_sv pool_label;      /* GPA_W_LABEL for the pool label */
     gpa_sv isolation;       /* GPA_W_ISOLATION */
     gpa_sv affinity_suffix; /* "] added for pool <name>": the end of a GPA_W_NODE_AFFINITY */
+    /* bit i: profiles[i] is a media-extension ("+") profile, never picked automatically;
+     * valid when n_profiles <= 64 */
+    uint64_t plus_profiles;
 } gpa_pool_text;
 
 typedef struct gpa_rule_text {

@@ -252,10 +252,11 @@ static bool rule_matches(gpa_eng *e, const gpa_rule *r)
 static const gpa_mig_profile *auto_profile(const gpa_eng *e)
 {
     const gpa_pool *pool = e->pool;
+    const gpa_pool_text *pt = pool->n_profiles <= 64 ? gpa_eng_pool_text(e) : NULL;
     const gpa_mig_profile *best = NULL;
     for (size_t i = 0; i < pool->n_profiles; i++) {
         const gpa_mig_profile *m = pool->profiles[i];
-        if (strchr(m->name, '+')) continue;
+        if (pt ? (pt->plus_profiles >> i) & 1 : strchr(m->name, '+') != NULL) continue;
         if (e->has_mem && m->mem_bytes < e->mem_bytes) continue;
         if (!best || m->mem_bytes < best->mem_bytes ||
             (m->mem_bytes == best->mem_bytes && m->slices < best->slices))
