@@ -170,11 +170,15 @@ static void path_pop(pathbuf *p, size_t len)
  * in `to` (NULL for the root). */
 static int emit(cJSON *ops, pathbuf *p, const char *op, const cJSON *value, const cJSON *vparent)
 {
-    cJSON *o = gpa_jn_new(p->a, cJSON_Object);
-    cJSON *jop = o ? gpa_jn_new(p->a, cJSON_String) : NULL;
-    cJSON *jpath = jop ? gpa_jn_strn(p->a, p->s, p->len) : NULL;
-    if (!jpath) return -1;
-    jop->valuestring = (char *)op;
+    /* the op object, its "op" and "path" members and the path's bytes: one allocation */
+    cJSON *o = gpa_narena_alloc(p->a, 3 * sizeof(cJSON) + p->len + 1);
+    if (!o) return -1;
+    cJSON *jop = o + 1, *jpath = o + 2;
+    char *path = (char *)(o + 3);
+    memcpy(path, p->s, p->len + 1);
+    *o = (cJSON){.type = cJSON_Object};
+    *jop = (cJSON){.type = cJSON_String, .valuestring = (char *)op};
+    *jpath = (cJSON){.type = cJSON_String, .valuestring = path};
     gpa_jn_append(ops, o);
     gpa_jn_add(o, "op", jop);
     gpa_jn_add(o, "path", jpath);
