@@ -80,15 +80,24 @@ static bool add_str(gpa_narena *a, cJSON *obj, const char *key, const char *valu
     return v != NULL;
 }
 
-/* {key, operator, values: [value]} */
+/* {key, operator, values: [value]}: its five nodes and three strings in one allocation */
 static cJSON *expression(gpa_narena *a, const char *key, const char *op, const char *value)
 {
-    cJSON *x = a ? gpa_jn_new(a, cJSON_Object) : NULL;
-    cJSON *vals = x ? gpa_jn_new(a, cJSON_Array) : NULL;
-    cJSON *v = vals ? gpa_jn_str(a, value) : NULL;
-    if (!v || !add_str(a, x, "key", key) || !add_str(a, x, "operator", op)) return NULL;
-    gpa_jn_append(vals, v);
-    gpa_jn_add(x, "values", vals);
+    size_t lk = strlen(key), lo = strlen(op), lv = strlen(value);
+    cJSON *x = a ? gpa_narena_alloc(a, 5 * sizeof(cJSON) + lk + lo + lv + 3) : NULL;
+    if (!x) return NULL;
+    cJSON *k = x + 1, *o = x + 2, *vals = x + 3, *v = x + 4;
+    char *sk = (char *)(x + 5), *so = sk + lk + 1, *sv = so + lo + 1;
+    memcpy(sk, key, lk + 1);
+    memcpy(so, op, lo + 1);
+    memcpy(sv, value, lv + 1);
+    *x = (cJSON){.type = cJSON_Object, .child = k};
+    /* members linked in order: key, operator, values; the first's prev is the last */
+    *k = (cJSON){.type = cJSON_String, .next = o, .prev = vals, .valuestring = sk, .string = "key"};
+    *o = (cJSON){
+        .type = cJSON_String, .next = vals, .prev = k, .valuestring = so, .string = "operator"};
+    *vals = (cJSON){.type = cJSON_Array, .prev = o, .child = v, .string = "values"};
+    *v = (cJSON){.type = cJSON_String, .prev = v, .valuestring = sv};
     return x;
 }
 
