@@ -77,9 +77,13 @@ char *gpa_narena_strdup(gpa_narena *a, const char *s)
 
 cJSON *gpa_jn_strn(gpa_narena *a, const char *s, size_t len)
 {
-    char *c = gpa_narena_strndup(a, s, len);
-    cJSON *n = c ? gpa_jn_new(a, cJSON_String) : NULL;
-    if (n) n->valuestring = c;
+    /* the node and its bytes in one allocation */
+    cJSON *n = len < SIZE_MAX / 2 ? gpa_narena_alloc(a, sizeof *n + len + 1) : NULL;
+    if (!n) return NULL;
+    char *c = (char *)(n + 1);
+    memcpy(c, s, len);
+    c[len] = '\0';
+    *n = (cJSON){.type = cJSON_String, .valuestring = c};
     return n;
 }
 
