@@ -272,10 +272,10 @@ member(const cJSON *obj, const cJSON **cursor, const char *key)
     return gpa_jn_get(obj, key);
 }
 
-/* A bit standing for the key's first two bytes: keys of different bits differ. */
+/* A bit standing for the key's first byte: keys of different bits differ. */
 static inline uint64_t key_bit(const char *k)
 {
-    return 1ULL << (k[0] ? ((unsigned char)k[0] * 31u + (unsigned char)k[1]) & 63u : 0u);
+    return 1ULL << ((unsigned char)k[0] & 63u);
 }
 
 static int diff_object(cJSON *ops, pathbuf *p, const cJSON *from, const cJSON *to, int depth)
