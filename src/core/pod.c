@@ -102,11 +102,32 @@ void gpa_pod_init(gpa_pod *v, const cJSON *pod)
         memset(v, 0, sizeof *v);
         return;
     }
-    gpa_pod_init_spec(v, gpa_json_obj(pod, "spec"));
+    /* metadata and spec, then labels and annotations, in one pass each (the first of a
+     * repeated name counts, as with a lookup) */
+    const cJSON *c, *meta = NULL, *spec = NULL;
+    bool seen_meta = false, seen_spec = false;
+    cJSON_ArrayForEach(c, pod)
+    {
+        const char *k = c->string;
+        if (!k) continue;
+        if (k[0] == 'm' && !seen_meta && key_is(k, "metadata"))
+            take_obj(&meta, &seen_meta, c);
+        else if (k[0] == 's' && !seen_spec && key_is(k, "spec"))
+            take_obj(&spec, &seen_spec, c);
+    }
+    gpa_pod_init_spec(v, spec);
     v->root = pod;
-    v->metadata = gpa_json_obj(pod, "metadata");
-    v->labels = gpa_json_obj(v->metadata, "labels");
-    v->annotations = gpa_json_obj(v->metadata, "annotations");
+    v->metadata = meta;
+    bool seen_labels = false, seen_ann = false;
+    cJSON_ArrayForEach(c, meta)
+    {
+        const char *k = c->string;
+        if (!k) continue;
+        if (k[0] == 'l' && key_is(k, "labels"))
+            take_obj(&v->labels, &seen_labels, c);
+        else if (k[0] == 'a' && key_is(k, "annotations"))
+            take_obj(&v->annotations, &seen_ann, c);
+    }
 }
 
 const char *gpa_pod_label(const gpa_pod *v, const char *key)
