@@ -141,10 +141,44 @@ static const gpa_pool *check_container(gpa_eng *e, const cJSON *c, const char *c
     return shared;
 }
 
-static void check_shared(gpa_eng *e, const gpa_pod *v, const gpa_pool *sp, bool create)
+/* The pod's own gpu-admission.io labels the checks read. */
+typedef struct own_labels {
+    const char *pool, *tenant, *trust; /* string values, NULL when absent */
+} own_labels;
+
+/* gpa_pod_label of the three in one pass over the labels (the first of a repeated key
+ * counts, as with a lookup). */
+static own_labels read_own_labels(const gpa_pod *v)
+{
+    own_labels o = {NULL, NULL, NULL};
+    unsigned seen = 0;
+    const size_t pre = sizeof "gpu-admission.io/" - 1;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, v->labels)
+    {
+        const char *k = c->string;
+        /* all three begin "gpu-admission.io/"; most labels differ at the first byte */
+        if (!k || k[0] != 'g' || strncmp(k, "gpu-admission.io/", pre) != 0) continue;
+        const char **slot = NULL;
+        unsigned bit = 0;
+        if (strcmp(k, GPA_LABEL_POOL) == 0)
+            slot = &o.pool, bit = 1;
+        else if (strcmp(k, GPA_LABEL_TENANT) == 0)
+            slot = &o.tenant, bit = 2;
+        else if (strcmp(k, GPA_LABEL_TRUST) == 0)
+            slot = &o.trust, bit = 4;
+        if (!slot || (seen & bit)) continue;
+        seen |= bit;
+        *slot = gpa_is_string(c) ? c->valuestring : NULL;
+    }
+    return o;
+}
+
+static void check_shared(gpa_eng *e, const gpa_pod *v, const own_labels *own, const gpa_pool *sp,
+                         bool create)
 {
     gpa_eng_tenancy(e);
-    const char *pl = gpa_pod_label(v, GPA_LABEL_POOL), *tl = gpa_pod_label(v, GPA_LABEL_TENANT);
+    const char *pl = own->pool, *tl = own->tenant;
     if (!create) {
         /* an update may only be judged on what it changes: labels */
         if (pl && tl) return;
@@ -302,9 +336,9 @@ static void check_placement(gpa_eng *e, const gpa_pod *v)
                           pool->topology.gpus_per_node, GPA_LABEL_GROUP);
 }
 
-static void check_pool_label(gpa_eng *e, const gpa_pod *v, const gpa_pool *placed)
+static void check_pool_label(gpa_eng *e, const own_labels *own, const gpa_pool *placed)
 {
-    const char *pl = gpa_pod_label(v, GPA_LABEL_POOL);
+    const char *pl = own->pool;
     if (!pl || (placed && strcmp(pl, placed->name) == 0)) return;
     if (!e->create && e->req->old_object) {
         gpa_pod old;
@@ -387,8 +421,9 @@ static void check_untrusted_containers(gpa_eng *e, const gpa_pod *v)
 void gpa_eng_check(gpa_eng *e, const gpa_pod *v)
 {
     const bool create = e->create;
-    const char *tl = gpa_pod_label(v, GPA_LABEL_TENANT);
-    const char *trl = gpa_pod_label(v, GPA_LABEL_TRUST);
+    const own_labels own = read_own_labels(v);
+    const char *tl = own.tenant;
+    const char *trl = own.trust;
     if (tl || trl) gpa_eng_tenancy(e);
     if (tl && strcmp(tl, e->tenant) != 0)
         gpa_eng_violation(e, "tenant-claim",
@@ -431,9 +466,9 @@ void gpa_eng_check(gpa_eng *e, const gpa_pod *v)
         }
     }
     /* who may share and how comes before what the pool serves: the more useful message */
-    if (shared) check_shared(e, v, shared, create);
+    if (shared) check_shared(e, v, &own, shared, create);
     if (create && e->pool) check_placement(e, v);
-    check_pool_label(e, v, e->pool ? e->pool : shared);
+    check_pool_label(e, &own, e->pool ? e->pool : shared);
     /* An ordinary pod UPDATE cannot change containers; the ephemeralcontainers subresource
      * adds them to a running pod, so it gets the same container checks as a CREATE. */
     if (create || e->req->ephemeral_update) check_untrusted_containers(e, v);
