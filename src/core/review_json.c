@@ -458,8 +458,9 @@ _Static_assert(offsetof(cJSON, next) == 0, "cJSON.next must be the first field")
         /* the previous sibling; the first child's (link is then &cur->child, no node) is set      \
          * to the tail when the container closes */                                                \
         c->prev = OWNER_OF(link);                                                                  \
-        c->valueint = 0;                                                                           \
-        c->valuedouble = 0;                                                                        \
+        /* valueint, the padding after it and valuedouble: one 16-byte store of zeros */           \
+        memset((char *)c + offsetof(cJSON, valueint), 0,                                           \
+               offsetof(cJSON, string) - offsetof(cJSON, valueint));                               \
         c->string = (key);                                                                         \
         *link = c;                                                                                 \
         link = &c->next;                                                                           \
