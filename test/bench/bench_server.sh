@@ -111,10 +111,7 @@ answer_bytes=$(curl -sk -X POST -H 'Content-Type: application/json' --data-binar
 
 # The same over a review the codec answers without the engine (DELETE, no object): what the
 # server path itself (TLS, HTTP, glue, codec parse) costs per request.
-cat >"$work/delete.json" <<JSON
-{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"0d7c9f4e-2a1b-4c3d-9e8f-7a6b5c4d3e2f","kind":{"group":"","version":"v1","kind":"Pod"},"resource":{"group":"","version":"v1","resource":"pods"},"namespace":"ml-platform","name":"trainer-0","operation":"DELETE","userInfo":{"username":"admin"},"object":null,"oldObject":null,"dryRun":false}}
-JSON
-sed "s#$review#$work/delete.json#" "$work/post.lua" >"$work/delete.lua"
+sed "s#$review#$here/delete-pod-review.json#" "$work/post.lua" >"$work/delete.lua"
 d0=$(cpu_ticks)
 wrk_timed "$work/wrk-delete.txt" "https://127.0.0.1:$port/mutate" "$work/delete.lua"
 d1=$(cpu_ticks)

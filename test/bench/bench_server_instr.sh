@@ -41,9 +41,6 @@ trap cleanup EXIT INT TERM
 
 "$bin" certs --service gpu-admission --namespace gpu-admission --out "$work/certs" \
   --san localhost --san 127.0.0.1 >/dev/null 2>&1
-cat >"$work/delete.json" <<JSON
-{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"0d7c9f4e-2a1b-4c3d-9e8f-7a6b5c4d3e2f","kind":{"group":"","version":"v1","kind":"Pod"},"resource":{"group":"","version":"v1","resource":"pods"},"namespace":"ml-platform","name":"trainer-0","operation":"DELETE","userInfo":{"username":"admin"},"object":null,"oldObject":null,"dryRun":false}}
-JSON
 
 # One keep-alive connection: the handshake and warm-up stay outside the counted window,
 # which holds exactly $count requests, each checked for HTTP 200.
@@ -107,4 +104,4 @@ measure() {
 
 echo "gpu-admission serve --threads 1 under callgrind, $count requests over one keep-alive HTTPS connection to /mutate"
 measure gpu "$here/gpu-pod-review.json"
-measure delete "$work/delete.json"
+measure delete "$here/delete-pod-review.json"
