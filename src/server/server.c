@@ -52,15 +52,6 @@ enum { KIND_POLICY = 1, KIND_CERT = 2 };
 /* Debounce: a ConfigMap/Secret update is several events; act once they stop. */
 #define SETTLE_MS     150
 #define SETTLE_MAX_MS 1000
-/* TLS 1.2 minimum; no static-RSA key exchange, so the private key is only ever used inside
- * the handshake flight that picked it (see tls_store.h on retiring replaced pairs). X25519
- * first: the key share Go (the API server) and OpenSSL clients send, so no handshake needs a
- * HelloRetryRequest round trip (measured: the cipher suite itself makes no difference, ~3.0M
- * instructions per full handshake with either AES-GCM suite). */
-#define TLS_PRIORITIES                                                                             \
-    "NORMAL:%SERVER_PRECEDENCE:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-RSA:-GROUP-ALL:+GROUP-X25519:" \
-    "+GROUP-SECP256R1:+GROUP-SECP384R1:-CIPHER-ALL:+AES-128-GCM:+CHACHA20-POLY1305:+AES-256-GCM"
-
 static long long now_ms(void)
 {
     struct timespec ts;
@@ -321,14 +312,11 @@ int gpa_server_run(const gpa_serve_config *cfg)
     if (cfg->threads > 1) OPT(MHD_OPTION_THREAD_POOL_SIZE, cfg->threads, NULL);
     unsigned max_conns = fit_connection_limit(cfg->max_connections, OPS_MAX_CONNECTIONS + 64);
     OPT(MHD_OPTION_CONNECTION_LIMIT, max_conns, NULL);
-    /* 16 KiB per connection (libmicrohttpd's default is 32): it still takes request headers of
-     * ~15 KiB; libmicrohttpd zeroes the pool after every request, so this halves that work,
-     * and an idle connection holds half the memory. */
-    OPT(MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384, NULL);
+    OPT(MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)GPA_CONNECTION_MEMORY, NULL);
     OPT(MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->max_connections_per_ip, NULL);
     OPT(MHD_OPTION_CONNECTION_TIMEOUT, cfg->idle_timeout_s, NULL);
     OPT(MHD_OPTION_HTTPS_CERT_CALLBACK, 0, gpa_tls_store_cert_callback);
-    OPT(MHD_OPTION_HTTPS_PRIORITIES, 0, TLS_PRIORITIES);
+    OPT(MHD_OPTION_HTTPS_PRIORITIES, 0, GPA_TLS_PRIORITIES);
     if (client_ca) OPT(MHD_OPTION_HTTPS_MEM_TRUST, 0, client_ca);
     OPT(MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)gpa_webhook_completed, &st);
     OPT(MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)gpa_webhook_connection, &st);
@@ -336,14 +324,8 @@ int gpa_server_run(const gpa_serve_config *cfg)
 #undef OPT
     /* MHD_OPTION_ARRAY wants two-pointer options as (value = fn, ptr = cls); the
      * EXTERNAL_LOGGER and NOTIFY entries above follow that convention. */
-    /* poll(), not epoll: libmicrohttpd 0.9.75's epoll loop busy-waits (epoll_wait with a zero
-     * timeout + recv EAGAIN, hundreds of times) while a TLS handshake waits for the client's
-     * next flight, which made one full handshake cost 2-5 ms of server CPU instead of ~0.7 ms
-     * (strace + /proc CPU, docs/performance.md). Request handling costs the same in both
-     * modes; each pool thread polls only its own connections. */
-    tls_d = MHD_start_daemon(
-        MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_TLS | MHD_USE_ITC | MHD_USE_ERROR_LOG, 0, NULL, NULL,
-        gpa_webhook_access, &st, MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_END);
+    tls_d = MHD_start_daemon(GPA_WEBHOOK_DAEMON_FLAGS, 0, NULL, NULL, gpa_webhook_access, &st,
+                             MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_END);
     if (!tls_d) {
         startup_error("cannot start the webhook listener", "libmicrohttpd refused the options");
         goto out;

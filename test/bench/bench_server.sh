@@ -5,6 +5,7 @@
 #
 #   test/bench/bench_server.sh [--bin PATH] [--policies DIR] [--duration S]
 #                              [--connections N] [--handshakes N] [--short] [--reference]
+#                              [--floor] [--floor-bin PATH] [--threads N]
 #
 # Measures: requests/s and p99 latency (wrk -t1 -cN --latency, POSTing a 3.6 KB GPU pod
 # AdmissionReview to /mutate), server CPU per request (utime+stime from /proc/PID/stat over
@@ -16,7 +17,12 @@
 # any server can reach here. --reference (needs nginx installed; not part of the test deps)
 # runs the same wrk load against nginx answering every POST with a constant body of the same
 # size as the webhook's answer, with the same certificate: the ceiling of this machine for a
-# server that does no work at all.
+# server that does no work at all. --floor (also part of --reference) runs the same load
+# against bench_mhd_floor: libmicrohttpd + GnuTLS with the webhook listener's own settings,
+# answering a constant of the same size - the floor of the mandated HTTP stack, so the
+# webhook's figure minus this one is what the review work costs in place.
+# --threads N starts the webhook with N worker threads (default: its own default); the floor
+# always runs with as many as the webhook reported.
 # --short (the ctest entry): a 2-second run that only checks the bench works: every response
 # 2xx, no socket errors, handshakes measured. Never fails on the figures themselves.
 set -euo pipefail
@@ -29,6 +35,9 @@ conns=32
 handshakes_time=5
 short=0
 reference=0
+floor=0
+floor_bin="$root/build/test/bench/bench_mhd_floor"
+threads=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --bin) bin=$2; shift 2 ;;
@@ -37,7 +46,10 @@ while [ $# -gt 0 ]; do
     --connections) conns=$2; shift 2 ;;
     --handshakes) handshakes_time=$2; shift 2 ;;
     --short) short=1; duration=2; handshakes_time=1; shift ;;
-    --reference) reference=1; shift ;;
+    --reference) reference=1; floor=1; shift ;;
+    --floor) floor=1; shift ;;
+    --floor-bin) floor_bin=$2; shift 2 ;;
+    --threads) threads=(--threads "$2"); shift 2 ;;
     *) echo "bench_server: unknown argument $1" >&2; exit 1 ;;
   esac
 done
@@ -49,7 +61,9 @@ done
 work=$(mktemp -d /tmp/gpa-bench-server.XXXXXX)
 pid=
 ngx=
+fpid=
 cleanup() {
+  if [ -n "$fpid" ] && kill -0 "$fpid" 2>/dev/null; then kill -KILL "$fpid" 2>/dev/null || true; wait "$fpid" 2>/dev/null || true; fi
   if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
   if [ -n "$ngx" ] && kill -0 "$ngx" 2>/dev/null; then kill -TERM "$ngx" 2>/dev/null || true; wait "$ngx" 2>/dev/null || true; fi
   rm -rf "$work"
@@ -61,7 +75,7 @@ trap cleanup EXIT INT TERM
 review="$here/gpu-pod-review.json"
 
 "$bin" serve --policies "$policies" --cert-dir "$work/certs" --listen 127.0.0.1:0 \
-  --metrics-listen 127.0.0.1:0 2>"$work/server.log" &
+  --metrics-listen 127.0.0.1:0 "${threads[@]}" 2>"$work/server.log" &
 pid=$!
 port=
 for _ in $(seq 1 200); do
@@ -143,7 +157,8 @@ p99ms=$(ms "$p99")
 rss_mb=$(awk -v k="$rss" 'BEGIN { printf "%.1f", k / 1024 }')
 
 echo "gpu-admission serve on $(nproc) cores, $(awk -F: '/model name/ {print $2; exit}' /proc/cpuinfo | sed 's/^ *//')"
-echo "wrk -t1 -c$conns -d${duration}s keep-alive HTTPS POST /mutate, $(wc -c <"$review") B review, server --threads $(nproc)"
+nthreads=$(grep -o '"threads":[0-9]*' "$work/server.log" | head -1 | cut -d: -f2)
+echo "wrk -t1 -c$conns -d${duration}s keep-alive HTTPS POST /mutate, $(wc -c <"$review") B review, server --threads $nthreads"
 printf "  %-34s %12s   target %-10s %s\n" "requests/s" "$rps" ">= 30000" "$(verdict "$rps" 30000 min)"
 printf "  %-34s %12s   target %-10s %s\n" "p99 latency (ms)" "$p99ms" "<= 5" "$(verdict "$p99ms" 5 max)"
 printf "  %-34s %12s\n" "p50 latency" "$p50"
@@ -160,6 +175,59 @@ printf "  %-34s %12s\n" "requests/s" "$drps"
 printf "  %-34s %12s\n" "p99 latency (ms)" "$(ms "$dp99")"
 printf "  %-34s %12s\n" "server CPU per request (us)" "$dcpu_us"
 printf "  %-34s %12s\n" "wrk's own CPU per request (us)" "$dwrk_us"
+
+# reference_run NAME PID URL TITLE: the measured wrk load against another server process;
+# prints its figures and leaves its CPU per request in ref_us_NAME.
+reference_run() {
+  local name=$1 rpid=$2 url=$3 title=$4
+  wrk -t1 -c"$conns" -d1s -s "$work/post.lua" "$url" >/dev/null 2>&1 || true
+  local r0 r1 nreq
+  r0=$(awk '{print $14 + $15}' "/proc/$rpid/stat")
+  wrk_timed "$work/wrk-$name.txt" "$url" "$work/post.lua"
+  r1=$(awk '{print $14 + $15}' "/proc/$rpid/stat")
+  nreq=$(awk '/requests in/ {print $1}' "$work/wrk-$name.txt")
+  local us
+  us=$(awk -v a="$r0" -v b="$r1" -v t="$tck" -v n="$nreq" 'BEGIN { if (n > 0) printf "%.1f", (b - a) * 1e6 / t / n; else print "nan" }')
+  printf -v "ref_us_$name" '%s' "$us"
+  printf -v "ref_req_$name" '%s' "${nreq:-0}"
+  echo "$title"
+  printf "  %-34s %12s\n" "requests/s" "$(awk '/^Requests\/sec:/ {print $2}' "$work/wrk-$name.txt")"
+  printf "  %-34s %12s\n" "p99 latency (ms)" "$(ms "$(awk '$1 == "99%" {print $2}' "$work/wrk-$name.txt")")"
+  printf "  %-34s %12s\n" "$name CPU per request (us)" "$us"
+  printf "  %-34s %12s\n" "wrk's own CPU per request (us)" "$(per_req_us "$work/wrk-$name.txt.cpu" "$nreq")"
+  printf "  %-34s %12s\n" "non-2xx responses" "$(awk '/Non-2xx or 3xx responses:/ {print $5}' "$work/wrk-$name.txt" | grep . || echo 0)"
+}
+
+# The mandated stack's floor: libmicrohttpd + GnuTLS with the webhook listener's settings,
+# answering a constant body as large as the webhook's answer (it reads the request body
+# into memory as the webhook does, then answers without looking at it).
+ref_req_floor=0
+if [ "$floor" = 1 ]; then
+  if [ ! -x "$floor_bin" ]; then
+    echo "floor: no bench_mhd_floor at $floor_bin (--floor-bin); skipped"
+  else
+    "$floor_bin" --cert-dir "$work/certs" --answer-bytes "${answer_bytes:-2104}" \
+      --threads "${nthreads:-1}" >"$work/floor.out" 2>"$work/floor.err" &
+    fpid=$!
+    fport=
+    for _ in $(seq 1 100); do
+      fport=$(awk '/^port / {print $2}' "$work/floor.out" 2>/dev/null || true)
+      [ -n "$fport" ] && break
+      kill -0 "$fpid" 2>/dev/null || break
+      sleep 0.05
+    done
+    if [ -z "$fport" ]; then
+      echo "floor: bench_mhd_floor did not start"; cat "$work/floor.err" || true
+    else
+      reference_run floor "$fpid" "https://127.0.0.1:$fport/mutate" \
+        "floor: libmicrohttpd + GnuTLS alone (bench_mhd_floor: the webhook listener's settings, ${nthreads} threads, constant ${answer_bytes}-byte answer), same wrk settings"
+      printf "  %-34s %12s\n" "webhook minus floor (us)" "$(awk -v a="$cpu_us" -v b="$ref_us_floor" 'BEGIN { if (a == "nan" || b == "nan") print "nan"; else printf "%.1f", a - b }')"
+    fi
+    kill -TERM "$fpid" 2>/dev/null || true
+    wait "$fpid" 2>/dev/null || true
+    fpid=
+  fi
+fi
 
 # The machine's ceiling: nginx, one worker, same certificate, same wrk load, answering each
 # POST with a constant body as large as the webhook's answer (it reads and decrypts the
@@ -203,16 +271,8 @@ NGX
     if [ -z "$nw" ]; then
       echo "reference: nginx did not start"; cat "$work/nginx/error.log" || true
     else
-      wrk -t1 -c"$conns" -d1s -s "$work/post.lua" "https://127.0.0.1:$nport/mutate" >/dev/null 2>&1 || true
-      n0=$(awk '{print $14 + $15}' "/proc/$nw/stat")
-      wrk_timed "$work/wrk-nginx.txt" "https://127.0.0.1:$nport/mutate" "$work/post.lua"
-      n1=$(awk '{print $14 + $15}' "/proc/$nw/stat")
-      nreq=$(awk '/requests in/ {print $1}' "$work/wrk-nginx.txt")
-      echo "reference: nginx $("$nginx_bin" -v 2>&1 | sed 's#.*/##'), 1 worker, constant ${answer_bytes}-byte answer, same wrk settings"
-      printf "  %-34s %12s\n" "requests/s" "$(awk '/^Requests\/sec:/ {print $2}' "$work/wrk-nginx.txt")"
-      printf "  %-34s %12s\n" "p99 latency (ms)" "$(ms "$(awk '$1 == "99%" {print $2}' "$work/wrk-nginx.txt")")"
-      printf "  %-34s %12s\n" "nginx CPU per request (us)" "$(awk -v a="$n0" -v b="$n1" -v t="$tck" -v n="$nreq" 'BEGIN { if (n > 0) printf "%.1f", (b - a) * 1e6 / t / n; else print "nan" }')"
-      printf "  %-34s %12s\n" "wrk's own CPU per request (us)" "$(per_req_us "$work/wrk-nginx.txt.cpu" "$nreq")"
+      reference_run nginx "$nw" "https://127.0.0.1:$nport/mutate" \
+        "reference: nginx $("$nginx_bin" -v 2>&1 | sed 's#.*/##'), 1 worker, constant ${answer_bytes}-byte answer, same wrk settings"
     fi
     kill -TERM "$ngx" 2>/dev/null || true
     wait "$ngx" 2>/dev/null || true
@@ -231,5 +291,10 @@ if [ "$short" = 1 ]; then
   # the server counted (at least) what wrk says it got back
   awk -v m="${mutated:-0}" -v r="$requests" 'BEGIN { exit !(m + 0 >= r + 0) }' ||
     { echo "bench_server: server counted $mutated mutated requests, wrk $requests" >&2; fail=1; }
+  if [ "$floor" = 1 ]; then
+    [ "$ref_req_floor" -gt 0 ] || { echo "bench_server: the floor run completed no requests" >&2; fail=1; }
+    ! grep -q 'Non-2xx' "$work/wrk-floor.txt" 2>/dev/null ||
+      { echo "bench_server: floor run: $(grep 'Non-2xx' "$work/wrk-floor.txt")" >&2; fail=1; }
+  fi
   exit $fail
 fi
