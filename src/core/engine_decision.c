@@ -86,7 +86,7 @@ static char *fmt_only_s(gpa_narena *ar, const char *fmt, va_list ap, bool *done)
 }
 
 /* The formatted line, in the decision's arena; NULL on OOM. */
-static char *vfmt(gpa_eng *e, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static char *vfmt(gpa_eng *e, const char *fmt, va_list ap)
 {
     gpa_narena *ar = gpa_eng_arena(e);
     if (!ar) return NULL;

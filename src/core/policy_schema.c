@@ -13,7 +13,8 @@
 #include "k8s_names.h"
 #include "policy_loader.h"
 
-static void lerr_v(loader *L, int line, int col, const char *fmt, va_list ap)
+__attribute__((format(printf, 4, 0))) static void lerr_v(loader *L, int line, int col,
+                                                         const char *fmt, va_list ap)
 {
     if (L->oom) return;
     if (L->n_errs == L->cap_errs) {
