@@ -2,6 +2,7 @@
 # bench_server_instr.sh - user-space instructions per webhook request, counted by callgrind.
 #
 #   test/bench/bench_server_instr.sh [--bin PATH] [--policies DIR] [--requests N]
+#                                    [--floor-bin PATH]
 #
 # bench_server.sh's CPU-time figures move by 20-40% with the load on the host (a shared VM);
 # instruction counts do not. This runs `gpu-admission serve --threads 1` under callgrind with
@@ -12,17 +13,22 @@
 # counts. libc's share includes libmicrohttpd zeroing its per-connection
 # memory pool after every request: callgrind counts each byte of that `rep stosb` as one
 # instruction, so it weighs ~16,000 here and well under a microsecond in time.
+# A third line counts the same GPU review against bench_mhd_floor (libmicrohttpd + GnuTLS with
+# the webhook listener's settings, constant answer; default build/test/bench/bench_mhd_floor,
+# skipped when absent): what the HTTP stack alone costs, the rest is the review work.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 bin="$root/build/gpu-admission"
 policies="$root/policies"
 count=500
+floor_bin="$root/build/test/bench/bench_mhd_floor"
 while [ $# -gt 0 ]; do
   case "$1" in
     --bin) bin=$2; shift 2 ;;
     --policies) policies=$2; shift 2 ;;
     --requests) count=$2; shift 2 ;;
+    --floor-bin) floor_bin=$2; shift 2 ;;
     *) echo "bench_server_instr: unknown argument $1" >&2; exit 1 ;;
   esac
 done
@@ -69,13 +75,19 @@ PY
 # measure NAME BODY: one server under callgrind, one counted window, one report line.
 measure() {
   local name=$1 body=$2 out="$work/cg.$1"
-  valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out" \
-    "$bin" serve --threads 1 --policies "$policies" --cert-dir "$work/certs" \
-    --listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 2>"$work/server.$name.log" &
+  if [ "$name" = floor ]; then
+    valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out" \
+      "$floor_bin" --cert-dir "$work/certs" --threads 1 >"$work/server.$name.log" 2>&1 &
+  else
+    valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out" \
+      "$bin" serve --threads 1 --policies "$policies" --cert-dir "$work/certs" \
+      --listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 2>"$work/server.$name.log" &
+  fi
   vpid=$!
   local port=
   for _ in $(seq 1 600); do
-    port=$(grep -o '"listen_port":[0-9]*' "$work/server.$name.log" 2>/dev/null | head -1 | cut -d: -f2 || true)
+    port=$( (grep -o '"listen_port":[0-9]*' "$work/server.$name.log" 2>/dev/null | head -1 | cut -d: -f2
+      awk '/^port / {print $2}' "$work/server.$name.log" 2>/dev/null) | head -1 || true)
     [ -n "$port" ] && break
     kill -0 "$vpid" 2>/dev/null || { cat "$work/server.$name.log" >&2; exit 1; }
     sleep 0.1
@@ -105,3 +117,8 @@ measure() {
 echo "gpu-admission serve --threads 1 under callgrind, $count requests over one keep-alive HTTPS connection to /mutate"
 measure gpu "$here/gpu-pod-review.json"
 measure delete "$here/delete-pod-review.json"
+if [ -x "$floor_bin" ]; then
+  measure floor "$here/gpu-pod-review.json"
+else
+  echo "  floor: no bench_mhd_floor at $floor_bin (--floor-bin); skipped"
+fi
