@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cpu_budget.h"
 #include "jsonlog.h"
 
 typedef enum { K_STR, K_UINT, K_SIZE, K_DURATION, K_LEVEL } kind;
@@ -70,7 +71,10 @@ const char *gpa_serve_usage(void)
            "  --listen ADDR               webhook HTTPS address (default :8443; "
            "127.0.0.1:0 = any free port)\n"
            "  --metrics-listen ADDR       plain HTTP /metrics /healthz /readyz (default :9090)\n"
-           "  --threads N                 worker threads (default: number of CPUs)\n"
+           "  --threads N                 worker threads (default: the CPUs this process "
+           "may use:\n"
+           "                              affinity mask, capped by the cgroup CPU quota "
+           "rounded up)\n"
            "  --max-body SIZE             largest request body (default 7Mi; 512Ki, 7Mi, "
            "1048576)\n"
            "  --shutdown-grace DURATION   keep answering after SIGTERM (default 5s)\n"
@@ -217,8 +221,8 @@ int gpa_serve_config_parse(gpa_serve_config *cfg, int argc, char **argv, gpa_get
     memset(cfg, 0, sizeof *cfg);
     strcpy(cfg->listen, ":8443");
     strcpy(cfg->metrics_listen, ":9090");
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    cfg->threads = cpus < 1 ? 1 : cpus > 256 ? 256 : (unsigned)cpus;
+    /* The CPUs the container may use (affinity, cgroup quota), not every CPU of the node. */
+    cfg->threads = gpa_cpu_budget(NULL, NULL, NULL);
     cfg->max_body = 7u << 20;
     cfg->shutdown_grace_ms = 5000;
     cfg->reload_interval_ms = 60000;

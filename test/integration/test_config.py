@@ -1,15 +1,20 @@
 """test_config.py - `serve` flags and GPU_ADMISSION_* environment twins: defaults, flag wins
 over environment, size/duration suffixes, every bad value and every startup failure exits 1
-with a message naming the problem, and `serve --help` lists exactly the flags
+with a message naming the problem, the default --threads follows the CPUs the process may
+use (affinity under taskset; a real cgroup v1 CFS quota, the server's own cgroup and an
+ancestor's, when /sys/fs/cgroup/cpu is writable), and `serve --help` lists exactly the flags
 docs/operations.md documents.
 
-Must never: leave a started server behind (every one is killed).
+Must never: leave a started server behind (every one is killed), or leave the cgroups it
+creates behind (moved out of and removed, even when a check fails).
 """
 
 import os
 import re
+import shlex
 import socket
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import srvlib as S
@@ -34,6 +39,52 @@ def fails(argv, what, needle, env=None):
     rc, out, err = S.run(BIN, argv, env=env or clean_env(), timeout=20)
     T.eq(rc, 1, what + ": exit code")
     T.check(needle.encode() in err, "%s: stderr mentions %r: %r" % (what, needle, err[-300:]))
+
+
+def own_cpu_quota():
+    """The tightest CFS quota of this process's cgroups and their ancestors, in whole CPUs
+    rounded up (None = none); read here, apart from the server's C code."""
+    try:
+        lines = open("/proc/self/cgroup").read().splitlines()
+    except OSError:
+        return None
+    best = None
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        hid, ctls, path = parts
+        v2 = hid == "0" and ctls == ""
+        if not v2 and "cpu" not in ctls.split(","):
+            continue
+        bases = ["/sys/fs/cgroup"] if v2 else ["/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct"]
+        comps = [c for c in path.split("/") if c]
+        for i in range(len(comps), -1, -1):
+            for b in bases:
+                d = os.path.join(b, *comps[:i])
+                try:
+                    if v2:
+                        q, p = open(os.path.join(d, "cpu.max")).read().split()
+                        if q == "max":
+                            continue
+                        q, p = int(q), int(p)
+                    else:
+                        q = int(open(os.path.join(d, "cpu.cfs_quota_us")).read())
+                        p = int(open(os.path.join(d, "cpu.cfs_period_us")).read())
+                except (OSError, ValueError):
+                    continue
+                if q > 0 and p > 0:
+                    n = -(-q // p)
+                    best = n if best is None else min(best, n)
+    return best
+
+
+def expected_threads():
+    n = len(os.sched_getaffinity(0))
+    q = own_cpu_quota()
+    if q is not None:
+        n = min(n, q)
+    return max(1, min(256, n))
 
 
 # ---- usage errors (before anything starts)
@@ -108,9 +159,104 @@ with srv:
     T.eq(srv.startup.get("threads"), 1, "flag --threads wins")
 with S.Server(BIN, policies, certs, env=clean_env()) as srv:
     T.eq(srv.startup.get("max_body"), 7 << 20, "default --max-body is 7Mi")
-    T.eq(srv.startup.get("threads"), os.cpu_count(), "default --threads is the CPU count")
+    T.eq(srv.startup.get("threads"), expected_threads(),
+         "default --threads is the CPUs this process may use")
     T.check(srv.startup.get("listen_port") > 0 and srv.startup.get("metrics_port") > 0,
             "ephemeral ports reported")
+
+# ---- the default --threads follows the CPUs the process may use
+AFFINITY = sorted(os.sched_getaffinity(0))
+srv = S.Server(BIN, policies, certs, env=clean_env())
+srv.cmd = ["taskset", "-c", str(AFFINITY[0])] + srv.cmd  # a static-CPU-manager pod
+with srv:
+    T.eq(srv.startup.get("threads"), 1, "default --threads under taskset -c %d" % AFFINITY[0])
+srv = S.Server(BIN, policies, certs, env=clean_env(), extra=["--threads", "3"])
+srv.cmd = ["taskset", "-c", str(AFFINITY[0])] + srv.cmd
+with srv:
+    T.eq(srv.startup.get("threads"), 3, "--threads wins over the affinity default")
+
+CG_V1 = "/sys/fs/cgroup/cpu"
+
+
+def cg_write(path, value):
+    with open(path, "w") as f:
+        f.write(str(value))
+
+
+def in_cgroup(cg, *extra):
+    """A server that moves itself into cgroup `cg` before exec, so it starts under its quota."""
+    srv = S.Server(BIN, policies, certs, env=clean_env(), extra=extra)
+    srv.cmd = ["sh", "-c", 'echo $$ > %s/cgroup.procs && exec "$@"' % shlex.quote(cg),
+               "sh"] + srv.cmd
+    return srv
+
+
+def check_in(srv, cg, what):
+    """The server really runs in cg (else a pass would prove nothing)."""
+    rel = cg[len(CG_V1):]
+    text = open("/proc/%d/cgroup" % srv.proc.pid).read()
+    T.check(any(l.split(":", 2)[2] == rel for l in text.splitlines()
+                if "cpu" in l.split(":", 2)[1].split(",")),
+            "%s: server runs in %s: %r" % (what, rel, text))
+
+
+def remove_cgroups(dirs):
+    """Moves anything left out of the test cgroups (deepest first), then removes them."""
+    for d in dirs:
+        if not os.path.isdir(d):
+            continue
+        try:
+            for pid in open(os.path.join(d, "cgroup.procs")).read().split():
+                try:
+                    cg_write(os.path.join(CG_V1, "cgroup.procs"), pid)
+                except OSError:
+                    pass  # it exited meanwhile
+        except OSError:
+            pass
+        for _ in range(50):
+            try:
+                os.rmdir(d)
+                break
+            except OSError:
+                time.sleep(0.1)
+        T.check(not os.path.exists(d), "test cgroup %s removed" % d)
+
+
+cg = os.path.join(CG_V1, "gpa-test-%d" % os.getpid())
+inner = os.path.join(cg, "inner")
+made = False
+try:
+    os.mkdir(cg)
+    made = True
+except OSError as e:
+    print("SKIP: default --threads under a cgroup CPU quota: cannot create %s (%s); this "
+          "check needs root and a writable cgroup v1 cpu controller" % (cg, e), flush=True)
+if made:
+    try:
+        cg_write(os.path.join(cg, "cpu.cfs_period_us"), 100000)
+        cg_write(os.path.join(cg, "cpu.cfs_quota_us"), 50000)
+        with in_cgroup(cg) as srv:
+            check_in(srv, cg, "quota 0.5 CPU")
+            T.eq(srv.startup.get("threads"), 1, "default --threads under a 0.5 CPU quota")
+        with in_cgroup(cg, "--threads", "4") as srv:
+            T.eq(srv.startup.get("threads"), 4, "--threads wins over the cgroup default")
+        if len(AFFINITY) >= 2:
+            cg_write(os.path.join(cg, "cpu.cfs_quota_us"), 150000)
+            with in_cgroup(cg) as srv:
+                check_in(srv, cg, "quota 1.5 CPU")
+                T.eq(srv.startup.get("threads"), 2, "default --threads under a 1.5 CPU quota")
+        else:
+            print("SKIP: 1.5 CPU quota check needs 2 CPUs, this process may use %d"
+                  % len(AFFINITY), flush=True)
+        # The parent's quota binds a child cgroup that has none of its own.
+        cg_write(os.path.join(cg, "cpu.cfs_quota_us"), 50000)
+        os.mkdir(inner)
+        cg_write(os.path.join(inner, "cpu.cfs_quota_us"), -1)
+        with in_cgroup(inner) as srv:
+            check_in(srv, inner, "child of a 0.5 CPU cgroup")
+            T.eq(srv.startup.get("threads"), 1, "default --threads under a parent's 0.5 CPU quota")
+    finally:
+        remove_cgroups([inner, cg])
 
 # ---- --help lists the flags; the docs document every one of them
 rc, out, err = S.run(BIN, ["serve", "--help"])

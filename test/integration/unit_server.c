@@ -1,21 +1,27 @@
 /*
  * unit_server.c - unit tests of the server's pure parts, no sockets to other processes:
- * flag/env parsing (sizes, durations, precedence), the JSON log writer (escaping, truncation
- * that keeps every line valid JSON), the metrics registry (label cap, escaping, histogram),
- * and listen-address parsing.
+ * flag/env parsing (sizes, durations, precedence), the default thread count (cgroup CPU
+ * quota and affinity parsing, a fake cgroup tree in a temporary directory), the JSON log
+ * writer (escaping, truncation that keeps every line valid JSON), the metrics registry (label
+ * cap, escaping, histogram), and listen-address parsing.
  *
  * Must never: depend on the machine's network beyond binding 127.0.0.1:0.
  */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
+#include <ftw.h>
 #include <pthread.h>
+#include <sched.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
+#include "cpu_budget.h"
 #include "jsonlog.h"
 #include "listen_socket.h"
 #include "metrics.h"
@@ -82,6 +88,95 @@ static int parse(gpa_serve_config *c, gpa_error *err, const char *const *env, ..
     return gpa_serve_config_parse(c, argc, argv, env_get, err);
 }
 
+/* Reads "QUOTA PERIOD" (v2 cpu.max) or QUOTA then PERIOD (v1 files) as ceil(quota/period)
+ * CPUs, 0 when unlimited or unreadable. */
+static long long quota_in(const char *dir, bool v2)
+{
+    char f1[4300], f2[4300], word[32] = "";
+    long long q = -1, per = 0;
+    if (v2) {
+        snprintf(f1, sizeof f1, "%s/cpu.max", dir);
+        FILE *f = fopen(f1, "r");
+        if (!f) return 0;
+        if (fscanf(f, "%31s %lld", word, &per) == 2 && strcmp(word, "max") != 0) q = atoll(word);
+        fclose(f);
+    } else {
+        snprintf(f1, sizeof f1, "%s/cpu.cfs_quota_us", dir);
+        snprintf(f2, sizeof f2, "%s/cpu.cfs_period_us", dir);
+        FILE *a = fopen(f1, "r"), *b = fopen(f2, "r");
+        if (!a || !b || fscanf(a, "%lld", &q) != 1 || fscanf(b, "%lld", &per) != 1) q = -1;
+        if (a) fclose(a);
+        if (b) fclose(b);
+    }
+    return q > 0 && per > 0 ? (q + per - 1) / per : 0;
+}
+
+/* The test's own reading of this process's cgroup CPU quota (v2 and the v1 cpu controller,
+ * every ancestor), written apart from cpu_budget.c so one shared mistake cannot hide.
+ * 0 = no quota. */
+static long long own_quota_cpus(void)
+{
+    FILE *f = fopen("/proc/self/cgroup", "r");
+    if (!f) return 0;
+    char line[4096];
+    long long best = 0;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+        if (!c2) continue;
+        *c1 = *c2 = '\0';
+        char ctl[300];
+        snprintf(ctl, sizeof ctl, ",%s,", c1 + 1);
+        bool v2 = strcmp(line, "0") == 0 && c1[1] == '\0';
+        if (!v2 && !strstr(ctl, ",cpu,")) continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s", c2 + 1);
+        static const char *const v1_bases[] = {"/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct"};
+        for (;;) {
+            for (int i = 0; i < (v2 ? 1 : 2); i++) {
+                char dir[4200];
+                snprintf(dir, sizeof dir, "%s%s", v2 ? "/sys/fs/cgroup" : v1_bases[i],
+                         strcmp(path, "/") == 0 ? "" : path);
+                long long n = quota_in(dir, v2);
+                if (n > 0 && (best == 0 || n < best)) best = n;
+            }
+            char *slash = strrchr(path, '/');
+            if (!slash || strcmp(path, "/") == 0) break;
+            if (slash == path)
+                path[1] = '\0';
+            else
+                *slash = '\0';
+        }
+    }
+    fclose(f);
+    return best;
+}
+
+/* What `serve` should pick without --threads: the affinity mask, capped by the quota. */
+static long expected_default_threads(void)
+{
+    cpu_set_t set;
+    long n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set)
+                                                         : sysconf(_SC_NPROCESSORS_ONLN);
+    long long q = own_quota_cpus();
+    if (q > 0 && q < n) n = (long)q;
+    return n < 1 ? 1 : n > 256 ? 256 : n;
+}
+
+/* Pins this process to the first `want` CPUs of `all`; false if it has fewer. */
+static bool pin(const cpu_set_t *all, int want)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    int have = 0;
+    for (int i = 0; i < CPU_SETSIZE && have < want; i++)
+        if (CPU_ISSET(i, all)) {
+            CPU_SET(i, &set);
+            have++;
+        }
+    return have == want && sched_setaffinity(0, sizeof set, &set) == 0;
+}
+
 static void test_config(void)
 {
     static gpa_serve_config c;
@@ -96,7 +191,29 @@ static void test_config(void)
     CHECK_INT(c.shutdown_grace_ms, 5000);
     CHECK_INT(c.reload_interval_ms, 60000);
     CHECK_INT(c.idle_timeout_s, 120);
-    CHECK_INT(c.threads, sysconf(_SC_NPROCESSORS_ONLN));
+    CHECK_INT(c.threads, expected_default_threads());
+    /* A static-CPU-manager pod: pinned to one CPU, the default is one thread whatever
+     * sysconf() says. */
+    cpu_set_t all;
+    CHECK_INT(sched_getaffinity(0, sizeof all, &all), 0);
+    if (CPU_COUNT(&all) >= 2) {
+        CHECK(pin(&all, 1));
+        CHECK_INT(parse(&c, &err, none, "--policies", "p", "--cert-dir", "/c", NULL), GPA_OK);
+        CHECK_INT(c.threads, 1);
+        CHECK(pin(&all, 2));
+        CHECK_INT(parse(&c, &err, none, "--policies", "p", "--cert-dir", "/c", NULL), GPA_OK);
+        CHECK_INT(c.threads, expected_default_threads());
+        CHECK(c.threads <= 2);
+        /* An explicit value still wins over the pinned default. */
+        CHECK(pin(&all, 1));
+        CHECK_INT(
+            parse(&c, &err, none, "--policies", "p", "--cert-dir", "/c", "--threads", "7", NULL),
+            GPA_OK);
+        CHECK_INT(c.threads, 7);
+        CHECK_INT(sched_setaffinity(0, sizeof all, &all), 0);
+    } else {
+        printf("SKIP: affinity pinning needs 2 CPUs, this machine offers %d\n", CPU_COUNT(&all));
+    }
     CHECK_INT(c.log_level, GPA_LOG_INFO);
 
     static const char *const env[] = {"GPU_ADMISSION_POLICIES",
@@ -496,10 +613,292 @@ static void test_listen(void)
     CHECK(gpa_listen_socket(&fd, &port, "no.such.host.invalid:0", &err) != GPA_OK);
 }
 
+static void test_cpu_parsers(void)
+{
+    unsigned long long n = 99;
+    /* cgroup v2 cpu.max */
+    CHECK_INT(gpa_cpu_max_parse(&n, "max 100000\n"), GPA_OK);
+    CHECK_INT(n, 0);
+    n = 99;
+    CHECK_INT(gpa_cpu_max_parse(&n, "max"), GPA_OK);
+    CHECK_INT(n, 0);
+    CHECK_INT(gpa_cpu_max_parse(&n, "150000 100000\n"), GPA_OK);
+    CHECK_INT(n, 2);
+    CHECK_INT(gpa_cpu_max_parse(&n, "50000 100000"), GPA_OK);
+    CHECK_INT(n, 1);
+    CHECK_INT(gpa_cpu_max_parse(&n, "100000 100000"), GPA_OK);
+    CHECK_INT(n, 1);
+    CHECK_INT(gpa_cpu_max_parse(&n, "100001 100000"), GPA_OK);
+    CHECK_INT(n, 2);
+    CHECK_INT(gpa_cpu_max_parse(&n, "1000 1000000"), GPA_OK); /* 0.001 CPU -> 1 */
+    CHECK_INT(n, 1);
+    CHECK_INT(gpa_cpu_max_parse(&n, "6400000 100000"), GPA_OK);
+    CHECK_INT(n, 64);
+    CHECK_INT(gpa_cpu_max_parse(&n, "18446744073709551615 1"), GPA_OK); /* no overflow */
+    CHECK(n == 18446744073709551615ull);
+    static const char *const bad_v2[] = {
+        "",
+        "\n",
+        "0 100000",
+        "100000 0",
+        "max 0",
+        "-1 100000",
+        "150000",
+        "150000 ",
+        "150000 100000 x",
+        " 150000 100000",
+        "150000  100000",
+        "150000x 100000",
+        "max100000",
+        "maxi 100000",
+        "max 100000x",
+        "150000 100000\n\n",
+        "+150000 100000",
+        "1.5 1",
+        "banana",
+        "max -1",
+        "150000\t100000",
+    };
+    for (size_t i = 0; i < sizeof bad_v2 / sizeof bad_v2[0]; i++) {
+        n = 99;
+        int rc = gpa_cpu_max_parse(&n, bad_v2[i]);
+        if (rc == GPA_OK) fprintf(stderr, "cpu.max accepted '%s'\n", bad_v2[i]);
+        CHECK(rc != GPA_OK);
+        CHECK_INT(n, 0);
+    }
+    CHECK_INT(gpa_cpu_max_parse(&n, "99999999999999999999 100000"), GPA_ERANGE);
+    CHECK_INT(gpa_cpu_max_parse(&n, "100000 99999999999999999999"), GPA_ERANGE);
+    CHECK(gpa_cpu_max_parse(&n, NULL) != GPA_OK);
+
+    /* cgroup v1 cpu.cfs_quota_us + cpu.cfs_period_us */
+    n = 99;
+    CHECK_INT(gpa_cfs_quota_parse(&n, "-1\n", "100000\n"), GPA_OK);
+    CHECK_INT(n, 0);
+    n = 99;
+    CHECK_INT(gpa_cfs_quota_parse(&n, "-1", NULL), GPA_OK); /* no period needed */
+    CHECK_INT(n, 0);
+    CHECK_INT(gpa_cfs_quota_parse(&n, "50000\n", "100000\n"), GPA_OK);
+    CHECK_INT(n, 1);
+    CHECK_INT(gpa_cfs_quota_parse(&n, "150000", "100000"), GPA_OK);
+    CHECK_INT(n, 2);
+    CHECK_INT(gpa_cfs_quota_parse(&n, "400000", "100000"), GPA_OK);
+    CHECK_INT(n, 4);
+    CHECK_INT(gpa_cfs_quota_parse(&n, "250000", "1000000"), GPA_OK);
+    CHECK_INT(n, 1);
+    static const char *const bad_v1[][2] = {
+        {"", "100000"},       {"0", "100000"},        {"-2", "100000"},  {"-1x", "100000"},
+        {"50000", NULL},      {"50000", ""},          {"50000", "0"},    {"50000", "-100000"},
+        {"50000 ", "100000"}, {"50000", "100000x"},   {"max", "100000"}, {NULL, "100000"},
+        {"5e4", "100000"},    {"50000\n1", "100000"},
+    };
+    for (size_t i = 0; i < sizeof bad_v1 / sizeof bad_v1[0]; i++) {
+        n = 99;
+        CHECK(gpa_cfs_quota_parse(&n, bad_v1[i][0], bad_v1[i][1]) != GPA_OK);
+        CHECK_INT(n, 0);
+    }
+    CHECK_INT(gpa_cfs_quota_parse(&n, "123456789012345678901234", "100000"), GPA_ERANGE);
+
+    /* /proc/self/cgroup */
+    static const char hybrid[] = "12:pids:/kubepods/pod1/c1\n"
+                                 "5:cpuset:/cpuset-path\n"
+                                 "4:cpu,cpuacct:/kubepods/burstable/pod1/c1\n"
+                                 "3:cpuacct:/wrong\n"
+                                 "1:name=systemd:/sys\n"
+                                 "0::/unified/path\n";
+    char path[64];
+    CHECK_INT(gpa_cgroup_v1_cpu_path(path, sizeof path, hybrid), GPA_OK);
+    CHECK_STR(path, "/kubepods/burstable/pod1/c1");
+    CHECK_INT(gpa_cgroup_v2_path(path, sizeof path, hybrid), GPA_OK);
+    CHECK_STR(path, "/unified/path");
+    CHECK_INT(gpa_cgroup_v1_cpu_path(path, sizeof path, "3:cpuset:/a\n2:cpuacct:/b\n1:cpu:/\n"),
+              GPA_OK);
+    CHECK_STR(path, "/");
+    CHECK_INT(gpa_cgroup_v1_cpu_path(path, sizeof path, "7:cpuacct,cpu:/x:y"), GPA_OK);
+    CHECK_STR(path, "/x:y"); /* a colon in the path is part of the path */
+    CHECK_INT(gpa_cgroup_v2_path(path, sizeof path, "0::/\n"), GPA_OK);
+    CHECK_STR(path, "/");
+    /* v2 only: no v1 cpu line; v1 only: no v2 line */
+    CHECK_INT(gpa_cgroup_v1_cpu_path(path, sizeof path, "0::/a\n"), GPA_EPARSE);
+    CHECK_INT(gpa_cgroup_v2_path(path, sizeof path, "1:cpu:/a\n"), GPA_EPARSE);
+    CHECK_INT(gpa_cgroup_v1_cpu_path(path, sizeof path, "2:cpuset,cpuacct:/a\n"), GPA_EPARSE);
+    CHECK_INT(gpa_cgroup_v2_path(path, sizeof path, "00::/a\n"), GPA_EPARSE);
+    CHECK_INT(gpa_cgroup_v2_path(path, sizeof path, "0:cpu:/a\n"), GPA_EPARSE);
+    CHECK_INT(gpa_cgroup_v2_path(path, sizeof path, "0::relative\n"), GPA_EPARSE);
+    CHECK_INT(gpa_cgroup_v2_path(path, sizeof path, "0::\n"), GPA_EPARSE);
+    CHECK_INT(gpa_cgroup_v1_cpu_path(path, sizeof path, "x:cpu:/a\n:cpu:/b\n1:cpu\n"), GPA_EPARSE);
+    CHECK_INT(gpa_cgroup_v1_cpu_path(path, sizeof path, ""), GPA_EPARSE);
+    CHECK_INT(gpa_cgroup_v2_path(path, sizeof path, NULL), GPA_EPARSE);
+    CHECK_INT(gpa_cgroup_v2_path(path, 8, "0::/exactly-too-long\n"), GPA_ERANGE);
+    CHECK_INT(gpa_cgroup_v2_path(path, 8, "0::/1234567"), GPA_ERANGE); /* 8 bytes with NUL */
+    CHECK_INT(gpa_cgroup_v2_path(path, 8, "0::/123456"), GPA_OK);
+    CHECK_STR(path, "/123456");
+
+    /* combining */
+    gpa_cpu_source src;
+    CHECK_INT(gpa_cpu_budget_combine(&src, 64, 64, 0), 64);
+    CHECK_INT(src, GPA_CPU_SOURCE_AFFINITY);
+    CHECK_INT(gpa_cpu_budget_combine(&src, 64, 64, 1), 1); /* limits.cpu: 1 on 64 cores */
+    CHECK_INT(src, GPA_CPU_SOURCE_CGROUP);
+    CHECK_STR(gpa_cpu_source_name(src), "cgroup");
+    CHECK_INT(gpa_cpu_budget_combine(&src, 64, 4, 8), 4); /* cpuset tighter than quota */
+    CHECK_INT(src, GPA_CPU_SOURCE_AFFINITY);
+    CHECK_INT(gpa_cpu_budget_combine(&src, 64, 4, 4), 4);
+    CHECK_INT(src, GPA_CPU_SOURCE_AFFINITY);
+    CHECK_INT(gpa_cpu_budget_combine(&src, 8, -1, 0), 8); /* affinity unknown */
+    CHECK_INT(src, GPA_CPU_SOURCE_CPUS);
+    CHECK_STR(gpa_cpu_source_name(src), "cpus");
+    CHECK_INT(gpa_cpu_budget_combine(&src, 8, 0, 3), 3);
+    CHECK_INT(gpa_cpu_budget_combine(&src, -1, 0, 0), 1); /* nothing known */
+    CHECK_INT(gpa_cpu_budget_combine(&src, 1024, 1024, 0), 256);
+    CHECK_INT(gpa_cpu_budget_combine(&src, 1024, 1024, 300), 256);
+    CHECK_INT(gpa_cpu_budget_combine(&src, 1024, 1024, 18446744073709551615ull), 256);
+    CHECK_INT(gpa_cpu_budget_combine(NULL, 2, 2, 1), 1);
+    CHECK_STR(gpa_cpu_source_name(GPA_CPU_SOURCE_AFFINITY), "affinity");
+}
+
+/* ---- a fake cgroup tree under a temporary directory */
+static char cg_root[64];
+
+static void cg_write(const char *rel, const char *text)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", cg_root, rel);
+    /* mkdir -p of the parent */
+    for (char *s = p + strlen(cg_root) + 1; (s = strchr(s, '/')); s++) {
+        *s = '\0';
+        mkdir(p, 0755);
+        *s = '/';
+    }
+    FILE *f = fopen(p, "w");
+    CHECK(f != NULL);
+    if (!f) return;
+    fputs(text, f);
+    fclose(f);
+}
+
+static void cg_mkdir(const char *rel)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s/x", cg_root, rel);
+    for (char *s = p + strlen(cg_root) + 1; (s = strchr(s, '/')); s++) {
+        *s = '\0';
+        mkdir(p, 0755);
+        *s = '/';
+    }
+}
+
+static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(p);
+}
+
+static void test_cpu_tree(void)
+{
+    strcpy(cg_root, "/tmp/gpa-cgroup-XXXXXX");
+    CHECK(mkdtemp(cg_root) != NULL);
+
+    /* v2: the parent is tighter than the child; the grandparent looser. */
+    cg_write("cpu.max", "max 100000\n");
+    cg_write("kubepods/cpu.max", "800000 100000\n");
+    cg_write("kubepods/pod1/cpu.max", "50000 100000\n");
+    cg_write("kubepods/pod1/ctr/cpu.max", "300000 100000\n");
+    CHECK_INT(gpa_cgroup_cpu_limit(cg_root, "0::/kubepods/pod1/ctr\n"), 1);
+    /* the child alone is looser than its ancestors at 8 */
+    cg_write("kubepods/pod2/ctr/cpu.max", "300000 100000\n");
+    CHECK_INT(gpa_cgroup_cpu_limit(cg_root, "0::/kubepods/pod2/ctr\n"), 3);
+    /* the cgroup's own directory is missing (a container seeing its cgroup as the mount
+     * root): the ancestors still count */
+    CHECK_INT(gpa_cgroup_cpu_limit(cg_root, "0::/kubepods/pod1/gone/deeper\n"), 1);
+    CHECK_INT(gpa_cgroup_cpu_limit(cg_root, "0::/elsewhere\n"), 0);
+    CHECK_INT(gpa_cgroup_cpu_limit(cg_root, "0::/\n"), 0);
+    /* "//", "." and a trailing slash are the same directory */
+    CHECK_INT(gpa_cgroup_cpu_limit(cg_root, "0::/kubepods//./pod2/ctr/\n"), 3);
+    /* garbage and unreadable files set no limit, the ancestors still do */
+    cg_write("kubepods/pod3/cpu.max", "banana\n");
+    cg_write("kubepods/pod3/ctr/cpu.max", "0 100000\n");
+    CHECK_INT(gpa_cgroup_cpu_limit(cg_root, "0::/kubepods/pod3/ctr\n"), 8);
+    cg_mkdir("kubepods/pod4/cpu.max"); /* a directory where the file should be */
+    CHECK_INT(gpa_cgroup_cpu_limit(cg_root, "0::/kubepods/pod4\n"), 8);
+    char huge[200];
+    memset(huge, '1', sizeof huge - 1);
+    huge[sizeof huge - 1] = '\0';
+    cg_write("kubepods/pod5/cpu.max", huge); /* bigger than any real value */
+    CHECK_INT(gpa_cgroup_cpu_limit(cg_root, "0::/kubepods/pod5\n"), 8);
+    cg_write("kubepods/pod6/cpu.max", "");
+    CHECK_INT(gpa_cgroup_cpu_limit(cg_root, "0::/kubepods/pod6\n"), 8);
+    /* ".." never climbs out of the root (the path is ignored) */
+    cg_write("kubepods/pod7/cpu.max", "100000 100000\n");
+    CHECK_INT(gpa_cgroup_cpu_limit(cg_root, "0::/kubepods/pod7\n"), 1);
+    CHECK_INT(gpa_cgroup_cpu_limit(cg_root, "0::/kubepods/../kubepods/pod7\n"), 0);
+    /* a garbage /proc/self/cgroup text */
+    CHECK_INT(gpa_cgroup_cpu_limit(cg_root, "garbage"), 0);
+    CHECK_INT(gpa_cgroup_cpu_limit(cg_root, ""), 0);
+    CHECK_INT(gpa_cgroup_cpu_limit(cg_root, NULL), 0);
+    CHECK_INT(gpa_cgroup_cpu_limit("/nonexistent-gpa-root", "0::/a\n1:cpu:/b\n"), 0);
+
+    /* v1, under cpu/: a parent tighter than the child */
+    cg_write("cpu/cpu.cfs_quota_us", "-1\n");
+    cg_write("cpu/cpu.cfs_period_us", "100000\n");
+    cg_write("cpu/kubepods/cpu.cfs_quota_us", "150000\n");
+    cg_write("cpu/kubepods/cpu.cfs_period_us", "100000\n");
+    cg_write("cpu/kubepods/ctr/cpu.cfs_quota_us", "-1\n");
+    cg_write("cpu/kubepods/ctr/cpu.cfs_period_us", "100000\n");
+    static const char v1[] = "4:cpu,cpuacct:/kubepods/ctr\n3:memory:/other\n";
+    CHECK_INT(gpa_cgroup_cpu_limit(cg_root, v1), 2);
+    /* a quota without its period file is no limit */
+    cg_write("cpu/kubepods/ctr/inner/cpu.cfs_quota_us", "10000\n");
+    CHECK_INT(gpa_cgroup_cpu_limit(cg_root, "4:cpu:/kubepods/ctr/inner\n"), 2);
+    cg_write("cpu/kubepods/ctr/inner/cpu.cfs_period_us", "100000\n");
+    CHECK_INT(gpa_cgroup_cpu_limit(cg_root, "4:cpu:/kubepods/ctr/inner\n"), 1);
+    /* the other mount name, cpu,cpuacct/ */
+    cg_write("cpu,cpuacct/slice/cpu.cfs_quota_us", "250000\n");
+    cg_write("cpu,cpuacct/slice/cpu.cfs_period_us", "50000\n");
+    CHECK_INT(gpa_cgroup_cpu_limit(cg_root, "2:cpuacct,cpu:/slice/job\n"), 5);
+    /* the v1 files are only read for the cpu controller's path */
+    CHECK_INT(gpa_cgroup_cpu_limit(cg_root, "2:cpuacct:/slice/job\n"), 0);
+    /* hybrid: v1 and v2 both set limits, the tighter wins either way */
+    CHECK_INT(gpa_cgroup_cpu_limit(cg_root, "4:cpu:/kubepods/ctr\n0::/kubepods/pod2/ctr\n"), 2);
+    CHECK_INT(gpa_cgroup_cpu_limit(cg_root, "4:cpu:/kubepods/ctr\n0::/kubepods/pod1/ctr\n"), 1);
+
+    /* The whole chain with a fake /proc/self/cgroup file. */
+    cpu_set_t all;
+    CHECK_INT(sched_getaffinity(0, sizeof all, &all), 0);
+    long cpus = CPU_COUNT(&all);
+    gpa_cpu_source src;
+    cg_write("proc-cgroup", "0::/kubepods/pod1/ctr\n");
+    char proc[128];
+    snprintf(proc, sizeof proc, "%s/proc-cgroup", cg_root);
+    CHECK_INT(gpa_cpu_budget(&src, cg_root, proc), 1);
+    CHECK_INT(src, cpus > 1 ? GPA_CPU_SOURCE_CGROUP : GPA_CPU_SOURCE_AFFINITY);
+    cg_write("proc-cgroup", "0::/elsewhere\n");
+    CHECK_INT(gpa_cpu_budget(&src, cg_root, proc), cpus > 256 ? 256 : cpus);
+    CHECK_INT(src, GPA_CPU_SOURCE_AFFINITY);
+    snprintf(proc, sizeof proc, "%s/no-such-file", cg_root);
+    CHECK_INT(gpa_cpu_budget(&src, cg_root, proc), cpus > 256 ? 256 : cpus);
+    CHECK_INT(gpa_cpu_budget(&src, cg_root, cg_root), cpus > 256 ? 256 : cpus); /* a dir */
+    if (cpus >= 2) {
+        cg_write("proc-cgroup", "4:cpu:/kubepods/ctr\n"); /* 2 CPUs of quota */
+        snprintf(proc, sizeof proc, "%s/proc-cgroup", cg_root);
+        CHECK_INT(gpa_cpu_budget(&src, cg_root, proc), 2);
+        CHECK_INT(src, cpus > 2 ? GPA_CPU_SOURCE_CGROUP : GPA_CPU_SOURCE_AFFINITY);
+        CHECK(pin(&all, 1));
+        CHECK_INT(gpa_cpu_budget(&src, cg_root, proc), 1); /* the cpuset is tighter */
+        CHECK_INT(src, GPA_CPU_SOURCE_AFFINITY);
+        CHECK_INT(sched_setaffinity(0, sizeof all, &all), 0);
+    }
+
+    CHECK_INT(nftw(cg_root, rm_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
+}
+
 int main(void)
 {
     test_sizes();
     test_config();
+    test_cpu_parsers();
+    test_cpu_tree();
     test_log();
     test_log_escape_bytes();
     test_log_doubles();
