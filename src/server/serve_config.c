@@ -221,8 +221,7 @@ int gpa_serve_config_parse(gpa_serve_config *cfg, int argc, char **argv, gpa_get
     memset(cfg, 0, sizeof *cfg);
     strcpy(cfg->listen, ":8443");
     strcpy(cfg->metrics_listen, ":9090");
-    /* The CPUs the container may use (affinity, cgroup quota), not every CPU of the node. */
-    cfg->threads = gpa_cpu_budget(NULL, NULL, NULL);
+    cfg->threads = 0; /* below --threads' minimum: "not given", default applied after parsing */
     cfg->max_body = 7u << 20;
     cfg->shutdown_grace_ms = 5000;
     cfg->reload_interval_ms = 60000;
@@ -277,6 +276,14 @@ int gpa_serve_config_parse(gpa_serve_config *cfg, int argc, char **argv, gpa_get
         if (rc) return rc;
     }
 
+    if (cfg->threads) {
+        cfg->threads_source = "flag";
+    } else {
+        /* The CPUs the container may use (affinity, cgroup quota), not every CPU of the node. */
+        gpa_cpu_source source;
+        cfg->threads = gpa_cpu_budget(&source, NULL, NULL);
+        cfg->threads_source = gpa_cpu_source_name(source);
+    }
     if (!cfg->policies[0])
         return gpa_fail(err, GPA_EINVAL, "--policies DIR is required (or GPU_ADMISSION_POLICIES)");
     if (!cfg->tls_cert[0] || !cfg->tls_key[0])

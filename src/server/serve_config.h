@@ -21,6 +21,8 @@ typedef struct gpa_serve_config {
     char listen[256];
     char metrics_listen[256];
     unsigned threads;
+    const char *threads_source; /* "flag" (--threads or its environment twin), else where the
+                                   default came from: "cgroup", "affinity" or "cpus" */
     size_t max_body;
     unsigned shutdown_grace_ms;
     unsigned reload_interval_ms;

@@ -372,6 +372,7 @@ int gpa_server_run(const gpa_serve_config *cfg)
         gpa_log_str(&l, "metrics_listen", cfg->metrics_listen);
         gpa_log_int(&l, "metrics_port", metrics_port);
         gpa_log_int(&l, "threads", cfg->threads);
+        gpa_log_str(&l, "threads_source", cfg->threads_source);
         gpa_log_int(&l, "max_body", (long long)cfg->max_body);
         gpa_log_int(&l, "max_connections", max_conns);
         gpa_log_bool(&l, "client_ca", cfg->client_ca[0] != '\0');

@@ -142,6 +142,7 @@ srv.cmd = [BIN, "serve"]  # everything from the environment
 with srv:
     T.eq(srv.startup.get("max_body"), 65536, "GPU_ADMISSION_MAX_BODY=64Ki")
     T.eq(srv.startup.get("threads"), 3, "GPU_ADMISSION_THREADS")
+    T.eq(srv.startup.get("threads_source"), "flag", "GPU_ADMISSION_THREADS: threads_source")
     ctx = S.client_ctx(os.path.join(certs, "ca.crt"))
     T.eq(S.post(srv.port, ctx, "/validate", S.review_bytes())[0], 200, "serves from env config")
     T.check(srv.wait_log(lambda o: o.get("level") == "debug" and o.get("decision") == "allowed",
@@ -170,10 +171,13 @@ srv = S.Server(BIN, policies, certs, env=clean_env())
 srv.cmd = ["taskset", "-c", str(AFFINITY[0])] + srv.cmd  # a static-CPU-manager pod
 with srv:
     T.eq(srv.startup.get("threads"), 1, "default --threads under taskset -c %d" % AFFINITY[0])
+    if (os.cpu_count() or 1) > 1:
+        T.eq(srv.startup.get("threads_source"), "affinity", "threads_source under taskset")
 srv = S.Server(BIN, policies, certs, env=clean_env(), extra=["--threads", "3"])
 srv.cmd = ["taskset", "-c", str(AFFINITY[0])] + srv.cmd
 with srv:
     T.eq(srv.startup.get("threads"), 3, "--threads wins over the affinity default")
+    T.eq(srv.startup.get("threads_source"), "flag", "--threads: threads_source")
 
 CG_V1 = "/sys/fs/cgroup/cpu"
 
@@ -238,6 +242,8 @@ if made:
         with in_cgroup(cg) as srv:
             check_in(srv, cg, "quota 0.5 CPU")
             T.eq(srv.startup.get("threads"), 1, "default --threads under a 0.5 CPU quota")
+            if (os.cpu_count() or 1) > 1:
+                T.eq(srv.startup.get("threads_source"), "cgroup", "threads_source under a quota")
         with in_cgroup(cg, "--threads", "4") as srv:
             T.eq(srv.startup.get("threads"), 4, "--threads wins over the cgroup default")
         if len(AFFINITY) >= 2:

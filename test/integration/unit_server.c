@@ -200,6 +200,7 @@ static void test_config(void)
         CHECK(pin(&all, 1));
         CHECK_INT(parse(&c, &err, none, "--policies", "p", "--cert-dir", "/c", NULL), GPA_OK);
         CHECK_INT(c.threads, 1);
+        CHECK_STR(c.threads_source, "affinity");
         CHECK(pin(&all, 2));
         CHECK_INT(parse(&c, &err, none, "--policies", "p", "--cert-dir", "/c", NULL), GPA_OK);
         CHECK_INT(c.threads, expected_default_threads());
@@ -210,6 +211,7 @@ static void test_config(void)
             parse(&c, &err, none, "--policies", "p", "--cert-dir", "/c", "--threads", "7", NULL),
             GPA_OK);
         CHECK_INT(c.threads, 7);
+        CHECK_STR(c.threads_source, "flag");
         CHECK_INT(sched_setaffinity(0, sizeof all, &all), 0);
     } else {
         printf("SKIP: affinity pinning needs 2 CPUs, this machine offers %d\n", CPU_COUNT(&all));
