@@ -434,9 +434,14 @@ static int write_response(gpa_review_result *out, const envelope *env, size_t in
     size_t guess = in_len < 65536 ? in_len : 65536;
     gpa_rbuf b;
     gpa_rbuf_init(&b, env->judge ? 1024 + (patch ? guess : 0) : 512);
-    PUT_LIT(&b, "{\"apiVersion\":");
-    gpa_rbuf_json_str(&b, env->api_version);
-    PUT_LIT(&b, ",\"kind\":\"AdmissionReview\",\"response\":{\"uid\":");
+    /* api_version is one of the two constants (read_envelope), told apart by the byte past
+     * "admission.k8s.io/v1": the envelope's head is one literal either way. */
+    if (env->api_version[sizeof API_V1 - 1] == '\0')
+        PUT_LIT(&b, "{\"apiVersion\":\"" API_V1
+                    "\",\"kind\":\"AdmissionReview\",\"response\":{\"uid\":");
+    else
+        PUT_LIT(&b, "{\"apiVersion\":\"" API_V1BETA1
+                    "\",\"kind\":\"AdmissionReview\",\"response\":{\"uid\":");
     gpa_rbuf_json_str(&b, env->uid);
     bool allowed = !env->judge || d->allowed;
     if (allowed)
@@ -457,10 +462,8 @@ static int write_response(gpa_review_result *out, const envelope *env, size_t in
     }
     if (env->judge && d->n_warnings > 0) {
         PUT_LIT(&b, ",\"warnings\":[");
-        for (size_t i = 0; i < d->n_warnings; i++) {
-            if (i) PUT_LIT(&b, ",");
-            gpa_rbuf_json_str(&b, d->warnings[i] ? d->warnings[i] : "");
-        }
+        for (size_t i = 0; i < d->n_warnings; i++)
+            gpa_rbuf_json_str_sep(&b, d->warnings[i] ? d->warnings[i] : "", i > 0, false);
         PUT_LIT(&b, "]");
     }
     if (env->judge && d->n_audit > 0) {
@@ -474,9 +477,7 @@ static int write_response(gpa_review_result *out, const envelope *env, size_t in
             for (size_t j = 0; j < i && !seen; j++)
                 seen = d->audit_keys[j] && strcmp(d->audit_keys[j], d->audit_keys[i]) == 0;
             if (seen) continue;
-            if (written++) PUT_LIT(&b, ",");
-            gpa_rbuf_json_str(&b, d->audit_keys[i]);
-            PUT_LIT(&b, ":");
+            gpa_rbuf_json_str_sep(&b, d->audit_keys[i], written++ > 0, true);
             gpa_rbuf_json_str(&b, d->audit_values[i] ? d->audit_values[i] : "");
         }
         PUT_LIT(&b, "}");

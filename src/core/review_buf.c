@@ -162,10 +162,12 @@ static inline bool needs_escape(unsigned char c)
  * past the string), unless an escape was written there. Returns the new end, NULL on an
  * allocation failure. */
 static __attribute__((noinline)) char *json_str_long(gpa_rbuf *b, char *o, const unsigned char *p,
-                                                     const unsigned char *end)
+                                                     const unsigned char *end,
+                                                     const unsigned char *verbatim)
 {
 #if defined(__SSE2__)
-    const unsigned char *verbatim = p; /* output equals input from here to p */
+    /* verbatim: the output before o equals the input from here to p (the tail load may reach
+     * back that far). */
     const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
     const __m128i ctl = _mm_set1_epi8(0x1f);
 #define ESCAPES(x)                                                                                 \
@@ -205,6 +207,8 @@ static __attribute__((noinline)) char *json_str_long(gpa_rbuf *b, char *o, const
         verbatim = p;
     }
 #undef ESCAPES
+#else
+    (void)verbatim;
 #endif
     for (; p < end; p++) {
         if (!needs_escape(*p)) {
@@ -270,7 +274,7 @@ static inline __attribute__((always_inline)) void put_str(gpa_rbuf *b, const cha
         for (; p < end && !needs_escape(*p); p++)
             *o++ = (char)*p;
     }
-    if (p < end && !(o = json_str_long(b, o, p, end))) return;
+    if (p < end && !(o = json_str_long(b, o, p, end, (const unsigned char *)s))) return;
     *o++ = '"';
     if (colon) *o++ = ':';
     b->len = (size_t)(o - b->data);
@@ -279,6 +283,11 @@ static inline __attribute__((always_inline)) void put_str(gpa_rbuf *b, const cha
 void gpa_rbuf_json_str(gpa_rbuf *b, const char *s)
 {
     put_str(b, s, 0, false);
+}
+
+void gpa_rbuf_json_str_sep(gpa_rbuf *b, const char *s, bool comma, bool colon)
+{
+    put_str(b, s, comma, colon);
 }
 
 /* The base64 digit of a sextet, as an integer constant expression (the table below is
@@ -503,53 +512,255 @@ static void put_number(gpa_rbuf *b, const cJSON *v)
         latch_oom(b);
 }
 
-static inline void put_char(gpa_rbuf *b, char c)
+/* ---- the value writer ------------------------------------------------------------------------
+ * Works on a write pointer o kept in a register (b->len is synced only around the helpers that
+ * use it); every function returns the new o, or NULL once an allocation failed (oom latched). */
+
+/* Room for n more bytes plus a terminator at o. */
+static __attribute__((noinline)) char *w_grow(gpa_rbuf *b, char *o, size_t n)
 {
-    if (reserve(b, 1)) b->data[b->len++] = c;
+    b->len = (size_t)(o - b->data);
+    if (!gpa_rbuf_grow(b, n)) return NULL;
+    return b->data + b->len;
+}
+
+static inline char *w_room(gpa_rbuf *b, char *o, size_t n)
+{
+    if ((size_t)(b->data + b->cap - o) > n) return o;
+    return w_grow(b, o, n);
+}
+
+/* No byte of the two words needs an escape. */
+static inline bool plain16(uint64_t w0, uint64_t w1)
+{
+#if defined(__SSE2__)
+    __m128i x = _mm_set_epi64x((long long)w1, (long long)w0);
+    return !_mm_movemask_epi8(_mm_or_si128(
+        _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')), _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'))),
+        _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(0x1f)), x)));
+#else
+    return !(escapes8(w0) | escapes8(w1));
+#endif
+}
+
+/* The JSON string literal of s, after a ',' when comma is 1, followed by a ':' when colon is 1:
+ * put_str on the write pointer. cJSON strings carry no length and nothing promises readable
+ * bytes past this one's NUL (patch strings come from the engine's arena, the policy and static
+ * storage), so s is measured by strlen before any wide load. */
+static inline __attribute__((always_inline)) char *w_str(gpa_rbuf *b, char *o, const char *s,
+                                                         size_t comma, size_t colon)
+{
+    size_t n = strlen(s);
+    /* Room as in put_str: the string unescaped, comma, quotes, colon, the blocks' overrun. */
+    if (!(o = w_room(b, o, n + 4 + 16))) return NULL;
+    *o = ',';
+    o += comma;
+    *o++ = '"';
+    const unsigned char *p = (const unsigned char *)s, *end = p + n;
+    if (n >= 4 && n < 16) {
+        uint64_t w0, w1;
+        if (n >= 8) {
+            memcpy(&w0, p, 8);
+            memcpy(&w1, end - 8, 8);
+        } else {
+            uint32_t h0, h1;
+            memcpy(&h0, p, 4);
+            memcpy(&h1, end - 4, 4);
+            w0 = (uint64_t)h0 | (uint64_t)h1 << 32;
+            w1 = w0;
+        }
+        if (plain16(w0, w1)) {
+            memcpy(o, &w0, n >= 8 ? 8 : 4);
+            if (n >= 8)
+                memcpy(o + n - 8, &w1, 8);
+            else
+                memcpy(o + n - 4, end - 4, 4);
+            o += n;
+            p = end;
+        }
+    } else if (n < 4) {
+        for (; p < end && !needs_escape(*p); p++)
+            *o++ = (char)*p;
+    }
+    if (p < end && !(o = json_str_long(b, o, p, end, (const unsigned char *)s))) return NULL;
+    /* Both fit (reserved above); the ':' is kept only after a key. */
+    memcpy(o, "\":", 2);
+    return o + 1 + colon;
+}
+
+/* s equals the literal lit (n bytes with its NUL). One byte at a time, on purpose: a byte is
+ * read only after the one before it matched a non-NUL byte, so no read passes s's end. */
+static inline __attribute__((always_inline)) bool w_is(const char *s, const char *lit, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s[i] != lit[i]) return false;
+    return true;
+}
+#define W_IS(s, lit) w_is((s), "" lit, sizeof(lit))
+
+/* Appends the bytes of a literal (room already made). */
+#define W_LIT(o, lit) (memcpy((o), "" lit, sizeof(lit) - 1), (o) + sizeof(lit) - 1)
+
+static char *w_container(gpa_rbuf *b, char *o, const cJSON *v, size_t comma, int mode);
+
+/* An object key after a ',' when comma is 1, and its ':'. The fields the engine's patches
+ * write again and again (tolerations, node and pod affinity terms) are recognized byte by
+ * byte (W_IS) and written as constants, without strlen or an escape scan; the longest ones
+ * are left out, where comparing costs as much as copying. Any other key: w_str. */
+static inline __attribute__((always_inline)) char *w_key(gpa_rbuf *b, char *o, const char *k,
+                                                         size_t comma)
+{
+    if (!(o = w_room(b, o, 1 + 20))) return NULL;
+    *o = ',';
+    o += comma;
+    switch (k[0]) {
+    case 'e':
+        if (W_IS(k + 1, "ffect")) return W_LIT(o, "\"effect\":");
+        break;
+    case 'k':
+        if (W_IS(k + 1, "ey")) return W_LIT(o, "\"key\":");
+        break;
+    case 'l':
+        if (W_IS(k + 1, "abelSelector")) return W_LIT(o, "\"labelSelector\":");
+        break;
+    case 'm':
+        if (W_IS(k + 1, "atchExpressions")) return W_LIT(o, "\"matchExpressions\":");
+        if (W_IS(k + 1, "atchLabels")) return W_LIT(o, "\"matchLabels\":");
+        break;
+    case 'n':
+        if (W_IS(k + 1, "odeAffinity")) return W_LIT(o, "\"nodeAffinity\":");
+        if (W_IS(k + 1, "odeSelectorTerms")) return W_LIT(o, "\"nodeSelectorTerms\":");
+        break;
+    case 'o':
+        if (W_IS(k + 1, "perator")) return W_LIT(o, "\"operator\":");
+        break;
+    case 'p':
+        if (W_IS(k + 1, "odAffinity")) return W_LIT(o, "\"podAffinity\":");
+        break;
+    case 't':
+        if (W_IS(k + 1, "opologyKey")) return W_LIT(o, "\"topologyKey\":");
+        break;
+    case 'v':
+        if (W_IS(k + 1, "alue")) return W_LIT(o, "\"value\":");
+        if (W_IS(k + 1, "alues")) return W_LIT(o, "\"values\":");
+        break;
+    }
+    return w_str(b, o, k, 0, 1);
+}
+
+/* Numbers go through put_number, which appends through b->len. */
+static __attribute__((noinline)) char *w_number(gpa_rbuf *b, char *o, const cJSON *v)
+{
+    b->len = (size_t)(o - b->data);
+    put_number(b, v);
+    return b->oom ? NULL : b->data + b->len;
+}
+
+/* A value of any type after a ',' when comma is 1 (mode: see w_container). */
+static inline __attribute__((always_inline)) char *w_val(gpa_rbuf *b, char *o, const cJSON *v,
+                                                         size_t comma, int mode)
+{
+    switch (v->type & 0xFF) {
+    case cJSON_String:
+        return w_str(b, o, v->valuestring ? v->valuestring : "", comma, 0);
+    case cJSON_Array:
+    case cJSON_Object:
+        return w_container(b, o, v, comma, mode);
+    case cJSON_NULL:
+        if (!(o = w_room(b, o, 6))) return NULL;
+        *o = ',';
+        return W_LIT(o + comma, "null");
+    case cJSON_False:
+        if (!(o = w_room(b, o, 6))) return NULL;
+        *o = ',';
+        return W_LIT(o + comma, "false");
+    case cJSON_True:
+        if (!(o = w_room(b, o, 6))) return NULL;
+        *o = ',';
+        return W_LIT(o + comma, "true");
+    case cJSON_Number:
+        if (comma) {
+            if (!(o = w_room(b, o, 1))) return NULL;
+            *o++ = ',';
+        }
+        return w_number(b, o, v);
+    default:
+        /* cJSON_Raw (never produced by the engine: refused rather than emit unchecked bytes)
+         * or no type at all. */
+        b->len = (size_t)(o - b->data);
+        latch_oom(b);
+        return NULL;
+    }
+}
+
+/* An object that starts as a JSON Patch operation does ({"op":"add","path":..,"value":..},
+ * the members in the order the engine writes them): the keys and the usual op names are
+ * recognized byte by byte (W_IS, cheaper than strlen and an escape scan) and written as
+ * constants. Anything else falls back to the general member loop, same bytes. Returns
+ * the member to continue with (NULL: all written), or o unchanged with *next = first
+ * member when v is not an op. */
+static inline __attribute__((always_inline)) char *w_op_head(gpa_rbuf *b, char *o, const cJSON *v,
+                                                             const cJSON **next)
+{
+    const cJSON *c = v->child;
+    *next = c;
+    if (!c || !c->string || (c->type & 0xFF) != cJSON_String || !c->valuestring ||
+        !W_IS(c->string, "op"))
+        return o;
+    /* room for '"op":"replace"' and ',"path":' */
+    if (!(o = w_room(b, o, 24))) return NULL;
+    const char *op = c->valuestring;
+    if (W_IS(op, "add"))
+        o = W_LIT(o, "\"op\":\"add\"");
+    else if (op[0] == 'r' && W_IS(op + 1, "emove"))
+        o = W_LIT(o, "\"op\":\"remove\"");
+    else if (op[0] == 'r' && W_IS(op + 1, "eplace"))
+        o = W_LIT(o, "\"op\":\"replace\"");
+    else if (!(o = w_str(b, W_LIT(o, "\"op\":"), op, 0, 0)))
+        return NULL;
+    c = c->next;
+    if (c && c->string && (c->type & 0xFF) == cJSON_String && c->valuestring &&
+        W_IS(c->string, "path")) {
+        if (!(o = w_room(b, o, 8)) || !(o = w_str(b, W_LIT(o, ",\"path\":"), c->valuestring, 0, 0)))
+            return NULL;
+        c = c->next;
+        if (c && c->string && W_IS(c->string, "value")) {
+            if (!(o = w_room(b, o, 9)) || !(o = w_val(b, W_LIT(o, ",\"value\":"), c, 0, 0)))
+                return NULL;
+            c = c->next;
+        }
+    }
+    *next = c;
+    return o;
+}
+
+/* An object or array after a ',' when comma is 1. mode 1: an array whose objects may be
+ * JSON Patch operations (the top of a patch); 0 otherwise. */
+static char *w_container(gpa_rbuf *b, char *o, const cJSON *v, size_t comma, int mode)
+{
+    bool obj = (v->type & 0xFF) == cJSON_Object;
+    if (!(o = w_room(b, o, 2))) return NULL;
+    *o = ',';
+    o += comma;
+    *o++ = obj ? '{' : '[';
+    const cJSON *c = v->child;
+    if (mode == 2 && obj && !(o = w_op_head(b, o, v, &c))) return NULL;
+    for (; c; c = c->next) {
+        size_t sep = c != v->child;
+        if (obj) {
+            if (!(o = w_key(b, o, c->string ? c->string : "", sep))) return NULL;
+            sep = 0;
+        }
+        if (!(o = w_val(b, o, c, sep, mode == 1 ? 2 : 0))) return NULL;
+    }
+    if (!(o = w_room(b, o, 1))) return NULL;
+    *o++ = obj ? '}' : ']';
+    return o;
 }
 
 void gpa_rbuf_json_value(gpa_rbuf *b, const cJSON *v)
 {
-    switch (v->type & 0xFF) {
-    case cJSON_NULL:
-        gpa_rbuf_put(b, "null", 4);
-        return;
-    case cJSON_False:
-        gpa_rbuf_put(b, "false", 5);
-        return;
-    case cJSON_True:
-        gpa_rbuf_put(b, "true", 4);
-        return;
-    case cJSON_Number:
-        put_number(b, v);
-        return;
-    case cJSON_String:
-        gpa_rbuf_json_str(b, v->valuestring ? v->valuestring : "");
-        return;
-    case cJSON_Raw:
-        /* never produced by the engine; refuse rather than emit unchecked bytes */
-        latch_oom(b);
-        return;
-    case cJSON_Array:
-    case cJSON_Object: {
-        bool obj = (v->type & 0xFF) == cJSON_Object;
-        put_char(b, obj ? '{' : '[');
-        for (const cJSON *c = v->child; c; c = c->next) {
-            size_t comma = c != v->child;
-            if (obj)
-                put_str(b, c->string ? c->string : "", comma, true);
-            else if (comma)
-                put_char(b, ',');
-            /* Strings (most values) without a call and a second dispatch. */
-            if ((c->type & 0xFF) == cJSON_String)
-                put_str(b, c->valuestring ? c->valuestring : "", 0, false);
-            else
-                gpa_rbuf_json_value(b, c);
-        }
-        put_char(b, obj ? '}' : ']');
-        return;
-    }
-    default:
-        latch_oom(b);
-    }
+    if (b->oom) return;
+    char *o = w_val(b, b->data + b->len, v, 0, 1);
+    if (o) b->len = (size_t)(o - b->data);
 }

@@ -42,6 +42,9 @@ static inline void gpa_rbuf_put(gpa_rbuf *b, const char *s, size_t n)
 void gpa_rbuf_puts(gpa_rbuf *b, const char *s);
 /* A JSON string literal, quotes included. */
 void gpa_rbuf_json_str(gpa_rbuf *b, const char *s);
+/* The same after a ',' when comma, followed by a ':' when colon (one reserve for a list item
+ * or an object key). */
+void gpa_rbuf_json_str_sep(gpa_rbuf *b, const char *s, bool comma, bool colon);
 /* Compact JSON of v: the bytes cJSON_PrintUnformatted would print, except that numbers are
  * never rounded (see put_number) and -0 prints as 0. The codec writes the patch with it
  * (cJSON's printer costs ~3x more). cJSON_Raw items are refused (oom set). */
