@@ -479,7 +479,7 @@ _Static_assert(offsetof(cJSON, next) == 0, "cJSON.next must be the first field")
                 c->child = NULL;                                                                   \
                 c->valuestring = p + 1;                                                            \
                 char *q = (char *)scan_plain(p + 1);                                               \
-                if (pair_is(q, '"', ',')) {                                                        \
+                if (__builtin_expect(pair_is(q, '"', ','), 1)) {                                   \
                     /* plain and followed by a ',': straight on to the next member */              \
                     *q = '\0';                                                                     \
                     p = q + 2;                                                                     \
@@ -558,7 +558,7 @@ open_object:
         }
         char *key = p + 1;
         char *kq = (char *)scan_plain(key);
-        if (pair_is(kq, '"', ':')) {
+        if (__builtin_expect(pair_is(kq, '"', ':'), 1)) {
             /* a plain key followed at once by its ':' (compact JSON) */
             *kq = '\0';
             p = kq + 2;
@@ -581,13 +581,24 @@ open_object:
         NEW_MEMBER(key);
         MEMBER_VALUE(object_next, object_member);
     object_next:
-        if (*p != ',' && *p != '}') p = ws(p);
-        if (*p != ',') break;
-        p++;
-    }
-    if (*p != '}') {
-        why = "expected ',' or '}'";
-        goto bad;
+        /* ',' first: it follows all members but the last; whitespace only when neither
+         * ',' nor '}' is there */
+        if (*p == ',') {
+            p++;
+            continue;
+        }
+        if (*p != '}') {
+            p = ws(p);
+            if (*p == ',') {
+                p++;
+                continue;
+            }
+            if (*p != '}') {
+                why = "expected ',' or '}'";
+                goto bad;
+            }
+        }
+        break;
     }
     goto closed;
 
@@ -609,13 +620,24 @@ open_array:
         NEW_MEMBER(NULL);
         MEMBER_VALUE(array_next, array_element);
     array_next:
-        if (*p != ',' && *p != ']') p = ws(p);
-        if (*p != ',') break;
-        p++;
-    }
-    if (*p != ']') {
-        why = "expected ',' or ']'";
-        goto bad;
+        /* ',' first: it follows all members but the last; whitespace only when neither
+         * ',' nor ']' is there */
+        if (*p == ',') {
+            p++;
+            continue;
+        }
+        if (*p != ']') {
+            p = ws(p);
+            if (*p == ',') {
+                p++;
+                continue;
+            }
+            if (*p != ']') {
+                why = "expected ',' or ']'";
+                goto bad;
+            }
+        }
+        break;
     }
 
 closed:

@@ -717,6 +717,60 @@ static void test_numbers(void)
         CHECK(refused(bad[i], strlen(bad[i])));
 }
 
+/* Where a container's members end: after each value the reader looks for ',' first, then the
+ * closing bracket, and only then skips whitespace and looks again. Every way that can go
+ * (compact, whitespace on either side, a nested container just closed, the end of input) must
+ * accept what cJSON accepts and refuse the rest with the reason and the offset of the byte
+ * that does not belong (the first one after any whitespace). */
+static void test_separators(void)
+{
+    static const char *const good[] = {
+        "{\"a\":1,\"b\":\"s\",\"c\":{},\"d\":[],\"e\":{\"f\":[1,{}]}}",
+        "{\"a\":1 ,\"b\":\"s\"\t,\"c\":{}\n,\"d\":[] }",
+        "{\"a\" : 1 , \"b\" : \"s\" }",
+        "[1 ,\"s\"\r\n,{} ,[ ] ,true ,null\t]",
+        "[[[]],[{}] ,[[1] ]]",
+        "{\"a\":{\"b\":{}} }",
+    };
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++)
+        CHECK(parses_like_cjson(good[i], strlen(good[i])));
+    static const struct {
+        const char *text, *why;
+        size_t at;
+    } bad[] = {
+        {"{\"a\":1x}", "expected ',' or '}'", 6},
+        {"{\"a\":1 x}", "expected ',' or '}'", 7},
+        {"{\"a\":\"s\"x}", "expected ',' or '}'", 8},
+        {"{\"a\":\"s\" \n]", "expected ',' or '}'", 10},
+        {"{\"a\":{} x}", "expected ',' or '}'", 8},
+        {"{\"a\":[]]", "expected ',' or '}'", 7},
+        {"{\"a\":1", "expected ',' or '}'", 6},
+        {"{\"a\":1 ", "expected ',' or '}'", 7},
+        {"{\"a\":1 , }", "expected a string key", 9},
+        {"{\"a\":1,}", "expected a string key", 7},
+        {"[1x]", "expected ',' or ']'", 2},
+        {"[1 x]", "expected ',' or ']'", 3},
+        {"[\"s\" }", "expected ',' or ']'", 5},
+        {"[[] x]", "expected ',' or ']'", 4},
+        {"[{}}", "expected ',' or ']'", 3},
+        {"[1", "expected ',' or ']'", 2},
+        {"[1\t", "expected ',' or ']'", 3},
+        {"[1, ]", "unexpected character", 4},
+        {"[1 ,,2]", "unexpected character", 4},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        gpa_jdoc *d = NULL;
+        const char *why = NULL;
+        size_t at = 99999;
+        CHECK_INT(gpa_jdoc_parse(&d, bad[i].text, strlen(bad[i].text), &why, &at), -1);
+        CHECK_STR(why, bad[i].why);
+        CHECK_INT(at, bad[i].at);
+        if (!why || strcmp(why, bad[i].why) != 0 || at != bad[i].at)
+            fprintf(stderr, "separator case %zu: %s at %zu\n", i, why ? why : "(none)", at);
+        gpa_jdoc_free(d);
+    }
+}
+
 int main(void)
 {
     test_writer();
@@ -726,5 +780,6 @@ int main(void)
     test_generated();
     test_utf8_in_scan();
     test_numbers();
+    test_separators();
     return check_done();
 }
