@@ -9,7 +9,8 @@
 #
 # Measures: requests/s and p99 latency (wrk -t1 -cN --latency, POSTing a 3.6 KB GPU pod
 # AdmissionReview to /mutate), server CPU per request (utime+stime from /proc/PID/stat over
-# the run / requests), server RSS after the run (VmRSS), and the server CPU of one full TLS
+# the run / requests), the server threads' context switches per request, server RSS after
+# the run (VmRSS), and the server CPU of one full TLS
 # handshake with the default ECDSA P-256 certificate (openssl s_time -new: fresh handshakes,
 # no resumption, as the API server does at rollout time). A second wrk run POSTs a DELETE
 # review the codec answers without running the engine: the cost of the server path alone.
@@ -160,6 +161,12 @@ LUA
 tck=$(getconf CLK_TCK)
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$pid/status"; }
+# Voluntary + involuntary context switches of all the server's threads: how often a worker
+# went to sleep in poll() or was pushed off its core by wrk. Runs where the 32 connections
+# land on both worker threads switch ~50 times more (~0.15 per request) than runs where one
+# thread happens to hold them all (~0.003): printed so that two runs that differ in this can
+# be told apart from two runs that differ in the host's speed.
+ctx_switches() { cat /proc/"$pid"/task/*/status 2>/dev/null | awk '/ctxt_switches:/ {s += $2} END {print s + 0}'; }
 
 # Warm-up (connections, allocator, page cache), then the measured run.
 wrk -t1 -c"$conns" -d1s -s "$work/post.lua" "https://127.0.0.1:$port/mutate" >/dev/null 2>&1 || true
@@ -170,8 +177,10 @@ wrk_timed() {
 }
 per_req_us() { awk -v f="$1" -v n="$2" 'BEGIN { getline l < f; split(l, t, " "); if (n > 0) printf "%.1f", (t[1] + t[2]) * 1e6 / n; else print "nan" }'; }
 t0=$(cpu_ticks)
+x0=$(ctx_switches)
 wrk_timed "$work/wrk.txt" "https://127.0.0.1:$port/mutate" "$work/post.lua"
 t1=$(cpu_ticks)
+x1=$(ctx_switches)
 rss=$(rss_kb)
 
 requests=$(awk '/requests in/ {print $1}' "$work/wrk.txt")
@@ -182,6 +191,7 @@ non2xx=$(awk '/Non-2xx or 3xx responses:/ {print $5}' "$work/wrk.txt")
 sockerr=$(grep -c 'Socket errors' "$work/wrk.txt" || true)
 cpu_us=$(awk -v a="$t0" -v b="$t1" -v t="$tck" -v n="$requests" 'BEGIN { if (n > 0) printf "%.1f", (b - a) * 1e6 / t / n; else print "nan" }')
 wrk_us=$(per_req_us "$work/wrk.txt.cpu" "$requests")
+cs_per_req=$(awk -v a="$x0" -v b="$x1" -v n="$requests" 'BEGIN { if (n > 0) printf "%.3f", (b - a) / n; else print "nan" }')
 answer_bytes=$(curl -sk -X POST -H 'Content-Type: application/json' --data-binary @"$review" \
   "https://127.0.0.1:$port/mutate" | wc -c)
 
@@ -229,6 +239,7 @@ printf "  %-34s %12s   target %-10s %s\n" "server RSS after the run (MB)" "$rss_
 printf "  %-34s %12s   target %-10s %s\n" "full TLS handshake, server CPU (us)" "$hs_us" "<= 1000" "$(verdict "$hs_us" 1000 max)"
 printf "  %-34s %12s\n" "handshakes measured" "$hs"
 printf "  %-34s %12s\n" "wrk's own CPU per request (us)" "$wrk_us"
+printf "  %-34s %12s\n" "server context switches / request" "$cs_per_req"
 printf "  %-34s %12s\n" "answer size (B)" "$answer_bytes"
 printf "  %-34s %12s\n" "requests (wrk)" "$requests"
 printf "  %-34s %12s\n" "non-2xx responses" "${non2xx:-0}"
