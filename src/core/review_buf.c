@@ -656,6 +656,16 @@ static __attribute__((noinline)) char *w_number(gpa_rbuf *b, char *o, const cJSO
     return b->oom ? NULL : b->data + b->len;
 }
 
+/* A bare word (null, true, false; n bytes) after a ',' when comma is 1. */
+static inline __attribute__((always_inline)) char *w_word(gpa_rbuf *b, char *o, size_t comma,
+                                                          const char *w, size_t n)
+{
+    if (!(o = w_room(b, o, 1 + n))) return NULL;
+    *o = ',';
+    memcpy(o + comma, w, n);
+    return o + comma + n;
+}
+
 /* A value of any type after a ',' when comma is 1 (mode: see w_container). */
 static inline __attribute__((always_inline)) char *w_val(gpa_rbuf *b, char *o, const cJSON *v,
                                                          size_t comma, int mode)
@@ -667,17 +677,11 @@ static inline __attribute__((always_inline)) char *w_val(gpa_rbuf *b, char *o, c
     case cJSON_Object:
         return w_container(b, o, v, comma, mode);
     case cJSON_NULL:
-        if (!(o = w_room(b, o, 6))) return NULL;
-        *o = ',';
-        return W_LIT(o + comma, "null");
+        return w_word(b, o, comma, "null", 4);
     case cJSON_False:
-        if (!(o = w_room(b, o, 6))) return NULL;
-        *o = ',';
-        return W_LIT(o + comma, "false");
+        return w_word(b, o, comma, "false", 5);
     case cJSON_True:
-        if (!(o = w_room(b, o, 6))) return NULL;
-        *o = ',';
-        return W_LIT(o + comma, "true");
+        return w_word(b, o, comma, "true", 4);
     case cJSON_Number:
         if (comma) {
             if (!(o = w_room(b, o, 1))) return NULL;
@@ -735,7 +739,8 @@ static inline __attribute__((always_inline)) char *w_op_head(gpa_rbuf *b, char *
 }
 
 /* An object or array after a ',' when comma is 1. mode 1: an array whose objects may be
- * JSON Patch operations (the top of a patch); 0 otherwise. */
+ * JSON Patch operations (the top of a patch), each written with mode 2; mode 2: an object
+ * that may be one (its head goes through w_op_head); 0 otherwise. */
 static char *w_container(gpa_rbuf *b, char *o, const cJSON *v, size_t comma, int mode)
 {
     bool obj = (v->type & 0xFF) == cJSON_Object;
