@@ -33,6 +33,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
+. "$here/bench_lib.sh"
 bin="$root/build/gpu-admission"
 policies="$root/policies"
 duration=10
@@ -137,29 +138,16 @@ trap cleanup EXIT INT TERM
   --san localhost --san 127.0.0.1 >/dev/null 2>&1
 review="$here/gpu-pod-review.json"
 
-"$bin" serve --policies "$policies" --cert-dir "$work/certs" --listen 127.0.0.1:0 \
-  --metrics-listen 127.0.0.1:0 "${threads[@]}" 2>"$work/server.log" &
-pid=$!
-port=
-for _ in $(seq 1 200); do
-  port=$(grep -o '"listen_port":[0-9]*' "$work/server.log" 2>/dev/null | head -1 | cut -d: -f2 || true)
-  [ -n "$port" ] && break
-  kill -0 "$pid" 2>/dev/null || { cat "$work/server.log" >&2; exit 1; }
-  sleep 0.05
-done
-[ -n "$port" ] || { echo "bench_server: server did not start" >&2; cat "$work/server.log" >&2; exit 1; }
-mport=$(grep -o '"metrics_port":[0-9]*' "$work/server.log" | head -1 | cut -d: -f2)
-
-cat >"$work/post.lua" <<LUA
-wrk.method = "POST"
-wrk.headers["Content-Type"] = "application/json"
-local f = assert(io.open("$review", "rb"))
-wrk.body = f:read("*a")
-f:close()
-LUA
+ok=1
+bench_serve "$bin" "$policies" "$work/certs" "$work/server.log" "${threads[@]}" || ok=0
+pid=$bench_pid
+[ "$ok" = 1 ] || { echo "bench_server: server did not start" >&2; cat "$work/server.log" >&2; exit 1; }
+port=$bench_port
+mport=$bench_mport
+bench_post_lua "$review" "$work/post.lua"
 
 tck=$(getconf CLK_TCK)
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
+cpu_ticks() { bench_cpu_ticks "$pid"; }
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$pid/status"; }
 # Voluntary + involuntary context switches of all the server's threads: how often a worker
 # went to sleep in poll() or was pushed off its core by wrk. Runs where the 32 connections
@@ -255,9 +243,9 @@ reference_run() {
   local name=$1 rpid=$2 url=$3 title=$4
   wrk -t1 -c"$conns" -d1s -s "$work/post.lua" "$url" >/dev/null 2>&1 || true
   local r0 r1 nreq
-  r0=$(awk '{print $14 + $15}' "/proc/$rpid/stat")
+  r0=$(bench_cpu_ticks "$rpid")
   wrk_timed "$work/wrk-$name.txt" "$url" "$work/post.lua"
-  r1=$(awk '{print $14 + $15}' "/proc/$rpid/stat")
+  r1=$(bench_cpu_ticks "$rpid")
   nreq=$(awk '/requests in/ {print $1}' "$work/wrk-$name.txt")
   local us
   us=$(awk -v a="$r0" -v b="$r1" -v t="$tck" -v n="$nreq" 'BEGIN { if (n > 0) printf "%.1f", (b - a) * 1e6 / t / n; else print "nan" }')

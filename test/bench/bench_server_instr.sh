@@ -2,14 +2,15 @@
 # bench_server_instr.sh - user-space instructions per webhook request, counted by callgrind.
 #
 #   test/bench/bench_server_instr.sh [--bin PATH] [--policies DIR] [--requests N]
-#                                    [--floor-bin PATH]
+#                                    [--floor-bin PATH] [--review FILE]
 #
 # bench_server.sh's CPU-time figures move by 20-40% with the load on the host (a shared VM);
 # instruction counts do not. This runs `gpu-admission serve --threads 1` under callgrind with
 # instrumentation off, warms one keep-alive connection up (handshake + 50 requests), counts
 # exactly N more requests (default 500) on it, and prints instructions per request in total
-# and per library for the 3.6 KB GPU pod review on /mutate and for a DELETE review (the
-# server path without the engine). Kernel time (syscalls, loopback TCP) is not in these
+# and per library for the 3.6 KB GPU pod review on /mutate (--review FILE: another review in
+# its place, on the first and third lines) and for a DELETE review (the server path without
+# the engine). Kernel time (syscalls, loopback TCP) is not in these
 # counts. libc's share includes libmicrohttpd zeroing its per-connection
 # memory pool after every request: callgrind counts each byte of that `rep stosb` as one
 # instruction, so it weighs ~16,000 here and well under a microsecond in time.
@@ -23,12 +24,14 @@ bin="$root/build/gpu-admission"
 policies="$root/policies"
 count=500
 floor_bin="$root/build/test/bench/bench_mhd_floor"
+review="$here/gpu-pod-review.json"
 while [ $# -gt 0 ]; do
   case "$1" in
     --bin) bin=$2; shift 2 ;;
     --policies) policies=$2; shift 2 ;;
     --requests) count=$2; shift 2 ;;
     --floor-bin) floor_bin=$2; shift 2 ;;
+    --review) review=$2; shift 2 ;;
     *) echo "bench_server_instr: unknown argument $1" >&2; exit 1 ;;
   esac
 done
@@ -36,6 +39,7 @@ for tool in python3 valgrind callgrind_control callgrind_annotate; do
   command -v $tool >/dev/null || { echo "bench_server_instr: $tool not installed" >&2; exit 1; }
 done
 [ -x "$bin" ] || { echo "bench_server_instr: no binary at $bin (--bin)" >&2; exit 1; }
+[ -r "$review" ] || { echo "bench_server_instr: cannot read review $review (--review)" >&2; exit 1; }
 
 work=$(mktemp -d /tmp/gpa-bench-instr.XXXXXX)
 vpid=
@@ -115,10 +119,10 @@ measure() {
 }
 
 echo "gpu-admission serve --threads 1 under callgrind, $count requests over one keep-alive HTTPS connection to /mutate"
-measure gpu "$here/gpu-pod-review.json"
+measure gpu "$review"
 measure delete "$here/delete-pod-review.json"
 if [ -x "$floor_bin" ]; then
-  measure floor "$here/gpu-pod-review.json"
+  measure floor "$review"
 else
   echo "  floor: no bench_mhd_floor at $floor_bin (--floor-bin); skipped"
 fi
