@@ -17,7 +17,7 @@
 # host weighs on both sides alike. A and B default to the same setup: an A/A run shows how
 # large a difference this host produces by itself.
 # --short (the ctest entry): two pairs of 1-second runs that only check the script works:
-# every run answered, all 2xx. Never fails on the figures themselves.
+# every run answered, all 2xx, no socket errors. Never fails on the figures themselves.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -78,8 +78,9 @@ bench_post_lua "$review_a" "$work/a.lua"
 bench_post_lua "$review_b" "$work/b.lua"
 tck=$(getconf CLK_TCK)
 
-# run SIDE: one fresh server, warm-up, one measured wrk run; writes "CPU_US RPS NON2XX" to
-# $work/result.SIDE. Not run in a subshell, so cleanup() always knows the live server.
+# run SIDE: one fresh server, warm-up, one measured wrk run; writes "CPU_US RPS BAD" to
+# $work/result.SIDE, BAD = non-2xx responses + socket errors. Not run in a subshell, so
+# cleanup() always knows the live server.
 run() {
   local side=$1 bin args
   if [ "$side" = a ]; then bin=$bin_a args=$args_a; else bin=$bin_b args=$args_b; fi
@@ -103,7 +104,8 @@ run() {
   awk -v a="$t0" -v b="$t1" -v t="$tck" '
     /requests in/ { n = $1 }
     /^Requests\/sec:/ { rps = $2 }
-    /Non-2xx or 3xx responses:/ { bad = $5 }
+    /Non-2xx or 3xx responses:/ { bad += $5 }
+    /Socket errors:/ { for (i = 3; i <= NF; i++) if ($i ~ /^[0-9]+,?$/) bad += $i + 0 }
     END { if (n > 0) printf "%.2f %.0f %d\n", (b - a) * 1e6 / t / n, rps, bad; else print "nan 0 0" }
   ' "$work/wrk.$side.txt" >"$work/result.$side"
 }
@@ -129,7 +131,10 @@ for i in $(seq 1 "$pairs"); do
     "$i" "$(echo "${order%% *}" | tr ab AB)" "$started" "$ua" "$ra" "$ub" "$rb"
   echo "$ua $ub $ra $rb" >>"$work/pairs.txt"
 done
-[ "$failed" = 0 ] || { echo "bench_server_ab: a run served no requests or answered non-2xx" >&2; exit 1; }
+if [ "$failed" != 0 ]; then
+  echo "bench_server_ab: a run served no requests, answered non-2xx or had socket errors" >&2
+  exit 1
+fi
 
 # Mean of each side, mean of the per-pair differences B - A and its standard error
 # (sample standard deviation / sqrt(pairs)); a difference under two standard errors is
