@@ -1,8 +1,15 @@
 # shellcheck shell=bash
-# bench_lib.sh - shell helpers shared by bench_server.sh and bench_server_ab.sh (sourced, not
-# run): start `gpu-admission serve` on loopback ports, write wrk's POST script, read a
-# process's CPU time. Each helper reports failure by its return status and leaves the caller to
-# decide what to print, so the two scripts keep their own messages.
+# bench_lib.sh - shell helpers shared by the server benches (sourced, not run): make dev
+# certificates, start `gpu-admission serve` on loopback ports, write wrk's POST script, read
+# a process's CPU time. Each helper reports failure by its return status and leaves the caller
+# to decide what to print, so each script keeps its own messages.
+
+# bench_certs BIN DIR: a dev CA and an ECDSA P-256 serving pair for 127.0.0.1 in DIR
+# (`gpu-admission certs`, quiet).
+bench_certs() {
+  "$1" certs --service gpu-admission --namespace gpu-admission --out "$2" \
+    --san localhost --san 127.0.0.1 >/dev/null 2>&1
+}
 
 # bench_serve BIN POLICIES CERT_DIR LOG [serve args...]: start the webhook on ephemeral
 # loopback ports and wait (up to 10 s) for its "server started" line. Sets bench_pid,

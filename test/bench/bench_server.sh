@@ -134,8 +134,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-"$bin" certs --service gpu-admission --namespace gpu-admission --out "$work/certs" \
-  --san localhost --san 127.0.0.1 >/dev/null 2>&1
+bench_certs "$bin" "$work/certs"
 review="$here/gpu-pod-review.json"
 
 ok=1

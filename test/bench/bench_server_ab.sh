@@ -72,8 +72,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-"$bin_a" certs --service gpu-admission --namespace gpu-admission --out "$work/certs" \
-  --san localhost --san 127.0.0.1 >/dev/null 2>&1
+bench_certs "$bin_a" "$work/certs"
 bench_post_lua "$review_a" "$work/a.lua"
 bench_post_lua "$review_b" "$work/b.lua"
 tck=$(getconf CLK_TCK)

@@ -20,6 +20,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
+. "$here/bench_lib.sh"
 bin="$root/build/gpu-admission"
 policies="$root/policies"
 count=500
@@ -49,8 +50,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-"$bin" certs --service gpu-admission --namespace gpu-admission --out "$work/certs" \
-  --san localhost --san 127.0.0.1 >/dev/null 2>&1
+bench_certs "$bin" "$work/certs"
 
 # One keep-alive connection: the handshake and warm-up stay outside the counted window,
 # which holds exactly $count requests, each checked for HTTP 200.
