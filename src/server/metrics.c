@@ -247,91 +247,91 @@ char *gpa_metrics_render(size_t *len_out)
     if (!b.data) return NULL;
     static const char *const hooks[] = {"mutate", "validate"};
 
-    out(&b, "# HELP gpa_requests_total Admission requests answered, by webhook, operation "
-            "and result.\n# TYPE gpa_requests_total counter\n");
+    out(&b, "# HELP gpu_admission_requests_total Admission requests answered, by webhook, operation "
+            "and result.\n# TYPE gpu_admission_requests_total counter\n");
     for (int h = 0; h < 2; h++)
         for (size_t o = 0; o < N_OPS; o++)
             for (size_t r = 0; r < N_RESULTS; r++) {
                 unsigned long v = atomic_load(&m.requests[h][o][r]);
                 if (v)
                     out(&b,
-                        "gpa_requests_total{webhook=\"%s\",operation=\"%s\",result=\"%s\"} "
+                        "gpu_admission_requests_total{webhook=\"%s\",operation=\"%s\",result=\"%s\"} "
                         "%lu\n",
                         hooks[h], op_names[o], result_names[r], v);
             }
 
-    out(&b, "# HELP gpa_request_duration_seconds Time from request headers to response "
-            "queued.\n# TYPE gpa_request_duration_seconds histogram\n");
+    out(&b, "# HELP gpu_admission_request_duration_seconds Time from request headers to response "
+            "queued.\n# TYPE gpu_admission_request_duration_seconds histogram\n");
     for (int h = 0; h < 2; h++) {
         histogram *hg = &m.duration[h];
         unsigned long cum = 0;
         for (size_t i = 0; i < N_BUCKETS; i++) {
             cum += atomic_load(&hg->buckets[i]);
-            out(&b, "gpa_request_duration_seconds_bucket{webhook=\"%s\",le=\"%s\"} %lu\n", hooks[h],
+            out(&b, "gpu_admission_request_duration_seconds_bucket{webhook=\"%s\",le=\"%s\"} %lu\n", hooks[h],
                 bucket_labels[i], cum);
         }
         unsigned long count = atomic_load(&hg->count);
-        out(&b, "gpa_request_duration_seconds_bucket{webhook=\"%s\",le=\"+Inf\"} %lu\n", hooks[h],
+        out(&b, "gpu_admission_request_duration_seconds_bucket{webhook=\"%s\",le=\"+Inf\"} %lu\n", hooks[h],
             count);
-        out(&b, "gpa_request_duration_seconds_sum{webhook=\"%s\"} %.9f\n", hooks[h],
+        out(&b, "gpu_admission_request_duration_seconds_sum{webhook=\"%s\"} %.9f\n", hooks[h],
             (double)atomic_load(&hg->sum_ns) / 1e9);
-        out(&b, "gpa_request_duration_seconds_count{webhook=\"%s\"} %lu\n", hooks[h], count);
+        out(&b, "gpu_admission_request_duration_seconds_count{webhook=\"%s\"} %lu\n", hooks[h], count);
     }
 
     out(&b,
-        "# HELP gpa_rule_matches_total Requests matched by each policy rule (at most %d "
-        "rule names, the rest as _other).\n# TYPE gpa_rule_matches_total counter\n",
+        "# HELP gpu_admission_rule_matches_total Requests matched by each policy rule (at most %d "
+        "rule names, the rest as _other).\n# TYPE gpu_admission_rule_matches_total counter\n",
         GPA_METRICS_LABEL_CAP);
-    render_labels(&b, "gpa_rule_matches_total", "rule", &m.rules);
+    render_labels(&b, "gpu_admission_rule_matches_total", "rule", &m.rules);
 
-    out(&b, "# HELP gpa_denials_total Denied requests by reason.\n"
-            "# TYPE gpa_denials_total counter\n");
-    render_labels(&b, "gpa_denials_total", "reason", &m.reasons);
+    out(&b, "# HELP gpu_admission_denials_total Denied requests by reason.\n"
+            "# TYPE gpu_admission_denials_total counter\n");
+    render_labels(&b, "gpu_admission_denials_total", "reason", &m.reasons);
 
-    out(&b, "# HELP gpa_policy_reloads_total Policy set reload attempts.\n"
-            "# TYPE gpa_policy_reloads_total counter\n");
-    out(&b, "gpa_policy_reloads_total{result=\"success\"} %lu\n",
+    out(&b, "# HELP gpu_admission_policy_reloads_total Policy set reload attempts.\n"
+            "# TYPE gpu_admission_policy_reloads_total counter\n");
+    out(&b, "gpu_admission_policy_reloads_total{result=\"success\"} %lu\n",
         atomic_load(&m.policy_reloads[1]));
-    out(&b, "gpa_policy_reloads_total{result=\"failure\"} %lu\n",
+    out(&b, "gpu_admission_policy_reloads_total{result=\"failure\"} %lu\n",
         atomic_load(&m.policy_reloads[0]));
 
     pthread_mutex_lock(&m.revision_lock);
     char rev[sizeof m.revision];
     memcpy(rev, m.revision, sizeof rev);
     pthread_mutex_unlock(&m.revision_lock);
-    out(&b, "# HELP gpa_policy_revision_info The revision of the policy set being served.\n"
-            "# TYPE gpa_policy_revision_info gauge\n");
-    if (rev[0]) out(&b, "gpa_policy_revision_info{revision=\"%s\"} 1\n", rev);
+    out(&b, "# HELP gpu_admission_policy_revision_info The revision of the policy set being served.\n"
+            "# TYPE gpu_admission_policy_revision_info gauge\n");
+    if (rev[0]) out(&b, "gpu_admission_policy_revision_info{revision=\"%s\"} 1\n", rev);
 
-    out(&b, "# HELP gpa_cert_reloads_total Serving certificate reload attempts.\n"
-            "# TYPE gpa_cert_reloads_total counter\n");
-    out(&b, "gpa_cert_reloads_total{result=\"success\"} %lu\n", atomic_load(&m.cert_reloads[1]));
-    out(&b, "gpa_cert_reloads_total{result=\"failure\"} %lu\n", atomic_load(&m.cert_reloads[0]));
+    out(&b, "# HELP gpu_admission_cert_reloads_total Serving certificate reload attempts.\n"
+            "# TYPE gpu_admission_cert_reloads_total counter\n");
+    out(&b, "gpu_admission_cert_reloads_total{result=\"success\"} %lu\n", atomic_load(&m.cert_reloads[1]));
+    out(&b, "gpu_admission_cert_reloads_total{result=\"failure\"} %lu\n", atomic_load(&m.cert_reloads[0]));
 
-    out(&b, "# HELP gpa_cert_expiry_timestamp_seconds notAfter of the serving certificate.\n"
-            "# TYPE gpa_cert_expiry_timestamp_seconds gauge\n");
-    out(&b, "gpa_cert_expiry_timestamp_seconds %lld\n", atomic_load(&m.cert_expiry));
+    out(&b, "# HELP gpu_admission_cert_expiry_timestamp_seconds notAfter of the serving certificate.\n"
+            "# TYPE gpu_admission_cert_expiry_timestamp_seconds gauge\n");
+    out(&b, "gpu_admission_cert_expiry_timestamp_seconds %lld\n", atomic_load(&m.cert_expiry));
 
-    out(&b, "# HELP gpa_inflight_requests Webhook requests being received or answered.\n"
-            "# TYPE gpa_inflight_requests gauge\n");
-    out(&b, "gpa_inflight_requests %ld\n", atomic_load(&m.inflight));
+    out(&b, "# HELP gpu_admission_inflight_requests Webhook requests being received or answered.\n"
+            "# TYPE gpu_admission_inflight_requests gauge\n");
+    out(&b, "gpu_admission_inflight_requests %ld\n", atomic_load(&m.inflight));
 
-    out(&b, "# HELP gpa_http_errors_total Error responses the server sent, by status code.\n"
-            "# TYPE gpa_http_errors_total counter\n");
+    out(&b, "# HELP gpu_admission_http_errors_total Error responses the server sent, by status code.\n"
+            "# TYPE gpu_admission_http_errors_total counter\n");
     for (int c = 0; c < 200; c++) {
         unsigned long v = atomic_load(&m.http_errors[c]);
-        if (v) out(&b, "gpa_http_errors_total{code=\"%d\"} %lu\n", c + 400, v);
+        if (v) out(&b, "gpu_admission_http_errors_total{code=\"%d\"} %lu\n", c + 400, v);
     }
 
     out(&b,
-        "# HELP gpa_log_lines_dropped_total Log lines dropped because the log queue was full "
-        "(stderr not keeping up).\n# TYPE gpa_log_lines_dropped_total counter\n"
-        "gpa_log_lines_dropped_total %lu\n",
+        "# HELP gpu_admission_log_lines_dropped_total Log lines dropped because the log queue was full "
+        "(stderr not keeping up).\n# TYPE gpu_admission_log_lines_dropped_total counter\n"
+        "gpu_admission_log_lines_dropped_total %lu\n",
         gpa_log_dropped());
 
     out(&b,
-        "# HELP gpa_build_info Version of the running binary.\n"
-        "# TYPE gpa_build_info gauge\ngpa_build_info{version=\"%s\"} 1\n",
+        "# HELP gpu_admission_build_info Version of the running binary.\n"
+        "# TYPE gpu_admission_build_info gauge\ngpa_build_info{version=\"%s\"} 1\n",
         gpa_version());
 
     if (b.oom) {

@@ -18,7 +18,7 @@
 /* At most this many distinct rule (and, separately, reason) label values. */
 #define GPA_METRICS_LABEL_CAP 256
 
-/* One answered /mutate or /validate request: gpa_requests_total and the duration
+/* One answered /mutate or /validate request: gpu_admission_requests_total and the duration
  * histogram. operation/result may be NULL (counted as "unknown"/"error"). */
 void gpa_metrics_request(gpa_hook hook, const char *operation, const char *result, double seconds);
 void gpa_metrics_rule_match(const char *rule);

@@ -204,7 +204,7 @@ hs=$(awk '/connections in [0-9.]+ real seconds/ {print $1; exit}' "$work/stime.t
 hs=${hs:-0}
 hs_us=$(awk -v a="$h0" -v b="$h1" -v t="$tck" -v n="$hs" 'BEGIN { if (n > 0) printf "%.0f", (b - a) * 1e6 / t / n; else print "nan" }')
 
-mutated=$(curl -s "http://127.0.0.1:$mport/metrics" 2>/dev/null | awk '/^gpa_requests_total\{webhook="mutate",operation="CREATE",result="mutated"\}/ {print $2}')
+mutated=$(curl -s "http://127.0.0.1:$mport/metrics" 2>/dev/null | awk '/^gpu_admission_requests_total\{webhook="mutate",operation="CREATE",result="mutated"\}/ {print $2}')
 
 kill -TERM "$pid"
 wait "$pid" 2>/dev/null || true

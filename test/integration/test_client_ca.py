@@ -80,7 +80,7 @@ with S.Server(BIN, policies, certs, extra=["--client-ca", trusted_ca]) as srv:
     c = S.Conn(srv.port, S.client_ctx(ca))
     T.eq(c.request("GET", "/healthz")[0], 200, "/healthz needs no client certificate")
     c.close()
-    T.check((S.metric(srv.metrics(), "gpa_http_errors_total", {"code": "403"}) or 0) >= 2,
+    T.check((S.metric(srv.metrics(), "gpu_admission_http_errors_total", {"code": "403"}) or 0) >= 2,
             "403s counted")
 
 # an unreadable --client-ca file is a startup error

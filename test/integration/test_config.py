@@ -151,7 +151,7 @@ with srv:
     big = b'{"pad":"' + b"x" * 70000 + b'"}'
     st = S.post_refused(srv.port, ctx, "/validate", big)
     T.check(st in (413, "reset"), "64Ki cap: 413 (or reset under the unread body): %r" % st)
-    T.eq(S.metric(srv.metrics(), "gpa_http_errors_total", {"code": "413"}), 1.0,
+    T.eq(S.metric(srv.metrics(), "gpu_admission_http_errors_total", {"code": "413"}), 1.0,
          "64Ki cap enforced (413 counted)")
 srv = S.Server(BIN, policies, None, env=env)
 srv.cmd = [BIN, "serve", "--max-body=7Mi", "--threads", "1"]

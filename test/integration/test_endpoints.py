@@ -186,14 +186,14 @@ with S.Server(BIN, policies, certs, extra=["--idle-timeout", "3s"]) as srv:
     T.check(time.monotonic() - t0 < 2.5, "413 came without waiting for the body")
     # and a client that does send all 8 MiB: refused on Content-Length as well; the kernel may
     # reset the connection under the unread body before the client reads the 413
-    before = S.metric(srv.metrics(), "gpa_http_errors_total", {"code": "413"}) or 0
+    before = S.metric(srv.metrics(), "gpu_admission_http_errors_total", {"code": "413"}) or 0
     big = b'{"x":"' + b"a" * (8 << 20) + b'"}'
     try:
         st = S.post(srv.port, ctx, "/mutate", big)[0]
     except (ConnectionError, ssl.SSLError, OSError):
         st = "reset"
     T.check(st in (413, "reset"), "8 MiB body sent in full: 413 or reset, got %r" % st)
-    T.eq(S.metric(srv.metrics(), "gpa_http_errors_total", {"code": "413"}), before + 1,
+    T.eq(S.metric(srv.metrics(), "gpu_admission_http_errors_total", {"code": "413"}), before + 1,
          "8 MiB body answered 413 by the server")
     still_answers(srv, ctx, "8 MiB body sent in full")
 
@@ -206,7 +206,7 @@ with S.Server(BIN, policies, certs, extra=["--idle-timeout", "3s"]) as srv:
     T.check(b'"uid":"11111111-2222-3333-4444-555555555555"' in raw, "chunked review answered")
     chunk = b"%x\r\n" % 65536 + b"a" * 65536 + b"\r\n"
     over = chunked_hdr + chunk * ((7 << 20) // 65536 + 2) + b"0\r\n\r\n"  # just over 7 MiB
-    before = S.metric(srv.metrics(), "gpa_http_errors_total", {"code": "413"}) or 0
+    before = S.metric(srv.metrics(), "gpu_admission_http_errors_total", {"code": "413"}) or 0
     raw_case(srv, ctx, "chunked body just over the cap", over, 413, timeout=20)
     # a sender that never stops: the server must cut it off, not read 64 MiB
     s = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
@@ -221,8 +221,8 @@ with S.Server(BIN, policies, certs, extra=["--idle-timeout", "3s"]) as srv:
         pass
     t.close()
     T.check(sent < (24 << 20), "endless chunked body cut off after %d bytes (cap 7 MiB)" % sent)
-    after = S.metric(srv.metrics(), "gpa_http_errors_total", {"code": "413"}) or 0
-    T.check(after >= before + 2, "413s counted in gpa_http_errors_total (%s -> %s)" % (before, after))
+    after = S.metric(srv.metrics(), "gpu_admission_http_errors_total", {"code": "413"}) or 0
+    T.check(after >= before + 2, "413s counted in gpu_admission_http_errors_total (%s -> %s)" % (before, after))
     still_answers(srv, ctx, "endless chunked body")
 
     # protocol-level abuse
@@ -317,29 +317,29 @@ with S.Server(BIN, policies, certs, extra=["--idle-timeout", "3s"]) as srv:
 
     # ---------------------------------------------------------------- metrics + logs
     m = srv.metrics()
-    T.check((S.metric(m, "gpa_requests_total",
+    T.check((S.metric(m, "gpu_admission_requests_total",
                       {"webhook": "mutate", "operation": "CREATE", "result": "mutated"}) or 0) > 50,
-            "gpa_requests_total counts mutated requests")
-    T.check((S.metric(m, "gpa_requests_total",
+            "gpu_admission_requests_total counts mutated requests")
+    T.check((S.metric(m, "gpu_admission_requests_total",
                       {"webhook": "mutate", "operation": "unknown", "result": "error"}) or 0) >= 10,
-            "gpa_requests_total counts 400s as result=error")
-    T.check((S.metric(m, "gpa_rule_matches_total", {"rule": "training"}) or 0) > 50,
-            "gpa_rule_matches_total{rule=training}")
+            "gpu_admission_requests_total counts 400s as result=error")
+    T.check((S.metric(m, "gpu_admission_rule_matches_total", {"rule": "training"}) or 0) > 50,
+            "gpu_admission_rule_matches_total{rule=training}")
     for code in ("400", "404", "405", "415", "413"):
-        T.check((S.metric(m, "gpa_http_errors_total", {"code": code}) or 0) >= 1,
-                "gpa_http_errors_total{code=%s}" % code)
-    T.check(S.metric(m, "gpa_request_duration_seconds_bucket",
+        T.check((S.metric(m, "gpu_admission_http_errors_total", {"code": code}) or 0) >= 1,
+                "gpu_admission_http_errors_total{code=%s}" % code)
+    T.check(S.metric(m, "gpu_admission_request_duration_seconds_bucket",
                      {"webhook": "mutate", "le": "0.0001"}) is not None,
             "duration histogram has the 100us bucket")
     # connections cut above finish their clean-up on the server's own schedule: poll
     deadline = time.monotonic() + 5
-    while S.metric(srv.metrics(), "gpa_inflight_requests") != 0.0 and time.monotonic() < deadline:
+    while S.metric(srv.metrics(), "gpu_admission_inflight_requests") != 0.0 and time.monotonic() < deadline:
         time.sleep(0.05)
-    T.eq(S.metric(srv.metrics(), "gpa_inflight_requests"), 0.0, "in-flight gauge back to 0 at rest")
-    T.check(S.metric(m, "gpa_cert_expiry_timestamp_seconds") > time.time(),
+    T.eq(S.metric(srv.metrics(), "gpu_admission_inflight_requests"), 0.0, "in-flight gauge back to 0 at rest")
+    T.check(S.metric(m, "gpu_admission_cert_expiry_timestamp_seconds") > time.time(),
             "cert expiry in the future")
     rev = srv.startup["policy_revision"]
-    T.eq(S.metric(m, "gpa_policy_revision_info", {"revision": rev}), 1.0, "revision info")
+    T.eq(S.metric(m, "gpu_admission_policy_revision_info", {"revision": rev}), 1.0, "revision info")
 
     srv.settle_logs()
     logs = srv.logs()  # raises if any line is not JSON

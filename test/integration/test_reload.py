@@ -4,9 +4,9 @@ A load generator keeps POSTing a 4-GPU pod over keep-alive connections and recor
 policy revision annotation (gpu-admission.io/policy) of every patch. The policy directory is
 updated the way the kubelet updates a ConfigMap volume (..data symlink swap):
   good set   -> responses switch to the new revision (the one `gpu-admission check` prints),
-                never back; gpa_policy_reloads_total{result="success"} and
-                gpa_policy_revision_info follow;
-  broken set -> nothing changes but a log line and gpa_policy_reloads_total{result="failure"};
+                never back; gpu_admission_policy_reloads_total{result="success"} and
+                gpu_admission_policy_revision_info follow;
+  broken set -> nothing changes but a log line and gpu_admission_policy_reloads_total{result="failure"};
   SIGHUP     -> reload on demand; the periodic check (--reload-interval) catches a change
                 made behind the watch's back.
 Zero failed requests throughout.
@@ -121,20 +121,20 @@ with S.Server(BIN, pol.path, certs, extra=["--reload-interval", "2s"]) as srv:
     line = srv.wait_log(lambda o: o.get("msg") == "policy set reloaded" and o.get("revision") == rev2)
     T.check(line is not None and line.get("previous_revision") == rev1, "reload logged: %r" % line)
     m = srv.metrics()
-    T.eq(S.metric(m, "gpa_policy_reloads_total", {"result": "success"}), 1.0, "success counted")
-    T.eq(S.metric(m, "gpa_policy_revision_info", {"revision": rev2}), 1.0, "revision info updated")
-    T.eq(S.metric(m, "gpa_policy_revision_info", {"revision": rev1}), None, "old revision gone")
+    T.eq(S.metric(m, "gpu_admission_policy_reloads_total", {"result": "success"}), 1.0, "success counted")
+    T.eq(S.metric(m, "gpu_admission_policy_revision_info", {"revision": rev2}), 1.0, "revision info updated")
+    T.eq(S.metric(m, "gpu_admission_policy_revision_info", {"revision": rev1}), None, "old revision gone")
     time.sleep(0.5)
 
     # ---- broken YAML, then a valid-YAML-but-invalid set: nothing changes
     for name, files in (("broken YAML", broken), ("invalid policy", invalid)):
-        before = S.metric(srv.metrics(), "gpa_policy_reloads_total", {"result": "failure"}) or 0
+        before = S.metric(srv.metrics(), "gpu_admission_policy_reloads_total", {"result": "failure"}) or 0
         pol.publish(files)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and (S.metric(
-                srv.metrics(), "gpa_policy_reloads_total", {"result": "failure"}) or 0) <= before:
+                srv.metrics(), "gpu_admission_policy_reloads_total", {"result": "failure"}) or 0) <= before:
             time.sleep(0.05)
-        T.check((S.metric(srv.metrics(), "gpa_policy_reloads_total", {"result": "failure"}) or 0)
+        T.check((S.metric(srv.metrics(), "gpu_admission_policy_reloads_total", {"result": "failure"}) or 0)
                 > before, name + ": failure counted")
         T.eq(current_revision(srv, ctx), rev2, name + ": previous revision still served")
         T.eq(srv.http_get("/readyz")[0], 200, name + ": still ready")
@@ -146,13 +146,13 @@ with S.Server(BIN, pol.path, certs, extra=["--reload-interval", "2s"]) as srv:
             "failure message names the file")
 
     # ---- SIGHUP: reload on demand (the set on disk is still invalid: still a failure)
-    before = S.metric(srv.metrics(), "gpa_policy_reloads_total", {"result": "failure"})
+    before = S.metric(srv.metrics(), "gpu_admission_policy_reloads_total", {"result": "failure"})
     srv.signal(signal.SIGHUP)
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline and S.metric(
-            srv.metrics(), "gpa_policy_reloads_total", {"result": "failure"}) == before:
+            srv.metrics(), "gpu_admission_policy_reloads_total", {"result": "failure"}) == before:
         time.sleep(0.05)
-    T.check(S.metric(srv.metrics(), "gpa_policy_reloads_total", {"result": "failure"}) > before,
+    T.check(S.metric(srv.metrics(), "gpu_admission_policy_reloads_total", {"result": "failure"}) > before,
             "SIGHUP triggered a reload attempt")
 
     # ---- change behind inotify's back (write in place, no event for the watched dir:

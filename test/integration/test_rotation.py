@@ -4,7 +4,7 @@ A load generator keeps POSTing over keep-alive connections while the serving pai
 rotated the way the kubelet updates a Secret volume (..data symlink swap): zero failed
 requests, a NEW client sees the new certificate; then a broken pair (certificate and key
 that do not match, then garbage) is published: still zero failures, the previous
-certificate is still served, and gpa_cert_reloads_total{result="failure"} counts it.
+certificate is still served, and gpu_admission_cert_reloads_total{result="failure"} counts it.
 
 Must never: pass without having seen the new fingerprint on a fresh handshake.
 """
@@ -81,17 +81,17 @@ with S.Server(BIN, policies, secret.path) as srv:
     T.check(line is not None and line.get("fingerprint") == fp_b,
             "rotation logged with the new fingerprint: %r" % line)
     m = srv.metrics()
-    T.eq(S.metric(m, "gpa_cert_reloads_total", {"result": "success"}), 1.0, "success counted")
+    T.eq(S.metric(m, "gpu_admission_cert_reloads_total", {"result": "success"}), 1.0, "success counted")
     time.sleep(0.5)
 
     # ---- broken rotation: B's certificate with A's key
-    before = S.metric(srv.metrics(), "gpa_cert_reloads_total", {"result": "failure"})
+    before = S.metric(srv.metrics(), "gpu_admission_cert_reloads_total", {"result": "failure"})
     secret.publish(pair(dir_a, cert_from=dir_b))
     line = srv.wait_log(lambda o: o.get("msg") == "certificate reload failed; previous certificate kept")
     T.check(line is not None, "broken pair logged as failed")
     T.eq(fresh_fingerprint(srv, ctx), fp_b, "pair B still served after a mismatched pair")
     m = srv.metrics()
-    T.eq(S.metric(m, "gpa_cert_reloads_total", {"result": "failure"}), before + 1,
+    T.eq(S.metric(m, "gpu_admission_cert_reloads_total", {"result": "failure"}), before + 1,
          "mismatched pair counted as a failure")
     T.check(srv.http_get("/readyz")[0] == 200, "still ready after a broken rotation")
 
@@ -105,7 +105,7 @@ with S.Server(BIN, policies, secret.path) as srv:
             [o for o in srv.logs() if o.get("msg", "").startswith("certificate reload failed")]) <= n_fail:
         time.sleep(0.05)
     T.eq(fresh_fingerprint(srv, ctx), fp_b, "pair B still served after a garbage pair")
-    T.eq(S.metric(srv.metrics(), "gpa_cert_reloads_total", {"result": "failure"}), before + 2,
+    T.eq(S.metric(srv.metrics(), "gpu_admission_cert_reloads_total", {"result": "failure"}), before + 2,
          "garbage pair counted as a failure")
 
     # ---- to an RSA pair (another key type) and TLS 1.2 still negotiates with it
@@ -127,7 +127,7 @@ with S.Server(BIN, policies, secret.path) as srv:
     T.check(srv.alive(), "server alive")
     srv.settle_logs()
     not_after = [o for o in srv.logs() if o.get("msg") == "serving certificate rotated"][-1]["not_after"]
-    T.eq(S.metric(srv.metrics(), "gpa_cert_expiry_timestamp_seconds"), float(not_after),
+    T.eq(S.metric(srv.metrics(), "gpu_admission_cert_expiry_timestamp_seconds"), float(not_after),
          "expiry metric follows the served certificate")
 
 T.done()

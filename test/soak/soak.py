@@ -342,18 +342,18 @@ def main():
         "rss_kb_after_load": rss_after,
     })
     if metrics:
-        for m in ("gpa_policy_reloads_total", "gpa_cert_reloads_total"):
+        for m in ("gpu_admission_policy_reloads_total", "gpu_admission_cert_reloads_total"):
             for res in ("success", "failure"):
                 v = H.metric_sum(metrics, m, 'result="%s"' % res)
                 result["%s_%s" % (m, res)] = v
         # the broken sets and pairs were seen and refused, the good ones taken
         if a.duration >= 10:
-            for k in ("gpa_policy_reloads_total_success", "gpa_policy_reloads_total_failure"):
+            for k in ("gpu_admission_policy_reloads_total_success", "gpu_admission_policy_reloads_total_failure"):
                 if not result.get(k):
                     problems.append("metric %s is %s after %d publishes"
                                     % (k, result.get(k), len(policy_log)))
         if len(cert_log) >= 2:
-            for k in ("gpa_cert_reloads_total_success", "gpa_cert_reloads_total_failure"):
+            for k in ("gpu_admission_cert_reloads_total_success", "gpu_admission_cert_reloads_total_failure"):
                 if not result.get(k):
                     problems.append("metric %s is %s after %d rotations"
                                     % (k, result.get(k), len(cert_log)))

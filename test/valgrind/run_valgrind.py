@@ -272,7 +272,7 @@ def mode_server_client_ca(binary, policies, work, certs, problems):
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline and srv.alive():
             try:
-                if "gpa_" in (srv.metrics() or ""):
+                if "gpu_admission_" in (srv.metrics() or ""):
                     break
             except Exception:
                 pass
