@@ -54,6 +54,12 @@ void gpa_ystream_free(gpa_ystream *s);
 typedef enum { GPA_YS_NULL, GPA_YS_BOOL, GPA_YS_INT, GPA_YS_FLOAT, GPA_YS_STRING } gpa_yscalar_type;
 gpa_yscalar_type gpa_yaml_resolve_plain(const char *s, size_t n);
 
+/* One node (and everything under it) as cJSON, typed exactly as gpa_yaml_to_json types it
+ * (defined in yamljson.c). Errors carry "LINE:COL: text". For callers that need both the value
+ * and where it was written (object readers, test suites). */
+struct cJSON;
+int gpa_ynode_to_json(struct cJSON **out, const gpa_ynode *n, gpa_error *err);
+
 /* Map helpers */
 static inline gpa_ynode *gpa_ymap_key(const gpa_ynode *m, size_t i)
 {

@@ -109,6 +109,11 @@ static int node_to_json(cJSON **out, const gpa_ynode *n, gpa_error *err)
     return GPA_OK;
 }
 
+int gpa_ynode_to_json(cJSON **out, const gpa_ynode *n, gpa_error *err)
+{
+    return node_to_json(out, n, err);
+}
+
 int gpa_yaml_to_json(cJSON **out_docs, const char *buf, size_t len, gpa_error *err)
 {
     if (!out_docs || (!buf && len)) return gpa_fail(err, GPA_EINVAL, "no input");
