@@ -43,6 +43,16 @@ typedef enum {
 typedef enum { GPA_ENFORCE_DENY, GPA_ENFORCE_WARN, GPA_ENFORCE_AUDIT } gpa_enforcement;
 typedef enum { GPA_MIG_MIXED, GPA_MIG_SINGLE } gpa_mig_strategy;
 typedef enum { GPA_TOPO_REQUIRED, GPA_TOPO_PREFERRED } gpa_topo_mode;
+/* spec.workloads.enforcement: what a refused pod template does to its workload. */
+typedef enum { GPA_WL_DENY, GPA_WL_WARN, GPA_WL_OFF } gpa_wl_enforcement;
+
+/* A workload kind added by spec.workloads.kinds (built-in kinds live in workload.c). */
+typedef struct gpa_workload_kind {
+    char *api_group; /* "" for the core group */
+    char *kind;
+    gpa_strlist templates; /* paths: dot-separated keys, "*" = every element / value */
+    gpa_srcpos pos;
+} gpa_workload_kind;
 
 /* A Kubernetes toleration as the pool lists it. NULL fields were not written; an operator
  * not written means "Equal" per the Kubernetes API. */
@@ -132,6 +142,11 @@ struct gpa_policy {
 
     gpa_enforcement enforcement; /* default deny */
     bool unmatched_deny;         /* default false (allow) */
+
+    gpa_wl_enforcement wl_enforcement; /* spec.workloads.enforcement, default deny */
+    gpa_srcpos wl_enforcement_pos;     /* file 0 when not written */
+    size_t n_wl_kinds;                 /* spec.workloads.kinds of every file, load order */
+    gpa_workload_kind *wl_kinds;
 
     /* Every resource name that counts as a GPU: "nvidia.com/gpu", each mig pool's offered
      * profile resources, each shared pool's resource. Deduplicated. */
