@@ -8,66 +8,85 @@
  * Aliases share a profile list: H100-80GB uses the A100-80GB profiles, GH200 the H100-96GB.
  * mem_bytes is the profile name's GB x 10^9 (POLICY.md: compare in bytes); the mixed-strategy
  * resource is nvidia.com/mig-<profile> with '+' written '.'. Read-only data, no state.
+ *
+ * Geometry (the simulator's placement rules): a GPU has 8 memory slices and 7 compute slices
+ * (A30: 4 and 4); each profile occupies `size` consecutive memory slices starting at one of its
+ * allowed slices. Source: the same guide, "A100 Profile Placements" / "H100 MIG Profiles"
+ * placement figures and the `nvidia-smi mig -lgipp` listing of "Creating GPU Instances"
+ * (A100-40GB: 1g.5gb {0,1,2,3,4,5,6}:1, 1g.10gb {0,2,4,6}:2, 2g.10gb {0,2,4}:2,
+ * 3g.20gb {0,4}:4, 4g.20gb {0}:4, 7g.40gb {0}:8; A30: 1g.6gb {0,1,2,3}:1, 2g.12gb {0,2}:2,
+ * 4g.24gb {0}:4). Every 7-slice model shares the A100 shape under its own names: so 4g+3g
+ * fits (0-3, 4-7) and 3g+3g+1g does not. The "+me" variants place like their plain profile.
  */
 #include <string.h>
 
 #include "gpu_admission/mig.h"
 
 #define GB 1000000000LL
-#define P(name, slices, gb, max, res)                                                              \
+/* start masks: bit s = may start at memory slice s */
+#define S_1G     0x7fu /* {0..6} size 1 */
+#define S_1G2    0x55u /* {0,2,4,6} size 2: the 1g profiles with twice the memory */
+#define S_2G     0x15u /* {0,2,4} size 2 */
+#define S_3G     0x11u /* {0,4} size 4 */
+#define S_0      0x01u /* {0}: 4g (size 4) and 7g (size 8) */
+#define S_A30_1G 0x0fu /* {0,1,2,3} size 1 */
+#define S_A30_2G 0x05u /* {0,2} size 2 */
+#define P(name, slices, gb, max, res, size, starts)                                                \
     {                                                                                              \
-        name, slices, (gb)*GB, max, "nvidia.com/mig-" res                                          \
+        name, slices, (gb)*GB, max, "nvidia.com/mig-" res, size, starts                            \
     }
 
 static const gpa_mig_profile a100_40[] = {
-    P("1g.5gb", 1, 5, 7, "1g.5gb"),    P("1g.5gb+me", 1, 5, 1, "1g.5gb.me"),
-    P("1g.10gb", 1, 10, 4, "1g.10gb"), P("2g.10gb", 2, 10, 3, "2g.10gb"),
-    P("3g.20gb", 3, 20, 2, "3g.20gb"), P("4g.20gb", 4, 20, 1, "4g.20gb"),
-    P("7g.40gb", 7, 40, 1, "7g.40gb"),
+    P("1g.5gb", 1, 5, 7, "1g.5gb", 1, S_1G),     P("1g.5gb+me", 1, 5, 1, "1g.5gb.me", 1, S_1G),
+    P("1g.10gb", 1, 10, 4, "1g.10gb", 2, S_1G2), P("2g.10gb", 2, 10, 3, "2g.10gb", 2, S_2G),
+    P("3g.20gb", 3, 20, 2, "3g.20gb", 4, S_3G),  P("4g.20gb", 4, 20, 1, "4g.20gb", 4, S_0),
+    P("7g.40gb", 7, 40, 1, "7g.40gb", 8, S_0),
 };
 static const gpa_mig_profile a100_80[] = {
-    P("1g.10gb", 1, 10, 7, "1g.10gb"), P("1g.10gb+me", 1, 10, 1, "1g.10gb.me"),
-    P("1g.20gb", 1, 20, 4, "1g.20gb"), P("2g.20gb", 2, 20, 3, "2g.20gb"),
-    P("3g.40gb", 3, 40, 2, "3g.40gb"), P("4g.40gb", 4, 40, 1, "4g.40gb"),
-    P("7g.80gb", 7, 80, 1, "7g.80gb"),
+    P("1g.10gb", 1, 10, 7, "1g.10gb", 1, S_1G),  P("1g.10gb+me", 1, 10, 1, "1g.10gb.me", 1, S_1G),
+    P("1g.20gb", 1, 20, 4, "1g.20gb", 2, S_1G2), P("2g.20gb", 2, 20, 3, "2g.20gb", 2, S_2G),
+    P("3g.40gb", 3, 40, 2, "3g.40gb", 4, S_3G),  P("4g.40gb", 4, 40, 1, "4g.40gb", 4, S_0),
+    P("7g.80gb", 7, 80, 1, "7g.80gb", 8, S_0),
 };
 static const gpa_mig_profile a30_24[] = {
-    P("1g.6gb", 1, 6, 4, "1g.6gb"),    P("1g.6gb+me", 1, 6, 1, "1g.6gb.me"),
-    P("2g.12gb", 2, 12, 2, "2g.12gb"), P("2g.12gb+me", 2, 12, 1, "2g.12gb.me"),
-    P("4g.24gb", 4, 24, 1, "4g.24gb"),
+    P("1g.6gb", 1, 6, 4, "1g.6gb", 1, S_A30_1G),
+    P("1g.6gb+me", 1, 6, 1, "1g.6gb.me", 1, S_A30_1G),
+    P("2g.12gb", 2, 12, 2, "2g.12gb", 2, S_A30_2G),
+    P("2g.12gb+me", 2, 12, 1, "2g.12gb.me", 2, S_A30_2G),
+    P("4g.24gb", 4, 24, 1, "4g.24gb", 4, S_0),
 };
 static const gpa_mig_profile h100_94[] = {
-    P("1g.12gb", 1, 12, 7, "1g.12gb"), P("1g.12gb+me", 1, 12, 1, "1g.12gb.me"),
-    P("1g.24gb", 1, 24, 4, "1g.24gb"), P("2g.24gb", 2, 24, 3, "2g.24gb"),
-    P("3g.47gb", 3, 47, 2, "3g.47gb"), P("4g.47gb", 4, 47, 1, "4g.47gb"),
-    P("7g.94gb", 7, 94, 1, "7g.94gb"),
+    P("1g.12gb", 1, 12, 7, "1g.12gb", 1, S_1G),  P("1g.12gb+me", 1, 12, 1, "1g.12gb.me", 1, S_1G),
+    P("1g.24gb", 1, 24, 4, "1g.24gb", 2, S_1G2), P("2g.24gb", 2, 24, 3, "2g.24gb", 2, S_2G),
+    P("3g.47gb", 3, 47, 2, "3g.47gb", 4, S_3G),  P("4g.47gb", 4, 47, 1, "4g.47gb", 4, S_0),
+    P("7g.94gb", 7, 94, 1, "7g.94gb", 8, S_0),
 };
 static const gpa_mig_profile h100_96[] = {
-    P("1g.12gb", 1, 12, 7, "1g.12gb"), P("1g.24gb", 1, 24, 4, "1g.24gb"),
-    P("2g.24gb", 2, 24, 3, "2g.24gb"), P("3g.48gb", 3, 48, 2, "3g.48gb"),
-    P("4g.48gb", 4, 48, 1, "4g.48gb"), P("7g.96gb", 7, 96, 1, "7g.96gb"),
+    P("1g.12gb", 1, 12, 7, "1g.12gb", 1, S_1G), P("1g.24gb", 1, 24, 4, "1g.24gb", 2, S_1G2),
+    P("2g.24gb", 2, 24, 3, "2g.24gb", 2, S_2G), P("3g.48gb", 3, 48, 2, "3g.48gb", 4, S_3G),
+    P("4g.48gb", 4, 48, 1, "4g.48gb", 4, S_0),  P("7g.96gb", 7, 96, 1, "7g.96gb", 8, S_0),
 };
 static const gpa_mig_profile h200_141[] = {
-    P("1g.18gb", 1, 18, 7, "1g.18gb"),    P("1g.18gb+me", 1, 18, 1, "1g.18gb.me"),
-    P("1g.35gb", 1, 35, 4, "1g.35gb"),    P("2g.35gb", 2, 35, 3, "2g.35gb"),
-    P("3g.71gb", 3, 71, 2, "3g.71gb"),    P("4g.71gb", 4, 71, 1, "4g.71gb"),
-    P("7g.141gb", 7, 141, 1, "7g.141gb"),
+    P("1g.18gb", 1, 18, 7, "1g.18gb", 1, S_1G),   P("1g.18gb+me", 1, 18, 1, "1g.18gb.me", 1, S_1G),
+    P("1g.35gb", 1, 35, 4, "1g.35gb", 2, S_1G2),  P("2g.35gb", 2, 35, 3, "2g.35gb", 2, S_2G),
+    P("3g.71gb", 3, 71, 2, "3g.71gb", 4, S_3G),   P("4g.71gb", 4, 71, 1, "4g.71gb", 4, S_0),
+    P("7g.141gb", 7, 141, 1, "7g.141gb", 8, S_0),
 };
 static const gpa_mig_profile b200[] = {
-    P("1g.23gb", 1, 23, 7, "1g.23gb"),    P("1g.23gb+me", 1, 23, 1, "1g.23gb.me"),
-    P("1g.45gb", 1, 45, 4, "1g.45gb"),    P("2g.45gb", 2, 45, 3, "2g.45gb"),
-    P("3g.90gb", 3, 90, 2, "3g.90gb"),    P("4g.90gb", 4, 90, 1, "4g.90gb"),
-    P("7g.180gb", 7, 180, 1, "7g.180gb"),
+    P("1g.23gb", 1, 23, 7, "1g.23gb", 1, S_1G),   P("1g.23gb+me", 1, 23, 1, "1g.23gb.me", 1, S_1G),
+    P("1g.45gb", 1, 45, 4, "1g.45gb", 2, S_1G2),  P("2g.45gb", 2, 45, 3, "2g.45gb", 2, S_2G),
+    P("3g.90gb", 3, 90, 2, "3g.90gb", 4, S_3G),   P("4g.90gb", 4, 90, 1, "4g.90gb", 4, S_0),
+    P("7g.180gb", 7, 180, 1, "7g.180gb", 8, S_0),
 };
 
-#define M(name, arr)                                                                               \
+#define M(name, arr, mem, compute)                                                                 \
     {                                                                                              \
-        name, sizeof arr / sizeof arr[0], arr                                                      \
+        name, sizeof arr / sizeof arr[0], arr, mem, compute                                        \
     }
 static const gpa_mig_model catalog[] = {
-    M("A100-40GB", a100_40), M("A100-80GB", a100_80),   M("H100-80GB", a100_80),
-    M("A30-24GB", a30_24),   M("H100-94GB", h100_94),   M("H100-96GB", h100_96),
-    M("GH200", h100_96),     M("H200-141GB", h200_141), M("B200", b200),
+    M("A100-40GB", a100_40, 8, 7), M("A100-80GB", a100_80, 8, 7),   M("H100-80GB", a100_80, 8, 7),
+    M("A30-24GB", a30_24, 4, 4),   M("H100-94GB", h100_94, 8, 7),   M("H100-96GB", h100_96, 8, 7),
+    M("GH200", h100_96, 8, 7),     M("H200-141GB", h200_141, 8, 7), M("B200", b200, 8, 7),
 };
 
 const gpa_mig_model *gpa_mig_model_find(const char *name)
@@ -89,4 +108,77 @@ const gpa_mig_profile *gpa_mig_profile_find(const gpa_mig_model *m, const char *
 const char *gpa_mig_model_name_at(size_t i)
 {
     return i < sizeof catalog / sizeof catalog[0] ? catalog[i].name : NULL;
+}
+
+static bool is_me(const gpa_mig_profile *p)
+{
+    return strstr(p->name, "+me") != NULL;
+}
+
+/* Depth-first over instances in order (largest first), trying each allowed start. */
+static bool place_from(int *start, const gpa_mig_profile *const *inst, const size_t *order,
+                       size_t k, size_t n, unsigned used)
+{
+    if (k == n) return true;
+    const gpa_mig_profile *p = inst[order[k]];
+    unsigned span = (1u << p->mem_slots) - 1u;
+    for (int s = 0; s < 8; s++) {
+        if (!(p->start_mask & (1u << s))) continue;
+        unsigned bits = span << s;
+        if (bits & used) continue;
+        start[order[k]] = s;
+        if (place_from(start, inst, order, k + 1, n, used | bits)) return true;
+    }
+    return false;
+}
+
+bool gpa_mig_layout_valid(int *starts_out, const gpa_mig_model *m,
+                          const gpa_mig_profile *const *inst, size_t n)
+{
+    if (!m || (n && !inst) || n > GPA_MIG_MAX_INSTANCES) return false;
+    int compute = 0, mem = 0, me = 0;
+    int count[16] = {0};
+    for (size_t i = 0; i < n; i++) {
+        const gpa_mig_profile *p = inst[i];
+        if (!p || p < m->profiles || p >= m->profiles + m->n_profiles) return false;
+        compute += p->slices;
+        mem += p->mem_slots;
+        me += is_me(p);
+        if (++count[p - m->profiles] > p->max_instances) return false;
+    }
+    if (compute > m->compute_slices || mem > m->mem_slots || me > 1) return false;
+    /* Largest first: big instances have the fewest starts, so failures show up early. */
+    size_t order[GPA_MIG_MAX_INSTANCES];
+    for (size_t i = 0; i < n; i++) {
+        size_t j = i;
+        while (j > 0 && inst[order[j - 1]]->mem_slots < inst[i]->mem_slots) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = i;
+    }
+    int start[GPA_MIG_MAX_INSTANCES];
+    if (!place_from(start, inst, order, 0, n, 0)) return false;
+    if (starts_out)
+        for (size_t i = 0; i < n; i++)
+            starts_out[i] = start[i];
+    return true;
+}
+
+size_t gpa_mig_balanced(const gpa_mig_profile **out, size_t cap, const gpa_mig_model *m)
+{
+    if (!m) return 0;
+    const gpa_mig_profile *one = NULL, *two = NULL, *three = NULL;
+    for (size_t i = 0; i < m->n_profiles; i++) {
+        const gpa_mig_profile *p = &m->profiles[i];
+        if (is_me(p)) continue;
+        if (p->slices == 1 && (!one || p->mem_bytes < one->mem_bytes)) one = p;
+        if (p->slices == 2 && !two) two = p;
+        if (p->slices == 3 && !three) three = p;
+    }
+    const gpa_mig_profile *want[4] = {one, one, two, three};
+    size_t k = 0;
+    for (size_t i = 0; i < 4; i++)
+        if (want[i] && k < cap) out[k++] = want[i];
+    return k;
 }

@@ -2,11 +2,97 @@
  * test_mig.c - the built-in MIG catalog matches POLICY.md's table: rows per model, aliases,
  * sizes in bytes, and the mixed-strategy resource naming ('+' -> '.').
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "check.h"
 #include "gpu_admission/mig.h"
+
+/* Layout from profile names; NULL entry when a name is unknown (the layout then fails). */
+static bool layout(const char *model, int *starts, const char *const *names, size_t n)
+{
+    const gpa_mig_model *m = gpa_mig_model_find(model);
+    const gpa_mig_profile *inst[16];
+    for (size_t i = 0; i < n; i++) {
+        inst[i] = gpa_mig_profile_find(m, names[i]);
+        if (!inst[i]) {
+            fprintf(stderr, "test: %s has no profile %s\n", model, names[i]);
+            return false;
+        }
+    }
+    return gpa_mig_layout_valid(starts, m, inst, n);
+}
+#define L(model, ...)                                                                              \
+    layout(model, NULL, (const char *const[]){__VA_ARGS__},                                        \
+           sizeof((const char *const[]){__VA_ARGS__}) / sizeof(const char *))
+
+static void geometry(void)
+{
+    /* mig-parted config-default.yaml, all-balanced, per device filter of the catalog's models */
+    CHECK(L("A100-40GB", "1g.5gb", "1g.5gb", "2g.10gb", "3g.20gb"));
+    CHECK(L("A100-80GB", "1g.10gb", "1g.10gb", "2g.20gb", "3g.40gb"));
+    CHECK(L("H100-80GB", "1g.10gb", "1g.10gb", "2g.20gb", "3g.40gb"));
+    CHECK(L("A30-24GB", "1g.6gb", "1g.6gb", "2g.12gb"));
+    CHECK(L("H100-94GB", "1g.12gb", "1g.12gb", "2g.24gb", "3g.47gb"));
+    CHECK(L("H100-96GB", "1g.12gb", "1g.12gb", "2g.24gb", "3g.48gb"));
+    CHECK(L("GH200", "1g.12gb", "1g.12gb", "2g.24gb", "3g.48gb"));
+    CHECK(L("H200-141GB", "1g.18gb", "1g.18gb", "2g.35gb", "3g.71gb"));
+    CHECK(L("B200", "1g.23gb", "1g.23gb", "2g.45gb", "3g.90gb"));
+    /* gpa_mig_balanced derives exactly those */
+    for (size_t i = 0; gpa_mig_model_name_at(i); i++) {
+        const gpa_mig_model *m = gpa_mig_model_find(gpa_mig_model_name_at(i));
+        const gpa_mig_profile *b[8];
+        size_t n = gpa_mig_balanced(b, 8, m);
+        CHECK_INT(n, m->compute_slices == 4 ? 3 : 4);
+        CHECK(gpa_mig_layout_valid(NULL, m, b, n));
+        CHECK_INT(b[0]->slices, 1);
+        CHECK_INT(b[0]->mem_slots, 1);
+        CHECK_INT(b[2]->slices, 2);
+    }
+    /* every all-<profile> config (max_instances of one profile) fits; one more does not */
+    for (size_t i = 0; gpa_mig_model_name_at(i); i++) {
+        const gpa_mig_model *m = gpa_mig_model_find(gpa_mig_model_name_at(i));
+        for (size_t k = 0; k < m->n_profiles; k++) {
+            const gpa_mig_profile *p = &m->profiles[k], *inst[9];
+            for (int j = 0; j < 9; j++)
+                inst[j] = p;
+            CHECK(gpa_mig_layout_valid(NULL, m, inst, (size_t)p->max_instances));
+            CHECK(!gpa_mig_layout_valid(NULL, m, inst, (size_t)p->max_instances + 1));
+        }
+    }
+    /* the examples */
+    int st[8];
+    CHECK(layout("A100-40GB", st, (const char *const[]){"4g.20gb", "3g.20gb"}, 2));
+    CHECK_INT(st[0], 0);
+    CHECK_INT(st[1], 4);
+    CHECK(!L("A100-40GB", "3g.20gb", "3g.20gb", "1g.5gb"));
+    CHECK(L("A100-40GB", "3g.20gb", "3g.20gb"));
+    CHECK(!L("A100-80GB", "7g.80gb", "1g.10gb"));
+    CHECK(L("A100-80GB", "2g.20gb", "2g.20gb", "2g.20gb", "1g.10gb"));
+    CHECK(L("A100-80GB", "4g.40gb", "2g.20gb", "1g.20gb"));
+    /* only 3g at slice 4 leaves 0-3 for 2g + 1g + 1g: a first-fit search placing 3g at 0 would
+     * wrongly refuse this */
+    CHECK(layout("A100-80GB", st, (const char *const[]){"3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"},
+                 4));
+    CHECK_INT(st[0], 4);
+    CHECK(L("A100-80GB", "1g.20gb", "1g.20gb", "1g.20gb", "1g.10gb", "1g.10gb"));
+    /* 3g must sit at 4 so two 2g fit at 0 and 2 */
+    CHECK(layout("A100-80GB", st, (const char *const[]){"3g.40gb", "2g.20gb", "2g.20gb"}, 3));
+    CHECK_INT(st[0], 4);
+    CHECK(!L("A100-80GB", "4g.40gb", "4g.40gb"));
+    CHECK(!L("A100-80GB", "1g.10gb+me", "1g.10gb+me"));
+    CHECK(!L("A100-80GB", "4g.40gb", "3g.40gb", "1g.10gb"));
+    CHECK(L("A30-24GB", "2g.12gb", "1g.6gb", "1g.6gb"));
+    CHECK(!L("A30-24GB", "4g.24gb", "1g.6gb"));
+    CHECK(!L("A30-24GB", "1g.6gb+me", "2g.12gb+me")); /* one set of media engines */
+    CHECK(!L("A30-24GB", "2g.12gb", "2g.12gb", "1g.6gb"));
+    /* wrong model's profile, NULL model */
+    const gpa_mig_profile *foreign = gpa_mig_profile_find(gpa_mig_model_find("A30-24GB"), "1g.6gb");
+    CHECK(!gpa_mig_layout_valid(NULL, gpa_mig_model_find("A100-80GB"), &foreign, 1));
+    CHECK(!gpa_mig_layout_valid(NULL, NULL, &foreign, 1));
+    CHECK(gpa_mig_layout_valid(NULL, gpa_mig_model_find("A100-80GB"), NULL, 0));
+}
 
 int main(void)
 {
@@ -82,5 +168,6 @@ int main(void)
     CHECK(gpa_mig_profile_find(a80, "1g.5gb") == NULL);
     CHECK(gpa_mig_profile_find(NULL, "1g.10gb") == NULL);
     CHECK(gpa_mig_model_name_at(nmodels) == NULL);
+    geometry();
     return check_done();
 }
