@@ -64,6 +64,9 @@ class Fields(unittest.TestCase):
               "server": {"clientCA": "-----BEGIN CERTIFICATE-----\nx\n-----END CERTIFICATE-----\n",
                          "extraEnv": [{"name": "GPU_ADMISSION_LOG_LEVEL", "value": "debug"}]},
               "podAnnotations": {"a": "b"}}, "1.30.0"),
+            ({"webhook": {"url": "https://127.0.0.1:9443", "workloads": {
+                "failurePolicy": "Fail", "extraResources": [
+                    {"apiGroup": "example.com", "resources": ["trainingjobs"]}]}}}, "1.20.2"),
         ]
         for values, kube in variants:
             with self.subTest(values=values, kube=kube):

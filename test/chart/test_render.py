@@ -20,10 +20,49 @@ NS_SELECTOR = {"matchExpressions": [
 
 
 def webhooks(objs):
+    """The configurations and their Pod webhooks (the validating one comes first; the workloads
+    entry, when rendered, follows it)."""
     m = c.one(objs, "MutatingWebhookConfiguration")
     v = c.one(objs, "ValidatingWebhookConfiguration")
-    assert len(m["webhooks"]) == 1 and len(v["webhooks"]) == 1
+    assert len(m["webhooks"]) == 1 and 1 <= len(v["webhooks"]) <= 2
+    assert v["webhooks"][0]["name"] == "validate.gpu-admission.io"
     return m, v, m["webhooks"][0], v["webhooks"][0]
+
+
+def workload_hook(objs):
+    """The workloads.gpu-admission.io entry, or None when the chart did not render it."""
+    v = c.one(objs, "ValidatingWebhookConfiguration")
+    found = [w for w in v["webhooks"] if w["name"] == "workloads.gpu-admission.io"]
+    assert len(found) <= 1
+    return found[0] if found else None
+
+
+# The server's built-in workload kinds (issue 16, docs/policy.md) and the REST resource the API
+# server names each by: (API group, kind) -> resource. The plurals of the CRD kinds are the
+# projects' own CRDs' spec.names.plural (kubeflow training-operator, JobSet, KubeRay, LWS).
+BUILTIN_WORKLOADS = {
+    ("apps", "Deployment"): "deployments", ("apps", "StatefulSet"): "statefulsets",
+    ("apps", "DaemonSet"): "daemonsets", ("apps", "ReplicaSet"): "replicasets",
+    ("batch", "Job"): "jobs", ("batch", "CronJob"): "cronjobs",
+    ("", "ReplicationController"): "replicationcontrollers", ("", "PodTemplate"): "podtemplates",
+    ("kubeflow.org", "PyTorchJob"): "pytorchjobs", ("kubeflow.org", "TFJob"): "tfjobs",
+    ("kubeflow.org", "MPIJob"): "mpijobs", ("jobset.x-k8s.io", "JobSet"): "jobsets",
+    ("ray.io", "RayCluster"): "rayclusters", ("ray.io", "RayJob"): "rayjobs",
+    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): "leaderworkersets",
+}
+
+
+def rule_resources(hook):
+    """(group, resource) pairs a webhook's rules select, each rule checked for the shape every
+    workloads rule must have."""
+    out = []
+    for r in hook["rules"]:
+        assert r["apiVersions"] == ["*"], r
+        assert r["operations"] == ["CREATE", "UPDATE"], r
+        assert r["scope"] == "Namespaced", r
+        assert len(r["apiGroups"]) == 1, r
+        out += [(r["apiGroups"][0], res) for res in r["resources"]]
+    return out
 
 
 def pod_spec(objs):
@@ -309,6 +348,108 @@ class Options(unittest.TestCase):
         objs = c.render({"networkPolicy": {"enabled": True}})
         ing = {r["ports"][0]["port"]: r for r in c.one(objs, "NetworkPolicy")["spec"]["ingress"]}
         self.assertNotIn("from", ing[8443])
+
+
+class Workloads(unittest.TestCase):
+    """The workloads.gpu-admission.io entry of the ValidatingWebhookConfiguration."""
+
+    def test_default_entry(self):
+        for kube in ("1.20.2", "1.30.0"):
+            with self.subTest(kube=kube):
+                objs = c.render(kube_version=kube)
+                _, v, _, vw = webhooks(objs)
+                w = workload_hook(objs)
+                self.assertIsNotNone(w, "enabled by default")
+                self.assertEqual([x["name"] for x in v["webhooks"]],
+                                 ["validate.gpu-admission.io", "workloads.gpu-admission.io"])
+                # fails open and answers quickly, whatever the Pod webhooks do
+                self.assertEqual(w["failurePolicy"], "Ignore")
+                self.assertEqual(vw["failurePolicy"], "Fail")
+                self.assertEqual(w["timeoutSeconds"], 3)
+                self.assertEqual(w["sideEffects"], "None")  # so --dry-run=server reaches it
+                self.assertEqual(w["admissionReviewVersions"], ["v1"])
+                self.assertEqual(w["matchPolicy"], "Equivalent")
+                # the same endpoint, certificate and namespaces as the Pod validating webhook
+                self.assertEqual(w["clientConfig"], vw["clientConfig"])
+                self.assertEqual(w["clientConfig"]["service"]["path"], "/validate")
+                self.assertEqual(w["namespaceSelector"], NS_SELECTOR)
+                self.assertNotIn("objectSelector", w)
+                self.assertNotIn("matchConditions", w)  # templates sit at per-kind paths
+                self.assertNotIn("reinvocationPolicy", w)
+
+    def test_rules_are_the_builtin_kinds(self):
+        w = workload_hook(c.render())
+        got = rule_resources(w)
+        self.assertEqual(len(got), len(set(got)), "a resource listed twice")
+        self.assertEqual(sorted(got), sorted((g, r) for (g, _), r in BUILTIN_WORKLOADS.items()))
+        # never Pods (the other two webhooks' job) nor a subresource
+        for g, r in got:
+            self.assertNotIn("/", r)
+            self.assertNotEqual((g, r), ("", "pods"))
+
+    def test_own_failure_policy_and_timeout(self):
+        objs = c.render({"webhook": {"failurePolicy": "Ignore", "timeoutSeconds": 7,
+                                     "workloads": {"failurePolicy": "Fail",
+                                                   "timeoutSeconds": 11}}})
+        _, _, mw, vw = webhooks(objs)
+        w = workload_hook(objs)
+        self.assertEqual((w["failurePolicy"], w["timeoutSeconds"]), ("Fail", 11))
+        for pod_hook in (mw, vw):
+            self.assertEqual((pod_hook["failurePolicy"], pod_hook["timeoutSeconds"]),
+                             ("Ignore", 7))
+
+    def test_disabled(self):
+        objs = c.render({"webhook": {"workloads": {"enabled": False}}})
+        self.assertIsNone(workload_hook(objs))
+        _, v, _, vw = webhooks(objs)
+        self.assertEqual(len(v["webhooks"]), 1)
+        self.assertEqual(vw["rules"][0]["resources"], ["pods"])
+
+    def test_extra_resources_added_after_the_builtin_ones(self):
+        extra = [{"apiGroup": "example.com", "resources": ["trainingjobs", "servejobs"]},
+                 {"apiGroup": "", "resources": ["podsets"]}]
+        w = workload_hook(c.render({"webhook": {"workloads": {"extraResources": extra}}}))
+        got = rule_resources(w)
+        builtin = [(g, r) for (g, _), r in BUILTIN_WORKLOADS.items()]
+        self.assertEqual(sorted(got[:len(builtin)]), sorted(builtin))
+        self.assertEqual(got[len(builtin):], [("example.com", "trainingjobs"),
+                                              ("example.com", "servejobs"), ("", "podsets")])
+
+    def test_url_mode_and_excluded_namespaces(self):
+        objs = c.render({"webhook": {"url": "https://127.0.0.1:18443/gpa",
+                                     "excludeNamespaces": ["gpu-operator"]}})
+        w = workload_hook(objs)
+        self.assertEqual(w["clientConfig"]["url"], "https://127.0.0.1:18443/gpa/validate")
+        self.assertNotIn("service", w["clientConfig"])
+        self.assertEqual(w["clientConfig"]["caBundle"], webhooks(objs)[3]["clientConfig"]["caBundle"])
+        self.assertEqual(w["namespaceSelector"]["matchExpressions"][0]["values"],
+                         [c.RELEASE_NS, "kube-system", "gpu-operator"])
+
+    def test_cert_manager_injects_into_it_too(self):
+        objs = c.render({"certificates": {"mode": "cert-manager"}})
+        v = c.one(objs, "ValidatingWebhookConfiguration")
+        self.assertIn("cert-manager.io/inject-ca-from", v["metadata"]["annotations"])
+        self.assertNotIn("caBundle", workload_hook(objs)["clientConfig"])
+
+    def test_grace_period_counts_the_workloads_timeout(self):
+        vals = {"terminationGracePeriodSeconds": 30, "server": {"shutdownGraceSeconds": 10},
+                "webhook": {"workloads": {"timeoutSeconds": 25}}}
+        r = c.template(vals, check=False)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("must be greater than 35", r.stderr)
+        self.assertIn("webhook.workloads.timeoutSeconds", r.stderr)
+        # a disabled entry makes no call, so its timeout does not count
+        vals["webhook"]["workloads"]["enabled"] = False
+        r = c.template(vals, check=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_notes_name_it(self):
+        r = c.helm("install", "--dry-run", c.RELEASE, c.CHART, "--namespace", c.RELEASE_NS)
+        self.assertIn("workloads.gpu-admission.io", r.stdout)
+        self.assertIn("failurePolicy Ignore, timeout 3s", r.stdout)
+        args, _ = c._set_args({"webhook": {"workloads": {"enabled": False}}})
+        r = c.helm("install", "--dry-run", c.RELEASE, c.CHART, "--namespace", c.RELEASE_NS, *args)
+        self.assertNotIn("workloads.gpu-admission.io", r.stdout)
 
 
 class CertManager(unittest.TestCase):

@@ -45,6 +45,31 @@ BAD = [
     ("issuer kind", {"certificates": {"certManager": {"issuerRef": {"name": "x",
                                                                     "kind": "Foo"}}}},
      "/certificates/certManager/issuerRef/kind"),
+    ("workloads failurePolicy", {"webhook": {"workloads": {"failurePolicy": "ignore"}}},
+     "/webhook/workloads/failurePolicy"),
+    ("workloads timeout 0", {"webhook": {"workloads": {"timeoutSeconds": 0}}},
+     "/webhook/workloads/timeoutSeconds"),
+    ("workloads timeout 31", {"webhook": {"workloads": {"timeoutSeconds": 31}}},
+     "/webhook/workloads/timeoutSeconds"),
+    ("workloads enabled string", {"webhook": {"workloads": {"enabled": "yes"}}},
+     "/webhook/workloads/enabled"),
+    ("workloads typo", {"webhook": {"workloads": {"extraKinds": []}}}, "extraKinds"),
+    ("extra resource is a kind", {"webhook": {"workloads": {"extraResources": [
+        {"apiGroup": "example.com", "resources": ["TrainingJob"]}]}}},
+     "/webhook/workloads/extraResources/0/resources/0"),
+    ("extra subresource", {"webhook": {"workloads": {"extraResources": [
+        {"apiGroup": "example.com", "resources": ["trainingjobs/status"]}]}}},
+     "/webhook/workloads/extraResources/0/resources/0"),
+    ("extra group with version", {"webhook": {"workloads": {"extraResources": [
+        {"apiGroup": "example.com/v1", "resources": ["trainingjobs"]}]}}},
+     "/webhook/workloads/extraResources/0/apiGroup"),
+    ("extra without resources", {"webhook": {"workloads": {"extraResources": [
+        {"apiGroup": "example.com"}]}}}, "/webhook/workloads/extraResources/0"),
+    ("extra empty resources", {"webhook": {"workloads": {"extraResources": [
+        {"apiGroup": "example.com", "resources": []}]}}},
+     "/webhook/workloads/extraResources/0/resources"),
+    ("extra unknown key", {"webhook": {"workloads": {"extraResources": [
+        {"apiGroup": "example.com", "resources": ["x"], "kind": "X"}]}}}, "'kind'"),
 ]
 
 GOOD = [
@@ -60,6 +85,11 @@ GOOD = [
      "networkPolicy": {"enabled": True, "webhookFrom": [{"ipBlock": {"cidr": "10.0.0.0/8"}}]},
      "server": {"clientCA": "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"},
      "existingPolicyConfigMap": "team-policies", "replicaCount": 1},
+    {"webhook": {"workloads": {"enabled": True, "failurePolicy": "Fail", "timeoutSeconds": 10,
+                               "extraResources": [
+                                   {"apiGroup": "example.com", "resources": ["trainingjobs"]},
+                                   {"apiGroup": "", "resources": ["podsets", "gangs"]}]}}},
+    {"webhook": {"workloads": {"enabled": False}}},
 ]
 
 

@@ -203,6 +203,10 @@ class Cluster:
         self.kubeconfig = os.path.join(work, "kubeconfig")
         self.ca_b64 = None
         self.webhook_port = None
+        # A suite (--suite) may add policy directories and chart values of its own.
+        self.policy_dirs = [os.path.join(args.source_dir, "policies"),
+                            os.path.join(HERE, "policies")]
+        self.helm_args = []
 
     # -- kubectl -------------------------------------------------------------------------------
     def kubectl(self, *argv, stdin=None, check=True, timeout=60):
@@ -351,8 +355,7 @@ class Cluster:
         """Shipped policies/ plus test/e2e/policies/, in one directory for --policies."""
         pdir = os.path.join(self.work, "policies")
         os.makedirs(pdir)
-        src = self.args.source_dir
-        for d in (os.path.join(src, "policies"), os.path.join(HERE, "policies")):
+        for d in self.policy_dirs:
             for name in sorted(os.listdir(d)) if os.path.isdir(d) else []:
                 if name.endswith((".yaml", ".yml")):
                     if os.path.exists(os.path.join(pdir, name)):
@@ -406,14 +409,16 @@ class Cluster:
         note("gpu-admission serving on 127.0.0.1:%d (metrics %d)" %
              (self.webhook_port, self.metrics_port))
 
-    def register_webhooks(self):
+    def register_webhooks(self, extra=()):
+        """Render the chart (suite values, then `extra` helm flags) and apply its webhook
+        configurations; returns the applied YAML."""
         argv = [self.args.helm, "template", "gpu-admission",
                 os.path.join(self.args.source_dir, "helm", "gpu-admission"),
                 "--namespace", RELEASE_NS, "--kube-version", "1.20.2",
                 "--set", "webhook.url=https://127.0.0.1:%d" % self.webhook_port,
                 "--set", "certificates.mode=existing",
                 "--set", "certificates.existingSecret=gpu-admission-e2e-tls",
-                "--set", "certificates.caBundle=" + self.ca_b64]
+                "--set", "certificates.caBundle=" + self.ca_b64] + self.helm_args + list(extra)
         rendered = run(argv).stdout
         with open(os.path.join(self.work, "chart-rendered.yaml"), "w") as f:
             f.write(rendered)
@@ -431,6 +436,7 @@ class Cluster:
         self.namespace(RELEASE_NS)
         self.kubectl("label", "--overwrite", "namespace", "kube-system",
                      "kubernetes.io/metadata.name=kube-system")
+        return sel
 
 
 # --------------------------------------------------------------------------------------------
@@ -506,7 +512,10 @@ def sc_chart_config(c, ck):
     for kind, path in (("mutatingwebhookconfigurations", "/mutate"),
                        ("validatingwebhookconfigurations", "/validate")):
         items = json.loads(c.kubectl("get", kind, "-o", "json").stdout)["items"]
-        hooks = [w for it in items for w in it.get("webhooks") or []]
+        # The Pod webhooks; the workloads entry (failurePolicy Ignore, no pods) is checked by
+        # the workloads suite (e2e_workloads.py).
+        hooks = [w for it in items for w in it.get("webhooks") or []
+                 if w.get("name") != "workloads.gpu-admission.io"]
         k = kind.split("webhook")[0]
         if not ck.expect("%s/%s-present" % (s, k), len(hooks) >= 1, items):
             continue
@@ -891,14 +900,21 @@ def main():
     ap.add_argument("--only", action="append", default=[], metavar="SCENARIO",
                     help="run only this scenario (repeatable); see --list")
     ap.add_argument("--list", action="store_true", help="list scenarios and exit")
+    ap.add_argument("--suite", choices=("pods", "workloads"), default="pods",
+                    help="pods: these scenarios; workloads: e2e_workloads.py's (issue 16)")
     ap.add_argument("--no-webhook", action="store_true",
                     help="bring up etcd + apiserver + kcm only (harness development)")
     args = ap.parse_args()
+    suite = None
+    scenarios = SCENARIOS
+    if args.suite == "workloads":
+        import e2e_workloads as suite  # this directory is on sys.path (the script's own)
+        scenarios = suite.SCENARIOS
     if args.list:
-        for name, fn in SCENARIOS:
+        for name, fn in scenarios:
             print("%-30s %s" % (name, fn.__doc__))
         return 0
-    unknown = set(args.only) - {n for n, _ in SCENARIOS}
+    unknown = set(args.only) - {n for n, _ in scenarios}
     if unknown:
         print("e2e: unknown scenario(s): %s (see --list)" % ", ".join(sorted(unknown)))
         return 2
@@ -933,12 +949,17 @@ def main():
             ck.expect("setup/cluster-up", True)
             note("etcd + kube-apiserver + kube-controller-manager up in %.1fs" %
                  (time.monotonic() - t0))
+            if suite:
+                suite.configure(c)
             if not args.no_webhook:
                 step = "setup/gpu-admission-serve"
                 c.start_webhook()
                 step = "setup/webhooks-from-chart"
                 c.register_webhooks()
                 ck.expect("setup/webhook-registered", True)
+                if suite:
+                    step = "setup/" + args.suite
+                    suite.setup(c)
         except Exception as e:
             ck.expect(step, False, e)
             for name in list(procs.procs):
@@ -946,7 +967,7 @@ def main():
             return 1
         if args.no_webhook:
             return 0
-        for name, fn in SCENARIOS:
+        for name, fn in scenarios:
             if args.only and name not in args.only:
                 continue
             t = time.monotonic()

@@ -165,3 +165,28 @@ CEL: the pod carries a gpu-admission.io/ label (tenant, trust, pool, group ...) 
 {{- define "gpu-admission.matchConditionsEnabled" -}}
 {{- if and .Values.webhook.matchConditions.enabled (semverCompare ">=1.28-0" .Capabilities.KubeVersion.Version) }}true{{ end }}
 {{- end }}
+
+{{/*
+Rules of the workloads webhook: the server's built-in workload kinds (docs/policy.md
+"Workloads"), as the API server names their REST resources (plural, lower case; the CRD
+plurals are those of the kubeflow, JobSet, KubeRay and LWS projects' own CRDs), then
+webhook.workloads.extraResources. Any version: CronJob is batch/v1beta1 before 1.21, training
+jobs come as v1, v2beta1... Subresources (scale, status) never carry a changed template.
+*/}}
+{{- define "gpu-admission.workloadRules" -}}
+{{- $builtin := list
+  (dict "apiGroup" "apps" "resources" (list "deployments" "statefulsets" "daemonsets" "replicasets"))
+  (dict "apiGroup" "batch" "resources" (list "jobs" "cronjobs"))
+  (dict "apiGroup" "" "resources" (list "replicationcontrollers" "podtemplates"))
+  (dict "apiGroup" "kubeflow.org" "resources" (list "pytorchjobs" "tfjobs" "mpijobs"))
+  (dict "apiGroup" "jobset.x-k8s.io" "resources" (list "jobsets"))
+  (dict "apiGroup" "ray.io" "resources" (list "rayclusters" "rayjobs"))
+  (dict "apiGroup" "leaderworkerset.x-k8s.io" "resources" (list "leaderworkersets")) }}
+{{- range concat $builtin .Values.webhook.workloads.extraResources }}
+- apiGroups: [{{ .apiGroup | quote }}]
+  apiVersions: ["*"]
+  operations: ["CREATE", "UPDATE"]
+  resources: {{ toJson .resources }}
+  scope: Namespaced
+{{- end }}
+{{- end }}
