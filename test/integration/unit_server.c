@@ -588,7 +588,7 @@ static void test_metrics(void)
     /* buckets above 1 s reach the API server's timeouts (1..30 s): 2 s is under 2.5 */
     CHECK(t && strstr(t, "gpu_admission_request_duration_seconds_bucket{webhook=\"validate\",le=\"2.5\"} "
                          "1\n") != NULL);
-    CHECK(t && strstr(t, "gpu_admission_request_duration_seconds_bucket{webhook=\"mutate\",le=\"30\"} "
+    CHECK(t && strstr(t, "gpu_admission_request_duration_seconds_bucket{webhook=\"mutate\",le=\"60\"} "
                          "2\n") != NULL);
     CHECK(t &&
           strstr(t, "gpu_admission_request_duration_seconds_sum{webhook=\"mutate\"} 0.500300000\n") != NULL);
