@@ -19,7 +19,10 @@ static const struct {
     {"check", gpa_cmd_check, "load a policy directory, print pools, rules and revision"},
     {"mutate", gpa_cmd_mutate, "dry-run the mutating webhook on a Pod (YAML or JSON)"},
     {"review", gpa_cmd_review, "answer an AdmissionReview exactly as the server would"},
+    {"test", gpa_cmd_test, "run policy test suites (GPUPolicyTest files)"},
+    {"diff", gpa_cmd_diff, "what a policy change does to existing objects"},
     {"certs", gpa_cmd_certs, "make a CA and a serving certificate for the webhook"},
+    {"simulate", gpa_cmd_simulate, "pack workloads onto a GPU inventory: GPUs used vs whole GPUs"},
     {"version", gpa_cmd_version, "print the version"},
 };
 

@@ -1,0 +1,775 @@
+/*
+ * cmd_test.c - `gpu-admission test PATH...`: runs GPUPolicyTest suites (docs/policy-tests.md)
+ * and prints PASS/FAIL/SKIP per case (text, JSON or JUnit XML); `test --record FILE
+ * --policies DIR OBJECT...` writes a suite of today's decisions.
+ *
+ * Thin: finds and reads files, loads policy directories, prints. Reading suites, judging a
+ * case and checking expectations are the core's (suite.h).
+ *
+ * Exit codes: 0 every case that ran passed; 1 a case failed; 2 usage error, unreadable or
+ * invalid suite, policy set that does not load, or no case ran (zero tests is not success).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli.h"
+#include "gpu_admission/objects.h"
+#include "gpu_admission/policy.h"
+#include "gpu_admission/review.h"
+#include "gpu_admission/suite.h"
+#include "gpu_admission/yamljson.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: gpu-admission test [-o text|json|junit] [--output-file F] [--run REGEX] [-v]\n"
+            "                          PATH...\n"
+            "       gpu-admission test --record FILE.yaml --policies DIR OBJECT...\n"
+            "\n"
+            "Runs every GPUPolicyTest suite in the *.yaml / *.yml files under each PATH\n"
+            "(recursively; YAML files that are not suites are ignored). Each case is judged as\n"
+            "the API server would have it judged: mutating webhook, then the validating one on\n"
+            "the mutated object. See docs/policy-tests.md.\n"
+            "\n"
+            "flags:\n"
+            "  -o, --output FORMAT      text (default), json or junit\n"
+            "      --output-file F      write the report to F instead of stdout\n"
+            "      --run REGEX          only cases whose \"suite/case\" matches (POSIX ERE)\n"
+            "  -v, --verbose            text: show passing cases' decisions too\n"
+            "      --record FILE        write a suite whose expectations are today's decisions\n"
+            "                           for the objects in OBJECT... (files or -)\n"
+            "  -p, --policies DIR       with --record: the policy directory\n"
+            "  -h, --help               show this help\n"
+            "\n"
+            "exit codes: 0 every case that ran passed, 1 a case failed, 2 bad flags, an\n"
+            "unreadable or invalid suite, a policy set that does not load, or no case ran.\n");
+}
+
+/* ---- finding suite files ---- */
+
+typedef struct strv {
+    char **v;
+    size_t n, cap;
+} strv;
+
+static bool strv_push(strv *s, const char *x)
+{
+    if (s->n == s->cap) {
+        size_t nc = s->cap ? s->cap * 2 : 16;
+        char **nv = realloc(s->v, nc * sizeof *nv);
+        if (!nv) return false;
+        s->v = nv;
+        s->cap = nc;
+    }
+    return (s->v[s->n] = strdup(x)) != NULL && ++s->n;
+}
+
+static void strv_free(strv *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        free(s->v[i]);
+    free(s->v);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool yaml_name(const char *n)
+{
+    size_t l = strlen(n);
+    return (l > 5 && strcmp(n + l - 5, ".yaml") == 0) || (l > 4 && strcmp(n + l - 4, ".yml") == 0);
+}
+
+/* Files in sorted order so reports are stable; dot-entries skipped (editor and ConfigMap
+ * "..data" leftovers). depth bounds symlink loops. */
+static int walk(strv *out, const char *path, int depth)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        fprintf(stderr, "gpu-admission test: %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) return strv_push(out, path) ? 0 : -1;
+    if (depth > 32) return 0;
+    DIR *d = opendir(path);
+    if (!d) {
+        fprintf(stderr, "gpu-admission test: %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    strv names = {0};
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.' && !strv_push(&names, e->d_name)) break;
+    closedir(d);
+    qsort(names.v, names.n, sizeof *names.v, cmp_str);
+    int rc = 0;
+    for (size_t i = 0; i < names.n && rc == 0; i++) {
+        char full[PATH_MAX];
+        snprintf(full, sizeof full, "%s%s%s", path, path[strlen(path) - 1] == '/' ? "" : "/",
+                 names.v[i]);
+        if (stat(full, &st) != 0) continue;
+        if (S_ISDIR(st.st_mode))
+            rc = walk(out, full, depth + 1);
+        else if (S_ISREG(st.st_mode) && yaml_name(names.v[i]) && !strv_push(out, full))
+            rc = -1;
+    }
+    strv_free(&names);
+    return rc;
+}
+
+static int read_cb(char **buf, size_t *len, void *ctx, const char *path, gpa_error *err)
+{
+    (void)ctx;
+    *buf = gpa_cli_read_file(path, len);
+    return *buf ? GPA_OK : gpa_fail(err, GPA_EIO, "%s", strerror(errno));
+}
+
+/* ---- results ---- */
+
+typedef enum { ST_PASS, ST_FAIL, ST_SKIP } status;
+
+typedef struct crun {
+    const char *name;
+    int line;
+    status st;
+    gpa_case_result r;
+} crun;
+
+typedef struct srun {
+    const gpa_suite_file *f;
+    size_t idx;
+    crun *cases;
+    size_t n;
+    size_t passed, failed, skipped;
+} srun;
+
+typedef struct options {
+    const char *format, *output_file, *run, *record, *policies;
+    bool verbose;
+    strv paths;
+} options;
+
+/* ---- text ---- */
+
+static void print_indented(FILE *o, const char *text, const char *pad)
+{
+    const char *s = text;
+    while (*s) {
+        const char *nl = strchr(s, '\n');
+        size_t n = nl ? (size_t)(nl - s) : strlen(s);
+        fprintf(o, "%s%.*s\n", pad, (int)n, s);
+        s += n + (nl ? 1 : 0);
+    }
+}
+
+static void text_decision(FILE *o, const gpa_judgement *j)
+{
+    fprintf(o, "        decision: %s", j->allowed ? "allowed" : "denied");
+    fprintf(o, ", rule %s, pool %s", j->rule ? j->rule : "(none)", j->pool ? j->pool : "(none)");
+    if (j->reason) fprintf(o, ", reason %s", j->reason);
+    fputc('\n', o);
+    if (j->message) fprintf(o, "        message: %s\n", j->message);
+    for (size_t i = 0; i < j->n_warnings; i++)
+        fprintf(o, "        warning: %s\n", j->warnings[i]);
+}
+
+static void report_text(FILE *o, const srun *runs, size_t n_runs, const options *opt)
+{
+    size_t p = 0, f = 0, s = 0;
+    for (size_t i = 0; i < n_runs; i++) {
+        const srun *r = &runs[i];
+        const char *sname = gpa_suite_name(r->f, r->idx);
+        for (size_t c = 0; c < r->n; c++) {
+            const crun *cr = &r->cases[c];
+            static const char *tags[] = {"PASS", "FAIL", "SKIP"};
+            fprintf(o, "%s  %s/%s\n", tags[cr->st], sname, cr->name);
+            if (cr->st == ST_FAIL) {
+                fprintf(o, "      %s:%d\n", gpa_suite_path(r->f, r->idx), cr->line);
+                for (size_t k = 0; k < cr->r.n_failures; k++) {
+                    const gpa_case_failure *fl = &cr->r.failures[k];
+                    fprintf(o, "      %s: expected %s, got %s\n", fl->key, fl->expected,
+                            fl->actual);
+                    if (fl->diff) print_indented(o, fl->diff, "        ");
+                }
+            }
+            if (opt->verbose && cr->st != ST_SKIP && cr->r.decision.judged)
+                text_decision(o, &cr->r.decision);
+        }
+        p += r->passed;
+        f += r->failed;
+        s += r->skipped;
+    }
+    fprintf(o, "%zu passed, %zu failed, %zu skipped\n", p, f, s);
+}
+
+/* ---- JSON ---- */
+
+static cJSON *decision_json(const gpa_judgement *j)
+{
+    cJSON *d = cJSON_CreateObject();
+    if (!d) return NULL;
+    cJSON_AddBoolToObject(d, "judged", j->judged);
+    cJSON_AddBoolToObject(d, "allowed", j->allowed);
+    j->rule ? (void)cJSON_AddStringToObject(d, "rule", j->rule)
+            : (void)cJSON_AddNullToObject(d, "rule");
+    j->pool ? (void)cJSON_AddStringToObject(d, "pool", j->pool)
+            : (void)cJSON_AddNullToObject(d, "pool");
+    j->reason ? (void)cJSON_AddStringToObject(d, "reason", j->reason)
+              : (void)cJSON_AddNullToObject(d, "reason");
+    j->message ? (void)cJSON_AddStringToObject(d, "message", j->message)
+               : (void)cJSON_AddNullToObject(d, "message");
+    cJSON *w = cJSON_AddArrayToObject(d, "warnings");
+    for (size_t i = 0; w && i < j->n_warnings; i++)
+        cJSON_AddItemToArray(w, cJSON_CreateString(j->warnings[i]));
+    return d;
+}
+
+static bool report_json(FILE *o, const srun *runs, size_t n_runs)
+{
+    static const char *names[] = {"pass", "fail", "skip"};
+    cJSON *root = cJSON_CreateObject();
+    cJSON *suites = cJSON_AddArrayToObject(root, "suites");
+    size_t p = 0, f = 0, s = 0;
+    for (size_t i = 0; suites && i < n_runs; i++) {
+        const srun *r = &runs[i];
+        cJSON *sj = cJSON_CreateObject();
+        cJSON_AddItemToArray(suites, sj);
+        cJSON_AddStringToObject(sj, "name", gpa_suite_name(r->f, r->idx));
+        cJSON_AddStringToObject(sj, "file", gpa_suite_path(r->f, r->idx));
+        cJSON *cases = cJSON_AddArrayToObject(sj, "cases");
+        for (size_t c = 0; cases && c < r->n; c++) {
+            const crun *cr = &r->cases[c];
+            cJSON *cj = cJSON_CreateObject();
+            cJSON_AddItemToArray(cases, cj);
+            cJSON_AddStringToObject(cj, "name", cr->name);
+            cJSON_AddNumberToObject(cj, "line", cr->line);
+            cJSON_AddStringToObject(cj, "status", names[cr->st]);
+            if (cr->st == ST_SKIP) continue;
+            if (cr->r.decision.judged || cr->r.n_failures == 0)
+                cJSON_AddItemToObject(cj, "decision", decision_json(&cr->r.decision));
+            cJSON *fa = cJSON_AddArrayToObject(cj, "failures");
+            for (size_t k = 0; fa && k < cr->r.n_failures; k++) {
+                const gpa_case_failure *fl = &cr->r.failures[k];
+                cJSON *fj = cJSON_CreateObject();
+                cJSON_AddItemToArray(fa, fj);
+                cJSON_AddStringToObject(fj, "key", fl->key);
+                cJSON_AddStringToObject(fj, "expected", fl->expected);
+                cJSON_AddStringToObject(fj, "actual", fl->actual);
+                if (fl->diff) cJSON_AddStringToObject(fj, "diff", fl->diff);
+            }
+        }
+        p += r->passed;
+        f += r->failed;
+        s += r->skipped;
+    }
+    cJSON *sum = cJSON_AddObjectToObject(root, "summary");
+    cJSON_AddNumberToObject(sum, "passed", (double)p);
+    cJSON_AddNumberToObject(sum, "failed", (double)f);
+    cJSON_AddNumberToObject(sum, "skipped", (double)s);
+    char *txt = cJSON_Print(root);
+    bool ok = txt != NULL;
+    if (txt) fprintf(o, "%s\n", txt);
+    free(txt);
+    cJSON_Delete(root);
+    return ok;
+}
+
+/* ---- JUnit XML ---- */
+
+/* XML 1.0 text: & < > " ' escaped; characters XML cannot hold at all (C0 controls but tab, LF,
+ * CR; invalid UTF-8) written as U+FFFD so the file always parses. Valid UTF-8 passes as is. */
+static void xml_escape(FILE *o, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        unsigned char c = *p;
+        if (c == '&')
+            fputs("&amp;", o);
+        else if (c == '<')
+            fputs("&lt;", o);
+        else if (c == '>')
+            fputs("&gt;", o);
+        else if (c == '"')
+            fputs("&quot;", o);
+        else if (c == '\'')
+            fputs("&apos;", o);
+        else if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
+            fputs("\xEF\xBF\xBD", o);
+        else if (c < 0x80)
+            fputc(c, o);
+        else {
+            /* a complete, shortest-form UTF-8 sequence, no surrogates, <= U+10FFFF */
+            int n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
+            if (c > 0xF4) n = 0;
+            bool ok = n > 0;
+            for (int i = 1; ok && i < n; i++)
+                ok = (p[i] & 0xC0) == 0x80;
+            if (ok && n == 3 && ((c == 0xE0 && p[1] < 0xA0) || (c == 0xED && p[1] >= 0xA0)))
+                ok = false;
+            if (ok && n == 4 && ((c == 0xF0 && p[1] < 0x90) || (c == 0xF4 && p[1] >= 0x90)))
+                ok = false;
+            /* U+FFFE / U+FFFF are not XML characters either */
+            if (ok && n == 3 && c == 0xEF && p[1] == 0xBF && (p[2] == 0xBE || p[2] == 0xBF))
+                ok = false;
+            if (!ok) {
+                fputs("\xEF\xBF\xBD", o);
+                p++;
+                continue;
+            }
+            fwrite(p, 1, (size_t)n, o);
+            p += n;
+            continue;
+        }
+        p++;
+    }
+}
+
+static void report_junit(FILE *o, const srun *runs, size_t n_runs)
+{
+    size_t p = 0, f = 0, s = 0;
+    for (size_t i = 0; i < n_runs; i++) {
+        p += runs[i].passed;
+        f += runs[i].failed;
+        s += runs[i].skipped;
+    }
+    fprintf(o, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    fprintf(o,
+            "<testsuites name=\"gpu-admission test\" tests=\"%zu\" failures=\"%zu\" "
+            "errors=\"0\" skipped=\"%zu\">\n",
+            p + f + s, f, s);
+    for (size_t i = 0; i < n_runs; i++) {
+        const srun *r = &runs[i];
+        const char *sname = gpa_suite_name(r->f, r->idx);
+        fputs("  <testsuite name=\"", o);
+        xml_escape(o, sname);
+        fputs("\" file=\"", o);
+        xml_escape(o, gpa_suite_path(r->f, r->idx));
+        fprintf(o, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"%zu\">\n", r->n,
+                r->failed, r->skipped);
+        for (size_t c = 0; c < r->n; c++) {
+            const crun *cr = &r->cases[c];
+            fputs("    <testcase name=\"", o);
+            xml_escape(o, cr->name);
+            fputs("\" classname=\"", o);
+            xml_escape(o, sname);
+            fputs("\" file=\"", o);
+            xml_escape(o, gpa_suite_path(r->f, r->idx));
+            fprintf(o, "\" line=\"%d\"", cr->line);
+            if (cr->st == ST_PASS) {
+                fputs("/>\n", o);
+                continue;
+            }
+            fputs(">\n", o);
+            if (cr->st == ST_SKIP) {
+                fputs("      <skipped/>\n", o);
+            } else {
+                const gpa_case_failure *f0 = cr->r.n_failures ? &cr->r.failures[0] : NULL;
+                fputs("      <failure message=\"", o);
+                if (f0) {
+                    xml_escape(o, f0->key);
+                    fputs(": expected ", o);
+                    xml_escape(o, f0->expected);
+                    fputs(", got ", o);
+                    xml_escape(o, f0->actual);
+                }
+                fputs("\" type=\"expectation\">", o);
+                for (size_t k = 0; k < cr->r.n_failures; k++) {
+                    const gpa_case_failure *fl = &cr->r.failures[k];
+                    xml_escape(o, fl->key);
+                    fputs(": expected ", o);
+                    xml_escape(o, fl->expected);
+                    fputs(", got ", o);
+                    xml_escape(o, fl->actual);
+                    fputc('\n', o);
+                    if (fl->diff) xml_escape(o, fl->diff);
+                }
+                fputs("</failure>\n", o);
+            }
+            fputs("    </testcase>\n", o);
+        }
+        fputs("  </testsuite>\n", o);
+    }
+    fputs("</testsuites>\n", o);
+}
+
+/* ---- record ---- */
+
+/* The policy directory as the suite will name it: relative to the suite file's directory
+ * when both resolve, so the recorded suite still works after the repository moves. */
+static char *policies_relative(const char *suite_file, const char *dir)
+{
+    char sdir[PATH_MAX], pdir[PATH_MAX], tmp[PATH_MAX];
+    snprintf(tmp, sizeof tmp, "%s", suite_file);
+    char *slash = strrchr(tmp, '/');
+    if (slash)
+        *slash = '\0';
+    else
+        snprintf(tmp, sizeof tmp, ".");
+    if (!realpath(tmp, sdir) || !realpath(dir, pdir)) return strdup(dir);
+    size_t common = 0;
+    for (size_t i = 0; sdir[i] && sdir[i] == pdir[i]; i++)
+        if (sdir[i] == '/' || (sdir[i + 1] == '\0' && (pdir[i + 1] == '/' || !pdir[i + 1])))
+            common = sdir[i] == '/' ? i : i + 1;
+    if (strcmp(sdir, pdir) == 0) return strdup(".");
+    char out[PATH_MAX * 2] = "";
+    size_t n = 0;
+    for (const char *c = sdir + common; *c; c++)
+        if (*c == '/') n += (size_t)snprintf(out + n, sizeof out - n, "../");
+    const char *rest = pdir + common;
+    if (*rest == '/') rest++;
+    snprintf(out + n, sizeof out - n, "%s", rest);
+    return strdup(out);
+}
+
+static int record(const options *o)
+{
+    if (!o->policies) {
+        fprintf(stderr, "gpu-admission test: --record needs --policies DIR\n");
+        return 2;
+    }
+    if (o->paths.n == 0) {
+        fprintf(stderr, "gpu-admission test: --record needs at least one OBJECT file (or -)\n");
+        return 2;
+    }
+    gpa_error err = {0};
+    gpa_policy *p = NULL;
+    if (gpa_policy_load_dir(&p, o->policies, &err) != GPA_OK) {
+        fprintf(stderr, "gpu-admission test: policy set in %s is invalid:\n%s\n", o->policies,
+                err.message);
+        return 2;
+    }
+    cJSON *suite = cJSON_CreateObject();
+    cJSON_AddStringToObject(suite, "apiVersion", GPA_SUITE_API_VERSION);
+    cJSON_AddStringToObject(suite, "kind", GPA_SUITE_KIND);
+    cJSON *md = cJSON_AddObjectToObject(suite, "metadata");
+    const char *base = strrchr(o->record, '/');
+    base = base ? base + 1 : o->record;
+    char name[256];
+    snprintf(name, sizeof name, "%s", base);
+    char *dot = strrchr(name, '.');
+    if (dot && dot != name) *dot = '\0';
+    cJSON_AddStringToObject(md, "name", name);
+    cJSON *spec = cJSON_AddObjectToObject(suite, "spec");
+    char *rel = policies_relative(o->record, o->policies);
+    cJSON_AddStringToObject(spec, "policies", rel ? rel : o->policies);
+    free(rel);
+    cJSON *cases = cJSON_AddArrayToObject(spec, "cases");
+    int rc = 0;
+    size_t n_cases = 0;
+    for (size_t i = 0; i < o->paths.n && rc == 0; i++) {
+        const char *path = o->paths.v[i];
+        const char *src = strcmp(path, "-") == 0 ? "stdin" : path;
+        size_t len = 0;
+        char *buf = gpa_cli_read_file(path, &len);
+        if (!buf) {
+            fprintf(stderr, "gpu-admission test: cannot read %s: %s\n", src, strerror(errno));
+            rc = 2;
+            break;
+        }
+        gpa_objects *objs = NULL;
+        if (gpa_objects_read(&objs, buf, len, src, &err) != GPA_OK) {
+            fprintf(stderr, "gpu-admission test: %s\n", err.message);
+            rc = 2;
+        }
+        for (size_t k = 0; rc == 0 && k < gpa_objects_count(objs); k++) {
+            const cJSON *obj = gpa_objects_get(objs, k);
+            char label[300];
+            gpa_objects_describe(label, sizeof label, obj);
+            gpa_judge_input in = {.object = obj, .hooks = GPA_JUDGE_BOTH, .want_object = true};
+            gpa_judgement j;
+            if (gpa_judge(&j, p, &in, &err) != GPA_OK) {
+                fprintf(stderr, "gpu-admission test: %s: %s: %s\n", gpa_objects_origin(objs, k),
+                        label, err.message);
+                rc = 2;
+                break;
+            }
+            if (!j.judged) {
+                fprintf(stderr,
+                        "gpu-admission test: %s: %s is not judged by either webhook, "
+                        "not recorded\n",
+                        gpa_objects_origin(objs, k), label);
+                gpa_judgement_clear(&j);
+                continue;
+            }
+            /* Case names are unique within a suite: repeats get " #2", " #3". */
+            char cname[340];
+            snprintf(cname, sizeof cname, "%s", label);
+            for (int dup = 2;; dup++) {
+                bool taken = false;
+                for (const cJSON *c = cases->child; c && !taken; c = c->next)
+                    taken = strcmp(cJSON_GetObjectItem(c, "name")->valuestring, cname) == 0;
+                if (!taken) break;
+                snprintf(cname, sizeof cname, "%s #%d", label, dup);
+            }
+            cJSON *cj = cJSON_CreateObject();
+            cJSON_AddItemToArray(cases, cj);
+            cJSON_AddStringToObject(cj, "name", cname);
+            cJSON_AddItemToObject(cj, "object", cJSON_Duplicate(obj, 1));
+            cJSON *ex = gpa_suite_record_expect(p, &j, j.object);
+            if (!ex) rc = 2;
+            cJSON_AddItemToObject(cj, "expect", ex);
+            gpa_judgement_clear(&j);
+            n_cases++;
+        }
+        gpa_objects_free(objs);
+        free(buf);
+    }
+    gpa_policy_unref(p);
+    if (rc == 0 && n_cases == 0) {
+        fprintf(stderr, "gpu-admission test: no object to record in the inputs\n");
+        rc = 2;
+    }
+    if (rc == 0) {
+        char *y = gpa_json_to_yaml(suite);
+        FILE *f = fopen(o->record, "w");
+        if (!y || !f) {
+            fprintf(stderr, "gpu-admission test: cannot write %s: %s\n", o->record,
+                    y ? strerror(errno) : "out of memory");
+            rc = 2;
+        } else {
+            fprintf(f,
+                    "# Recorded by `gpu-admission test --record`: today's decisions. Review\n"
+                    "# every expectation before committing; it is only as right as the "
+                    "policy was.\n%s",
+                    y);
+            if (fclose(f) != 0) {
+                fprintf(stderr, "gpu-admission test: cannot write %s: %s\n", o->record,
+                        strerror(errno));
+                rc = 2;
+            }
+            f = NULL;
+        }
+        if (f) fclose(f);
+        free(y);
+        if (rc == 0) fprintf(stderr, "recorded %zu case(s) in %s\n", n_cases, o->record);
+    }
+    cJSON_Delete(suite);
+    return rc;
+}
+
+/* ---- main ---- */
+
+static int parse_flags(options *o, int argc, char **argv)
+{
+    bool only_positional = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!only_positional && a[0] == '-' && a[1] != '\0') {
+            if (strcmp(a, "--") == 0) {
+                only_positional = true;
+                continue;
+            }
+            if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+                usage(stdout);
+                return 0;
+            }
+            if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
+                o->verbose = true;
+                continue;
+            }
+            int r = gpa_cli_flag_value(&o->format, argc, argv, &i, "--output", "-o", "test");
+            if (r == 0)
+                r = gpa_cli_flag_value(&o->output_file, argc, argv, &i, "--output-file", "",
+                                       "test");
+            if (r == 0) r = gpa_cli_flag_value(&o->run, argc, argv, &i, "--run", "", "test");
+            if (r == 0) r = gpa_cli_flag_value(&o->record, argc, argv, &i, "--record", "", "test");
+            if (r == 0)
+                r = gpa_cli_flag_value(&o->policies, argc, argv, &i, "--policies", "-p", "test");
+            if (r < 0) return 2;
+            if (r > 0) continue;
+            fprintf(stderr, "gpu-admission test: unknown flag '%s'\n", a);
+            usage(stderr);
+            return 2;
+        }
+        if (!strv_push(&o->paths, a)) return 2;
+    }
+    if (!o->format) o->format = "text";
+    if (strcmp(o->format, "text") && strcmp(o->format, "json") && strcmp(o->format, "junit")) {
+        fprintf(stderr, "gpu-admission test: --output must be text, json or junit, not '%s'\n",
+                o->format);
+        return 2;
+    }
+    if (o->policies && !o->record) {
+        fprintf(stderr, "gpu-admission test: --policies is for --record (a suite names its own "
+                        "policy directory in spec.policies)\n");
+        return 2;
+    }
+    return -1;
+}
+
+int gpa_cmd_test(int argc, char **argv)
+{
+    options o = {0};
+    int rc = parse_flags(&o, argc, argv);
+    if (rc >= 0) {
+        strv_free(&o.paths);
+        return rc;
+    }
+    if (o.record) {
+        rc = record(&o);
+        strv_free(&o.paths);
+        return rc;
+    }
+    if (o.paths.n == 0) {
+        fprintf(stderr, "gpu-admission test: give at least one PATH (a suite file or a "
+                        "directory)\n");
+        usage(stderr);
+        strv_free(&o.paths);
+        return 2;
+    }
+    regex_t run_re;
+    bool have_re = false;
+    if (o.run) {
+        int r = regcomp(&run_re, o.run, REG_EXTENDED | REG_NOSUB);
+        if (r != 0) {
+            char why[200];
+            regerror(r, &run_re, why, sizeof why);
+            fprintf(stderr, "gpu-admission test: --run: invalid regular expression: %s\n", why);
+            strv_free(&o.paths);
+            return 2;
+        }
+        have_re = true;
+    }
+    strv files = {0};
+    rc = 0;
+    for (size_t i = 0; i < o.paths.n && rc == 0; i++)
+        if (walk(&files, o.paths.v[i], 0) != 0) rc = 2;
+
+    /* Every file read and checked before any case runs: a broken suite is reported with all
+     * its errors, and nothing half-runs. */
+    gpa_suite_file **sf = calloc(files.n + 1, sizeof *sf);
+    size_t n_suites = 0;
+    for (size_t i = 0; sf && i < files.n; i++) {
+        size_t len = 0;
+        char *buf = gpa_cli_read_file(files.v[i], &len);
+        if (!buf) {
+            fprintf(stderr, "gpu-admission test: cannot read %s: %s\n", files.v[i],
+                    strerror(errno));
+            rc = 2;
+            continue;
+        }
+        gpa_error err = {0};
+        if (gpa_suite_file_parse(&sf[i], buf, len, files.v[i], read_cb, NULL, &err) != GPA_OK) {
+            fprintf(stderr, "%s\n", err.message);
+            rc = 2;
+        }
+        n_suites += gpa_suite_count(sf[i]);
+        free(buf);
+    }
+    if (!sf) rc = 2;
+    srun *runs = calloc(n_suites + 1, sizeof *runs);
+    size_t n_runs = 0, ran = 0, failed = 0;
+    for (size_t i = 0; rc == 0 && runs && i < files.n; i++) {
+        for (size_t s = 0; rc == 0 && s < gpa_suite_count(sf[i]); s++) {
+            const char *sname = gpa_suite_name(sf[i], s);
+            size_t nc = gpa_suite_case_count(sf[i], s);
+            srun *r = &runs[n_runs];
+            r->f = sf[i];
+            r->idx = s;
+            r->cases = calloc(nc, sizeof *r->cases);
+            if (!r->cases) {
+                rc = 2;
+                break;
+            }
+            n_runs++;
+            gpa_policy *p = NULL;
+            for (size_t c = 0; rc == 0 && c < nc; c++) {
+                const char *cname = gpa_suite_case_name(sf[i], s, c);
+                if (have_re) {
+                    char full[1024];
+                    snprintf(full, sizeof full, "%s/%s", sname, cname);
+                    if (regexec(&run_re, full, 0, NULL, 0) != 0) continue;
+                }
+                crun *cr = &r->cases[r->n++];
+                cr->name = cname;
+                cr->line = gpa_suite_case_line(sf[i], s, c);
+                if (gpa_suite_case_skip(sf[i], s, c)) {
+                    cr->st = ST_SKIP;
+                    r->skipped++;
+                    continue;
+                }
+                gpa_error err = {0};
+                if (!p && gpa_policy_load_dir(&p, gpa_suite_policies(sf[i], s), &err) != GPA_OK) {
+                    fprintf(stderr, "%s:%d: suite %s: policy set in %s does not load:\n%s\n",
+                            gpa_suite_path(sf[i], s), gpa_suite_line(sf[i], s), sname,
+                            gpa_suite_policies(sf[i], s), err.message);
+                    rc = 2;
+                    break;
+                }
+                if (gpa_suite_case_run(&cr->r, p, sf[i], s, c, &err) != GPA_OK) {
+                    fprintf(stderr, "gpu-admission test: %s\n", err.message);
+                    rc = 2;
+                    break;
+                }
+                ran++;
+                cr->st = cr->r.passed ? ST_PASS : ST_FAIL;
+                if (cr->r.passed)
+                    r->passed++;
+                else {
+                    r->failed++;
+                    failed++;
+                }
+            }
+            gpa_policy_unref(p);
+        }
+    }
+    if (rc == 0) {
+        FILE *out = stdout;
+        if (o.output_file && !(out = fopen(o.output_file, "w"))) {
+            fprintf(stderr, "gpu-admission test: cannot write %s: %s\n", o.output_file,
+                    strerror(errno));
+            rc = 2;
+        }
+        if (out) {
+            if (strcmp(o.format, "json") == 0)
+                report_json(out, runs, n_runs);
+            else if (strcmp(o.format, "junit") == 0)
+                report_junit(out, runs, n_runs);
+            else
+                report_text(out, runs, n_runs, &o);
+            if ((out == stdout ? fflush(out) : fclose(out)) != 0) {
+                fprintf(stderr, "gpu-admission test: cannot write the report: %s\n",
+                        strerror(errno));
+                rc = 2;
+            }
+            /* a file report still gets the one-line summary on stderr */
+            if (out != stdout && rc == 0) {
+                size_t skipped = 0;
+                for (size_t i = 0; i < n_runs; i++)
+                    skipped += runs[i].skipped;
+                fprintf(stderr, "%zu passed, %zu failed, %zu skipped\n", ran - failed, failed,
+                        skipped);
+            }
+        }
+    }
+    if (rc == 0 && ran == 0) {
+        fprintf(stderr, "gpu-admission test: no case %s: zero tests is not a success\n",
+                n_suites == 0 ? "found (no GPUPolicyTest suite in the given paths)"
+                              : (have_re ? "matched --run or ran" : "ran (all skipped)"));
+        rc = 2;
+    }
+    if (rc == 0 && failed) rc = 1;
+    for (size_t i = 0; runs && i < n_runs; i++) {
+        for (size_t c = 0; c < runs[i].n; c++)
+            gpa_case_result_clear(&runs[i].cases[c].r);
+        free(runs[i].cases);
+    }
+    free(runs);
+    for (size_t i = 0; sf && i < files.n; i++)
+        gpa_suite_file_free(sf[i]);
+    free(sf);
+    strv_free(&files);
+    strv_free(&o.paths);
+    if (have_re) regfree(&run_re);
+    return rc;
+}
