@@ -62,6 +62,10 @@ static struct {
     atomic_ulong policy_reloads[2]; /* [0] failure, [1] success */
     atomic_ulong cert_reloads[2];
     atomic_llong cert_expiry;
+    atomic_ulong conn_evicted[GPA_CONN_LIMIT_N];
+    atomic_ulong conn_refused[GPA_CONN_LIMIT_N];
+    atomic_ulong conn_closed[GPA_CONN_CLOSE_N];
+    atomic_long open_conns;
     pthread_mutex_t revision_lock;
     char revision[80];
 } m = {.revision_lock = PTHREAD_MUTEX_INITIALIZER};
@@ -152,6 +156,43 @@ void gpa_metrics_inflight_add(int delta)
 long gpa_metrics_inflight(void)
 {
     return atomic_load(&m.inflight);
+}
+
+static const char *const limit_names[GPA_CONN_LIMIT_N] = {"global", "per-ip"};
+static const char *const close_names[GPA_CONN_CLOSE_N] = {"header-timeout", "body-too-slow",
+                                                          "lingering-close"};
+
+const char *gpa_metrics_conn_limit_name(gpa_conn_limit limit)
+{
+    return (unsigned)limit < GPA_CONN_LIMIT_N ? limit_names[limit] : "unknown";
+}
+
+const char *gpa_metrics_conn_close_name(gpa_conn_close reason)
+{
+    return (unsigned)reason < GPA_CONN_CLOSE_N ? close_names[reason] : "unknown";
+}
+
+void gpa_metrics_conn_evicted(gpa_conn_limit limit)
+{
+    if ((unsigned)limit < GPA_CONN_LIMIT_N)
+        atomic_fetch_add_explicit(&m.conn_evicted[limit], 1, memory_order_relaxed);
+}
+
+void gpa_metrics_conn_refused(gpa_conn_limit limit)
+{
+    if ((unsigned)limit < GPA_CONN_LIMIT_N)
+        atomic_fetch_add_explicit(&m.conn_refused[limit], 1, memory_order_relaxed);
+}
+
+void gpa_metrics_conn_closed(gpa_conn_close reason)
+{
+    if ((unsigned)reason < GPA_CONN_CLOSE_N)
+        atomic_fetch_add_explicit(&m.conn_closed[reason], 1, memory_order_relaxed);
+}
+
+void gpa_metrics_open_conns_add(int delta)
+{
+    atomic_fetch_add_explicit(&m.open_conns, delta, memory_order_relaxed);
 }
 
 void gpa_metrics_policy_reload(bool ok)
@@ -252,16 +293,17 @@ char *gpa_metrics_render(size_t *len_out)
     if (!b.data) return NULL;
     static const char *const hooks[] = {"mutate", "validate"};
 
-    out(&b, "# HELP gpu_admission_requests_total Admission requests answered, by webhook, operation "
-            "and result.\n# TYPE gpu_admission_requests_total counter\n");
+    out(&b,
+        "# HELP gpu_admission_requests_total Admission requests answered, by webhook, operation "
+        "and result.\n# TYPE gpu_admission_requests_total counter\n");
     for (int h = 0; h < 2; h++)
         for (size_t o = 0; o < N_OPS; o++)
             for (size_t r = 0; r < N_RESULTS; r++) {
                 unsigned long v = atomic_load(&m.requests[h][o][r]);
                 if (v)
                     out(&b,
-                        "gpu_admission_requests_total{webhook=\"%s\",operation=\"%s\",result=\"%s\"} "
-                        "%lu\n",
+                        "gpu_admission_requests_total"
+                        "{webhook=\"%s\",operation=\"%s\",result=\"%s\"} %lu\n",
                         hooks[h], op_names[o], result_names[r], v);
             }
 
@@ -272,15 +314,16 @@ char *gpa_metrics_render(size_t *len_out)
         unsigned long cum = 0;
         for (size_t i = 0; i < N_BUCKETS; i++) {
             cum += atomic_load(&hg->buckets[i]);
-            out(&b, "gpu_admission_request_duration_seconds_bucket{webhook=\"%s\",le=\"%s\"} %lu\n", hooks[h],
-                bucket_labels[i], cum);
+            out(&b, "gpu_admission_request_duration_seconds_bucket{webhook=\"%s\",le=\"%s\"} %lu\n",
+                hooks[h], bucket_labels[i], cum);
         }
         unsigned long count = atomic_load(&hg->count);
-        out(&b, "gpu_admission_request_duration_seconds_bucket{webhook=\"%s\",le=\"+Inf\"} %lu\n", hooks[h],
-            count);
+        out(&b, "gpu_admission_request_duration_seconds_bucket{webhook=\"%s\",le=\"+Inf\"} %lu\n",
+            hooks[h], count);
         out(&b, "gpu_admission_request_duration_seconds_sum{webhook=\"%s\"} %.9f\n", hooks[h],
             (double)atomic_load(&hg->sum_ns) / 1e9);
-        out(&b, "gpu_admission_request_duration_seconds_count{webhook=\"%s\"} %lu\n", hooks[h], count);
+        out(&b, "gpu_admission_request_duration_seconds_count{webhook=\"%s\"} %lu\n", hooks[h],
+            count);
     }
 
     out(&b,
@@ -304,39 +347,66 @@ char *gpa_metrics_render(size_t *len_out)
     char rev[sizeof m.revision];
     memcpy(rev, m.revision, sizeof rev);
     pthread_mutex_unlock(&m.revision_lock);
-    out(&b, "# HELP gpu_admission_policy_revision_info The revision of the policy set being served.\n"
-            "# TYPE gpu_admission_policy_revision_info gauge\n");
+    out(&b,
+        "# HELP gpu_admission_policy_revision_info The revision of the policy set being served.\n"
+        "# TYPE gpu_admission_policy_revision_info gauge\n");
     if (rev[0]) out(&b, "gpu_admission_policy_revision_info{revision=\"%s\"} 1\n", rev);
 
     out(&b, "# HELP gpu_admission_cert_reloads_total Serving certificate reload attempts.\n"
             "# TYPE gpu_admission_cert_reloads_total counter\n");
-    out(&b, "gpu_admission_cert_reloads_total{result=\"success\"} %lu\n", atomic_load(&m.cert_reloads[1]));
-    out(&b, "gpu_admission_cert_reloads_total{result=\"failure\"} %lu\n", atomic_load(&m.cert_reloads[0]));
+    out(&b, "gpu_admission_cert_reloads_total{result=\"success\"} %lu\n",
+        atomic_load(&m.cert_reloads[1]));
+    out(&b, "gpu_admission_cert_reloads_total{result=\"failure\"} %lu\n",
+        atomic_load(&m.cert_reloads[0]));
 
-    out(&b, "# HELP gpu_admission_cert_expiry_timestamp_seconds notAfter of the serving certificate.\n"
-            "# TYPE gpu_admission_cert_expiry_timestamp_seconds gauge\n");
+    out(&b,
+        "# HELP gpu_admission_cert_expiry_timestamp_seconds notAfter of the serving certificate.\n"
+        "# TYPE gpu_admission_cert_expiry_timestamp_seconds gauge\n");
     out(&b, "gpu_admission_cert_expiry_timestamp_seconds %lld\n", atomic_load(&m.cert_expiry));
 
     out(&b, "# HELP gpu_admission_inflight_requests Webhook requests being received or answered.\n"
             "# TYPE gpu_admission_inflight_requests gauge\n");
     out(&b, "gpu_admission_inflight_requests %ld\n", atomic_load(&m.inflight));
 
-    out(&b, "# HELP gpu_admission_http_errors_total Error responses the server sent, by status code.\n"
-            "# TYPE gpu_admission_http_errors_total counter\n");
+    out(&b, "# HELP gpu_admission_open_connections Open connections on the webhook (HTTPS) "
+            "port.\n# TYPE gpu_admission_open_connections gauge\n");
+    out(&b, "gpu_admission_open_connections %ld\n", atomic_load(&m.open_conns));
+    out(&b, "# HELP gpu_admission_connections_evicted_total Idle webhook connections closed to "
+            "make room for a new one, by the limit that was reached.\n"
+            "# TYPE gpu_admission_connections_evicted_total counter\n");
+    for (int i = 0; i < GPA_CONN_LIMIT_N; i++)
+        out(&b, "gpu_admission_connections_evicted_total{limit=\"%s\"} %lu\n", limit_names[i],
+            atomic_load(&m.conn_evicted[i]));
+    out(&b, "# HELP gpu_admission_connections_refused_total New webhook connections refused "
+            "because every connection at the limit was mid-request.\n"
+            "# TYPE gpu_admission_connections_refused_total counter\n");
+    for (int i = 0; i < GPA_CONN_LIMIT_N; i++)
+        out(&b, "gpu_admission_connections_refused_total{limit=\"%s\"} %lu\n", limit_names[i],
+            atomic_load(&m.conn_refused[i]));
+    out(&b, "# HELP gpu_admission_connections_closed_total Webhook connections the server "
+            "closed itself, by reason.\n# TYPE gpu_admission_connections_closed_total counter\n");
+    for (int i = 0; i < GPA_CONN_CLOSE_N; i++)
+        out(&b, "gpu_admission_connections_closed_total{reason=\"%s\"} %lu\n", close_names[i],
+            atomic_load(&m.conn_closed[i]));
+
+    out(&b,
+        "# HELP gpu_admission_http_errors_total Error responses the server sent, by status code.\n"
+        "# TYPE gpu_admission_http_errors_total counter\n");
     for (int c = 0; c < 200; c++) {
         unsigned long v = atomic_load(&m.http_errors[c]);
         if (v) out(&b, "gpu_admission_http_errors_total{code=\"%d\"} %lu\n", c + 400, v);
     }
 
     out(&b,
-        "# HELP gpu_admission_log_lines_dropped_total Log lines dropped because the log queue was full "
+        "# HELP gpu_admission_log_lines_dropped_total Log lines dropped because the log queue was "
+        "full "
         "(stderr not keeping up).\n# TYPE gpu_admission_log_lines_dropped_total counter\n"
         "gpu_admission_log_lines_dropped_total %lu\n",
         gpa_log_dropped());
 
     out(&b,
         "# HELP gpu_admission_build_info Version of the running binary.\n"
-        "# TYPE gpu_admission_build_info gauge\ngpa_build_info{version=\"%s\"} 1\n",
+        "# TYPE gpu_admission_build_info gauge\ngpu_admission_build_info{version=\"%s\"} 1\n",
         gpa_version());
 
     if (b.oom) {

@@ -27,6 +27,22 @@ void gpa_metrics_http_error(int code);
 void gpa_metrics_inflight_add(int delta);
 long gpa_metrics_inflight(void);
 
+/* Webhook-port connections (conn_guard.c): which limit an eviction or refusal was for, and
+ * why the server closed a connection itself. Label values are the enum names' text. */
+typedef enum { GPA_CONN_LIMIT_GLOBAL, GPA_CONN_LIMIT_PER_IP, GPA_CONN_LIMIT_N } gpa_conn_limit;
+typedef enum {
+    GPA_CONN_CLOSE_HEADER_TIMEOUT,
+    GPA_CONN_CLOSE_BODY_TOO_SLOW,
+    GPA_CONN_CLOSE_LINGERING,
+    GPA_CONN_CLOSE_N
+} gpa_conn_close;
+void gpa_metrics_conn_evicted(gpa_conn_limit limit);
+void gpa_metrics_conn_refused(gpa_conn_limit limit);
+void gpa_metrics_conn_closed(gpa_conn_close reason);
+void gpa_metrics_open_conns_add(int delta);
+const char *gpa_metrics_conn_limit_name(gpa_conn_limit limit);
+const char *gpa_metrics_conn_close_name(gpa_conn_close reason);
+
 void gpa_metrics_policy_reload(bool ok);
 void gpa_metrics_set_policy_revision(const char *revision);
 void gpa_metrics_cert_reload(bool ok);

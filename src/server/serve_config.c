@@ -17,7 +17,7 @@
 #include "cpu_budget.h"
 #include "jsonlog.h"
 
-typedef enum { K_STR, K_UINT, K_SIZE, K_DURATION, K_LEVEL } kind;
+typedef enum { K_STR, K_UINT, K_SIZE, K_DURATION, K_LEVEL, K_RATE } kind;
 
 typedef struct {
     const char *flag; /* without the leading "--" */
@@ -50,6 +50,9 @@ static const option options[] = {
     {"max-connections", "GPU_ADMISSION_MAX_CONNECTIONS", K_UINT, O(max_connections), 0, 1, 65536},
     {"max-connections-per-ip", "GPU_ADMISSION_MAX_CONNECTIONS_PER_IP", K_UINT,
      O(max_connections_per_ip), 0, 0, 65536},
+    {"header-timeout", "GPU_ADMISSION_HEADER_TIMEOUT", K_DURATION, O(header_timeout_ms), 0, 0,
+     3600000},
+    {"min-body-rate", "GPU_ADMISSION_MIN_BODY_RATE", K_RATE, O(min_body_rate), 0, 0, 1ul << 30},
     {"log-level", "GPU_ADMISSION_LOG_LEVEL", K_LEVEL, O(log_level), 0, 0, 0},
 };
 #define N_OPTIONS (sizeof options / sizeof options[0])
@@ -81,7 +84,13 @@ const char *gpa_serve_usage(void)
            "  --reload-interval DURATION  periodic policy/cert re-check, 0 = off (default 60s)\n"
            "  --idle-timeout DURATION     close connections idle this long (default 120s)\n"
            "  --max-connections N         concurrent connections (default 1024)\n"
-           "  --max-connections-per-ip N  per client address, 0 = no limit (default 256)\n"
+           "  --max-connections-per-ip N  per client address, 0 = no limit (default 256);\n"
+           "                              at either limit the connection idle longest is\n"
+           "                              closed for the new one\n"
+           "  --header-timeout DURATION   TLS handshake + request headers must arrive within\n"
+           "                              this, 0 = no deadline (default 10s)\n"
+           "  --min-body-rate RATE        slowest request body, averaged over 10 s, 0 = no\n"
+           "                              minimum (default 1KiB/s; 512/s, 4Ki)\n"
            "  --log-level LEVEL           debug | info | warn | error (default info)\n";
 }
 
@@ -149,6 +158,22 @@ int gpa_parse_duration_ms(unsigned *out, const char *s)
     return GPA_OK;
 }
 
+int gpa_parse_rate(unsigned *out, const char *s)
+{
+    if (!s) return GPA_EINVAL;
+    char buf[64];
+    size_t n = strlen(s);
+    if (n >= sizeof buf) return GPA_EINVAL;
+    memcpy(buf, s, n + 1);
+    if (n > 2 && strcmp(buf + n - 2, "/s") == 0) buf[n - 2] = '\0';
+    size_t v;
+    int rc = gpa_parse_size(&v, buf);
+    if (rc != GPA_OK) return rc;
+    if (v > UINT_MAX) return GPA_ERANGE;
+    *out = (unsigned)v;
+    return GPA_OK;
+}
+
 static int set_value(gpa_serve_config *cfg, const option *o, const char *value, const char *src,
                      gpa_error *err)
 {
@@ -194,8 +219,21 @@ static int set_value(gpa_serve_config *cfg, const option *o, const char *value, 
                             "%s: '%s' is not a duration between %lums and %lus (e.g. 5s, "
                             "500ms, 2m)",
                             src, value, o->min, o->max / 1000);
+        /* Deadlines are checked once a second: a shorter one would not mean what it says. */
+        if (o->off == O(header_timeout_ms) && ms != 0 && ms < 1000)
+            return gpa_fail(err, GPA_EINVAL,
+                            "%s: '%s' is shorter than 1s (0 turns the deadline off)", src, value);
         if (o->off == O(idle_timeout_s)) ms = (ms + 999) / 1000;
         *(unsigned *)(base + o->off) = ms;
+        return GPA_OK;
+    }
+    case K_RATE: {
+        unsigned v;
+        if (gpa_parse_rate(&v, value) != GPA_OK || v > o->max)
+            return gpa_fail(err, GPA_EINVAL,
+                            "%s: '%s' is not a rate up to 1GiB/s (e.g. 1KiB/s, 512/s, 4Ki, 0)", src,
+                            value);
+        *(unsigned *)(base + o->off) = v;
         return GPA_OK;
     }
     case K_LEVEL: {
@@ -228,6 +266,8 @@ int gpa_serve_config_parse(gpa_serve_config *cfg, int argc, char **argv, gpa_get
     cfg->idle_timeout_s = 120;
     cfg->max_connections = 1024;
     cfg->max_connections_per_ip = 256;
+    cfg->header_timeout_ms = 10000;
+    cfg->min_body_rate = 1024;
     cfg->log_level = GPA_LOG_INFO;
     if (!env) env = real_getenv;
 

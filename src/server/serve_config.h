@@ -29,8 +29,10 @@ typedef struct gpa_serve_config {
     unsigned idle_timeout_s;
     unsigned max_connections;
     unsigned max_connections_per_ip;
-    int log_level; /* gpa_log_level */
-    bool help;     /* --help was given: print gpa_serve_usage and exit 0 */
+    unsigned header_timeout_ms; /* handshake + request headers; 0 = no deadline */
+    unsigned min_body_rate;     /* bytes/s over GPA_BODY_RATE_WINDOW_MS; 0 = no minimum */
+    int log_level;              /* gpa_log_level */
+    bool help;                  /* --help was given: print gpa_serve_usage and exit 0 */
 } gpa_serve_config;
 
 /* env may be NULL (then getenv is used); it lets tests pass a fake environment. */
@@ -45,6 +47,8 @@ int gpa_serve_config_parse(gpa_serve_config *cfg, int argc, char **argv, gpa_get
 int gpa_parse_size(size_t *out, const char *s);
 /* "5s", "500ms", "2m", "1h", "0", bare number = seconds; result in milliseconds. */
 int gpa_parse_duration_ms(unsigned *out, const char *s);
+/* A size per second: "1Ki", "1KiB/s", "512/s", "0" (bytes per second). */
+int gpa_parse_rate(unsigned *out, const char *s);
 
 const char *gpa_serve_usage(void);
 

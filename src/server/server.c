@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "conn_guard.h"
 #include "dir_watch.h"
 #include "http_common.h"
 #include "jsonlog.h"
@@ -39,6 +40,10 @@
 #include "webhook_http.h"
 
 enum { KIND_POLICY = 1, KIND_CERT = 2 };
+
+/* Connections the webhook daemon may hold beyond --max-connections: evicted ones whose
+ * worker has not closed them yet, and accepts racing on other workers. */
+#define CONN_HEADROOM(cfg) ((cfg)->max_connections / 4 + 64)
 
 /* The plain-HTTP ops listener (metrics, probes). */
 #define OPS_MAX_CONNECTIONS        256
@@ -270,6 +275,7 @@ int gpa_server_run(const gpa_serve_config *cfg)
     int rc = 1;
     int listen_fd = -1, metrics_fd = -1, log_efd = -1;
     struct MHD_Daemon *tls_d = NULL, *ops_d = NULL;
+    gpa_conn_guard *guard = NULL;
     char *client_ca = NULL;
     gpa_dir_watch watch = {.fd = -1};
     gpa_http_state st = {.max_body = cfg->max_body, .require_client_cert = cfg->client_ca[0]};
@@ -304,28 +310,44 @@ int gpa_server_run(const gpa_serve_config *cfg)
         log_efd = -1; /* synchronous writes then: slower, still correct */
     }
 
+    /* The limits are the connection guard's (eviction needs to see them first); the
+     * daemon's own sit above them by the headroom, for evicted connections not yet closed
+     * by their worker and accepts racing on other workers. Descriptors for the headroom
+     * and the lingering closes are reserved too. */
+    unsigned max_conns = fit_connection_limit(
+        cfg->max_connections, OPS_MAX_CONNECTIONS + 64 + GPA_LINGER_MAX + CONN_HEADROOM(cfg));
+    gpa_conn_guard_config gcfg = {.max_connections = max_conns,
+                                  .max_connections_per_ip = cfg->max_connections_per_ip,
+                                  .header_timeout_ms = cfg->header_timeout_ms,
+                                  .min_body_rate = cfg->min_body_rate};
+    if (gpa_conn_guard_new(&guard, &gcfg, &err) != GPA_OK) {
+        startup_error("cannot start", err.message);
+        goto out;
+    }
+    st.guard = guard;
+
     struct MHD_OptionItem tls_opts[24];
     int no = 0;
 #define OPT(o, v, p) tls_opts[no++] = (struct MHD_OptionItem){(o), (intptr_t)(v), (void *)(p)}
     OPT(MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_logger, NULL);
     OPT(MHD_OPTION_LISTEN_SOCKET, listen_fd, NULL);
     if (cfg->threads > 1) OPT(MHD_OPTION_THREAD_POOL_SIZE, cfg->threads, NULL);
-    unsigned max_conns = fit_connection_limit(cfg->max_connections, OPS_MAX_CONNECTIONS + 64);
-    OPT(MHD_OPTION_CONNECTION_LIMIT, max_conns, NULL);
+    OPT(MHD_OPTION_CONNECTION_LIMIT, max_conns + CONN_HEADROOM(cfg), NULL);
     OPT(MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)GPA_CONNECTION_MEMORY, NULL);
-    OPT(MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->max_connections_per_ip, NULL);
+    OPT(MHD_OPTION_PER_IP_CONNECTION_LIMIT, 0, NULL);
     OPT(MHD_OPTION_CONNECTION_TIMEOUT, cfg->idle_timeout_s, NULL);
     OPT(MHD_OPTION_HTTPS_CERT_CALLBACK, 0, gpa_tls_store_cert_callback);
     OPT(MHD_OPTION_HTTPS_PRIORITIES, 0, GPA_TLS_PRIORITIES);
     if (client_ca) OPT(MHD_OPTION_HTTPS_MEM_TRUST, 0, client_ca);
     OPT(MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)gpa_webhook_completed, &st);
     OPT(MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)gpa_webhook_connection, &st);
+    OPT(MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)gpa_webhook_uri_log, &st);
     OPT(MHD_OPTION_END, 0, NULL);
 #undef OPT
     /* MHD_OPTION_ARRAY wants two-pointer options as (value = fn, ptr = cls); the
      * EXTERNAL_LOGGER and NOTIFY entries above follow that convention. */
-    tls_d = MHD_start_daemon(GPA_WEBHOOK_DAEMON_FLAGS, 0, NULL, NULL, gpa_webhook_access, &st,
-                             MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_END);
+    tls_d = MHD_start_daemon(GPA_WEBHOOK_DAEMON_FLAGS, 0, gpa_conn_guard_accept, guard,
+                             gpa_webhook_access, &st, MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_END);
     if (!tls_d) {
         startup_error("cannot start the webhook listener", "libmicrohttpd refused the options");
         goto out;
@@ -375,6 +397,9 @@ int gpa_server_run(const gpa_serve_config *cfg)
         gpa_log_str(&l, "threads_source", cfg->threads_source);
         gpa_log_int(&l, "max_body", (long long)cfg->max_body);
         gpa_log_int(&l, "max_connections", max_conns);
+        gpa_log_int(&l, "max_connections_per_ip", cfg->max_connections_per_ip);
+        gpa_log_int(&l, "header_timeout_ms", cfg->header_timeout_ms);
+        gpa_log_int(&l, "min_body_rate", cfg->min_body_rate);
         gpa_log_bool(&l, "client_ca", cfg->client_ca[0] != '\0');
         gpa_log_str(&l, "policy_revision", rev);
         gpa_log_str(&l, "cert_fingerprint", fp);
@@ -389,7 +414,8 @@ int gpa_server_run(const gpa_serve_config *cfg)
 out:
     if (tls_d) MHD_stop_daemon(tls_d);
     if (ops_d) MHD_stop_daemon(ops_d);
-    gpa_log_queue_stop(); /* no request thread is left: write what they queued */
+    gpa_conn_guard_free(guard); /* after the daemon: every connection has left it */
+    gpa_log_queue_stop();       /* no request thread is left: write what they queued */
     if (log_efd >= 0) close(log_efd);
     if (listen_fd >= 0) close(listen_fd);
     if (metrics_fd >= 0) close(metrics_fd);

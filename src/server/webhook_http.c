@@ -24,6 +24,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "conn_guard.h"
 #include "gpu_admission/review.h"
 #include "jsonlog.h"
 #include "metrics.h"
@@ -32,6 +33,7 @@
 
 typedef struct conn_state {
     int client_cert; /* 0 not checked yet, 1 verified, -1 refused */
+    gpa_conn *guard; /* this connection in the connection guard; NULL: unguarded */
 } conn_state;
 
 typedef struct req_state {
@@ -41,6 +43,7 @@ typedef struct req_state {
     bool answered;             /* the response is queued */
     bool too_big;              /* passed max_body: the rest is discarded, then 413 */
     size_t discarded;
+    gpa_conn *guard;
     struct timespec start;
 } req_state;
 
@@ -105,19 +108,52 @@ static bool client_cert_ok(struct MHD_Connection *c)
     return ok;
 }
 
+static gpa_conn *guard_of(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *sc =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    conn_state *cs = sc ? sc->socket_context : NULL;
+    return cs ? cs->guard : NULL;
+}
+
 void gpa_webhook_connection(void *cls, struct MHD_Connection *c, void **socket_context,
                             enum MHD_ConnectionNotificationCode toe)
 {
     gpa_http_state *st = cls;
-    (void)c;
     if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
-        *socket_context = calloc(1, sizeof(conn_state)); /* NULL: checked per request */
+        conn_state *cs = calloc(1, sizeof(conn_state)); /* NULL: checked per request */
+        if (cs && st->guard) cs->guard = gpa_conn_guard_opened(st->guard, c);
+        *socket_context = cs;
         atomic_fetch_add(&st->open_conns, 1);
+        gpa_metrics_open_conns_add(1);
     } else {
-        free(*socket_context);
+        conn_state *cs = *socket_context;
+        if (cs && cs->guard) gpa_conn_guard_closed(st->guard, cs->guard);
+        free(cs);
         *socket_context = NULL;
         atomic_fetch_sub(&st->open_conns, 1);
+        gpa_metrics_open_conns_add(-1);
     }
+}
+
+void *gpa_webhook_uri_log(void *cls, const char *uri, struct MHD_Connection *c)
+{
+    (void)cls, (void)uri;
+    gpa_conn_request_line(guard_of(c));
+    return NULL; /* the access handler's first call still sees *req_cls == NULL */
+}
+
+/* A request that announced a body (a Content-Length other than 0, or chunked). */
+static bool body_announced(struct MHD_Connection *c)
+{
+    const char *cl =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING))
+        return true;
+    if (!cl) return false;
+    while (*cl == ' ' || *cl == '\t' || *cl == '0')
+        cl++;
+    return *cl != '\0';
 }
 
 static void log_request(gpa_hook hook, const gpa_review_result *r, double secs, const char *error)
@@ -270,7 +306,18 @@ enum MHD_Result gpa_webhook_access(void *cls, struct MHD_Connection *c, const ch
 {
     gpa_http_state *st = cls;
     (void)version;
-    if (!*req_cls) return first_call(c, st, url, method, req_cls);
+    if (!*req_cls) {
+        gpa_conn *g = guard_of(c);
+        gpa_conn_headers_done(g);
+        enum MHD_Result r = first_call(c, st, url, method, req_cls);
+        if (*req_cls == &answered_early)
+            /* libmicrohttpd closes the connection after an answer queued before the body:
+             * the close lingers so the client can read the answer instead of a reset. */
+            gpa_conn_answered_early(g, body_announced(c));
+        else if (*req_cls)
+            ((req_state *)*req_cls)->guard = g;
+        return r;
+    }
     if (*req_cls == &answered_early) {
         *upload_data_size = 0; /* discard; the response is already queued */
         return MHD_YES;
@@ -279,6 +326,7 @@ enum MHD_Result gpa_webhook_access(void *cls, struct MHD_Connection *c, const ch
     if (*upload_data_size) {
         size_t n = *upload_data_size;
         *upload_data_size = 0;
+        gpa_conn_body_bytes(rq->guard, n);
         if (rq->too_big) {
             /* libmicrohttpd 0.9.75 cannot queue a response in the middle of a body, so an
              * over-cap chunked body is discarded (never stored) for a bounded distance in
@@ -316,6 +364,7 @@ enum MHD_Result gpa_webhook_access(void *cls, struct MHD_Connection *c, const ch
     }
     if (rq->answered) return MHD_YES;
     rq->answered = true;
+    gpa_conn_answering(rq->guard);
     if (rq->too_big) return too_large(c, st);
     return answer_review(c, st, rq);
 }
@@ -323,8 +372,9 @@ enum MHD_Result gpa_webhook_access(void *cls, struct MHD_Connection *c, const ch
 void gpa_webhook_completed(void *cls, struct MHD_Connection *c, void **req_cls,
                            enum MHD_RequestTerminationCode toe)
 {
-    (void)cls, (void)toe;
+    (void)cls;
     gpa_tls_uncork(c); /* first: the answer this request corked goes out now */
+    gpa_conn_request_done(guard_of(c), toe == MHD_REQUEST_TERMINATED_COMPLETED_OK);
     req_state *rq = *req_cls;
     *req_cls = NULL;
     if (!rq || rq == (void *)&answered_early) return;

@@ -45,8 +45,12 @@ enum MHD_Result gpa_webhook_access(void *cls, struct MHD_Connection *c, const ch
 /* MHD_OPTION_NOTIFY_COMPLETED: frees the per-request state. */
 void gpa_webhook_completed(void *cls, struct MHD_Connection *c, void **req_cls,
                            enum MHD_RequestTerminationCode toe);
-/* MHD_OPTION_NOTIFY_CONNECTION: per-connection state (client-cert verdict, open count). */
+/* MHD_OPTION_NOTIFY_CONNECTION: per-connection state (client-cert verdict, open count, the
+ * connection guard's record). */
 void gpa_webhook_connection(void *cls, struct MHD_Connection *c, void **socket_context,
                             enum MHD_ConnectionNotificationCode toe);
+/* MHD_OPTION_URI_LOG_CALLBACK: a request line arrived, so the connection is mid-request
+ * (never evicted) from here on; returns NULL. */
+void *gpa_webhook_uri_log(void *cls, const char *uri, struct MHD_Connection *c);
 
 #endif

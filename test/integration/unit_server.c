@@ -246,6 +246,24 @@ static void test_config(void)
     CHECK_INT(parse(&c, &err, env, "--threads", NULL), GPA_EINVAL);
     CHECK(strstr(err.message, "needs a value") != NULL);
     CHECK_INT(parse(&c, &err, env, "--idle-timeout", "10ms", NULL), GPA_EINVAL);
+    /* The connection deadlines: defaults, rates with and without "/s", off, and refusals. */
+    CHECK_INT(parse(&c, &err, env, NULL), GPA_OK);
+    CHECK_INT(c.header_timeout_ms, 10000);
+    CHECK_INT(c.min_body_rate, 1024);
+    CHECK_INT(parse(&c, &err, env, "--header-timeout", "3s", "--min-body-rate", "4KiB/s", NULL),
+              GPA_OK);
+    CHECK_INT(c.header_timeout_ms, 3000);
+    CHECK_INT(c.min_body_rate, 4096);
+    CHECK_INT(parse(&c, &err, env, "--header-timeout=0", "--min-body-rate=512/s", NULL), GPA_OK);
+    CHECK_INT(c.header_timeout_ms, 0);
+    CHECK_INT(c.min_body_rate, 512);
+    CHECK_INT(parse(&c, &err, env, "--min-body-rate", "0", NULL), GPA_OK);
+    CHECK_INT(c.min_body_rate, 0);
+    CHECK_INT(parse(&c, &err, env, "--header-timeout", "500ms", NULL), GPA_EINVAL);
+    CHECK(strstr(err.message, "--header-timeout") != NULL);
+    CHECK_INT(parse(&c, &err, env, "--min-body-rate", "1KiB/m", NULL), GPA_EINVAL);
+    CHECK(strstr(err.message, "--min-body-rate") != NULL);
+    CHECK_INT(parse(&c, &err, env, "--min-body-rate", "2Gi", NULL), GPA_EINVAL);
     CHECK_INT(parse(&c, &err, none, "--cert-dir", "/c", NULL), GPA_EINVAL);
     CHECK(strstr(err.message, "--policies") != NULL);
     CHECK_INT(parse(&c, &err, none, "--policies", "p", NULL), GPA_EINVAL);
