@@ -1,0 +1,189 @@
+/*
+ * cmd_simulate.c - `gpu-admission simulate`: reads the policy, the inventory and the workload
+ * files, hands every object to the simulator (src/sim: the real engine, then the packer) and
+ * prints the answer. Only argument handling and file I/O live here.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "gpu_admission/objects.h"
+#include "gpu_admission/policy.h"
+#include "sim.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: gpu-admission simulate --policies DIR --inventory FILE [-o text|json]\n"
+            "                              [--report FILE.html] [--suggest-mig] WORKLOAD...\n"
+            "\n"
+            "Runs every pod of the WORKLOAD files (YAML or JSON: Pods, Lists, workloads such as\n"
+            "Deployments and Jobs with their replicas) through the webhooks exactly as the API\n"
+            "server would, packs the admitted pods onto the inventory's GPU nodes and prints how\n"
+            "many GPUs they take against the whole-GPU baseline, the GPU memory requested and\n"
+            "allocated, the denied pods with the engine's message and the unplaced pods with the\n"
+            "reason (no node matches, no room, tenant conflict, island too small).\n"
+            "\n"
+            "The inventory is a GPUInventory (docs/simulate.md) or `kubectl get nodes -o json`.\n"
+            "\n"
+            "flags:\n"
+            "  -p, --policies DIR     policy directory (as `check` loads it)\n"
+            "  -i, --inventory FILE   the nodes\n"
+            "  -o, --output FMT       text (default) or json\n"
+            "      --report FILE      also write a self-contained HTML page picturing every used\n"
+            "                         GPU and the used-vs-baseline bar\n"
+            "      --suggest-mig      print a mig-parted config (the MIG layouts the packing\n"
+            "                         chose) instead of the answer\n"
+            "      --help             this text\n"
+            "\n"
+            "exit status: 0 answered (denied or unplaced pods included), 1 usage or input error\n");
+}
+
+static int read_objects(gpa_sim *s, const gpa_policy *p, const char *path)
+{
+    size_t len = 0;
+    char *buf = gpa_cli_read_file(path, &len);
+    if (!buf) {
+        fprintf(stderr, "gpu-admission simulate: %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    gpa_objects *objs = NULL;
+    gpa_error err = {0};
+    int rc = gpa_objects_read(&objs, buf, len, path, &err);
+    free(buf);
+    if (rc != GPA_OK) {
+        fprintf(stderr, "%s\n", err.message);
+        return 1;
+    }
+    for (size_t i = 0; i < gpa_objects_count(objs); i++) {
+        char origin[1100];
+        int line = gpa_objects_line(objs, i);
+        snprintf(origin, sizeof origin, "%s:%d:1", path, line > 0 ? line : 1);
+        if (gpa_sim_admit(s, p, gpa_objects_get(objs, i), origin, &err) != GPA_OK) {
+            fprintf(stderr, "%s\n", err.message);
+            gpa_objects_free(objs);
+            return 1;
+        }
+    }
+    gpa_objects_free(objs);
+    return 0;
+}
+
+static int write_file(const char *path, const char *data)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        fprintf(stderr, "gpu-admission simulate: %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    size_t n = strlen(data);
+    int bad = fwrite(data, 1, n, f) != n;
+    bad |= fclose(f) != 0;
+    if (bad) fprintf(stderr, "gpu-admission simulate: %s: write failed\n", path);
+    return bad;
+}
+
+int gpa_cmd_simulate(int argc, char **argv)
+{
+    const char *dir = NULL, *inv_path = NULL, *out = "text", *report = NULL;
+    bool suggest = false;
+    const char **files = calloc((size_t)argc + 1, sizeof *files);
+    size_t nfiles = 0;
+    if (!files) return 1;
+    int ret = 1;
+    for (int i = 1; i < argc; i++) {
+        int r;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            free(files);
+            return 0;
+        }
+        if ((r = gpa_cli_flag_value(&dir, argc, argv, &i, "--policies", "-p", "simulate")) ||
+            (r = gpa_cli_flag_value(&inv_path, argc, argv, &i, "--inventory", "-i", "simulate")) ||
+            (r = gpa_cli_flag_value(&out, argc, argv, &i, "--output", "-o", "simulate")) ||
+            (r = gpa_cli_flag_value(&report, argc, argv, &i, "--report", "--report", "simulate"))) {
+            if (r < 0) goto done;
+            continue;
+        }
+        if (strcmp(argv[i], "--suggest-mig") == 0) {
+            suggest = true;
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            fprintf(stderr, "gpu-admission simulate: unknown flag %s\n", argv[i]);
+            usage(stderr);
+            goto done;
+        } else {
+            files[nfiles++] = argv[i];
+        }
+    }
+    if (!dir || !inv_path || !nfiles) {
+        fprintf(stderr, "gpu-admission simulate: %s\n",
+                !dir        ? "--policies DIR is required"
+                : !inv_path ? "--inventory FILE is required"
+                            : "no WORKLOAD file given");
+        usage(stderr);
+        goto done;
+    }
+    if (strcmp(out, "text") != 0 && strcmp(out, "json") != 0) {
+        fprintf(stderr, "gpu-admission simulate: -o must be text or json, not %s\n", out);
+        goto done;
+    }
+    gpa_error err = {0};
+    gpa_policy *p = NULL;
+    if (gpa_policy_load_dir(&p, dir, &err) != GPA_OK) {
+        fprintf(stderr, "%s\ngpu-admission simulate: %s: policy set refused\n", err.message, dir);
+        goto done;
+    }
+    size_t len = 0;
+    char *buf = gpa_cli_read_file(inv_path, &len);
+    gpa_sim_inventory *inv = NULL;
+    gpa_sim *s = NULL;
+    if (!buf) {
+        fprintf(stderr, "gpu-admission simulate: %s: %s\n", inv_path, strerror(errno));
+    } else if (gpa_sim_inventory_read(&inv, buf, len, inv_path, &err) != GPA_OK ||
+               gpa_sim_new(&s, inv, &err) != GPA_OK) {
+        fprintf(stderr, "%s\n", err.message);
+    } else {
+        ret = 0;
+        for (size_t f = 0; f < nfiles && !ret; f++)
+            ret = read_objects(s, p, files[f]);
+        if (!ret && gpa_sim_run(s, GPA_SIM_BFD, &err) != GPA_OK) {
+            fprintf(stderr, "gpu-admission simulate: %s\n", err.message);
+            ret = 1;
+        }
+    }
+    free(buf);
+    if (!ret && report) {
+        char *html = gpa_sim_report_html(s);
+        ret = html ? write_file(report, html) : 1;
+        free(html);
+    }
+    if (!ret) {
+        char *text = NULL;
+        if (suggest) {
+            text = gpa_sim_suggest_mig(s);
+        } else if (strcmp(out, "json") == 0) {
+            cJSON *j = gpa_sim_result_json(s);
+            text = j ? cJSON_Print(j) : NULL;
+            cJSON_Delete(j);
+        } else {
+            text = gpa_sim_result_text(s);
+        }
+        if (!text) {
+            fprintf(stderr, "gpu-admission simulate: out of memory\n");
+            ret = 1;
+        } else {
+            fputs(text, stdout);
+            if (strcmp(out, "json") == 0 && !suggest) fputc('\n', stdout);
+            free(text);
+            ret = fflush(stdout) == 0 ? 0 : 1;
+        }
+    }
+    gpa_sim_free(s);
+    gpa_sim_inventory_free(inv);
+    gpa_policy_unref(p);
+done:
+    free(files);
+    return ret;
+}

@@ -1,0 +1,441 @@
+/*
+ * output.c - the simulator's answer: JSON, text, the HTML report and the mig-parted
+ * suggestion. All read the packed state; none changes it.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_internal.h"
+
+typedef struct sbuf {
+    char *p;
+    size_t len, cap;
+    bool oom;
+} sbuf;
+
+__attribute__((format(printf, 2, 3))) static void sb_printf(sbuf *b, const char *fmt, ...)
+{
+    if (b->oom) return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            b->oom = true;
+            return;
+        }
+        if (b->p && b->len + (size_t)n < b->cap) {
+            b->len += (size_t)n;
+            return;
+        }
+        size_t nc = b->cap ? b->cap * 2 : 4096;
+        while (nc < b->len + (size_t)n + 1)
+            nc *= 2;
+        char *np = realloc(b->p, nc);
+        if (!np) {
+            b->oom = true;
+            return;
+        }
+        b->p = np;
+        b->cap = nc;
+    }
+}
+
+static char *sb_done(sbuf *b)
+{
+    if (b->oom) {
+        free(b->p);
+        return NULL;
+    }
+    if (!b->p) return strdup("");
+    return b->p;
+}
+
+static const gpa_sim_group *grp(const gpa_sim *s, size_t n)
+{
+    return &s->inv->groups[s->inv->nodes[n].group];
+}
+
+static double gb(int64_t bytes)
+{
+    return (double)bytes / 1e9;
+}
+
+/* Per group and per pool counts. */
+typedef struct agg {
+    const char *name;
+    size_t nodes, gpus, used, pods, placed, unplaced, baseline;
+} agg;
+
+static size_t find_agg(agg *a, size_t *n, const char *name)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (strcmp(a[i].name, name) == 0) return i;
+    a[*n] = (agg){.name = name};
+    return (*n)++;
+}
+
+static agg *group_aggs(const gpa_sim *s, size_t *n_out)
+{
+    agg *a = calloc(s->inv->n_groups + 1, sizeof *a);
+    size_t n = 0;
+    if (!a) return NULL;
+    for (size_t i = 0; i < s->inv->n_nodes; i++) {
+        size_t k = find_agg(a, &n, grp(s, i)->name);
+        a[k].nodes++;
+        a[k].gpus += (size_t)grp(s, i)->gpus;
+        a[k].used += s->nodes[i].used_gpus;
+    }
+    for (size_t i = 0; i < s->n_pods; i++)
+        if (s->pods[i].node >= 0)
+            a[find_agg(a, &n, grp(s, (size_t)s->pods[i].node)->name)].placed++;
+    *n_out = n;
+    return a;
+}
+
+static agg *pool_aggs(const gpa_sim *s, size_t *n_out)
+{
+    agg *a = calloc(s->n_tmpls + 1, sizeof *a);
+    size_t n = 0;
+    if (!a) return NULL;
+    for (size_t i = 0; i < s->n_pods; i++) {
+        const gpa_sim_tmpl *t = &s->tmpls[s->pods[i].tmpl];
+        size_t k = find_agg(a, &n, t->pool ? t->pool : "(no pool)");
+        a[k].pods++;
+        a[k].baseline += t->gres ? (size_t)t->gcount : 0;
+        if (s->pods[i].node >= 0)
+            a[k].placed++;
+        else
+            a[k].unplaced++;
+    }
+    *n_out = n;
+    return a;
+}
+
+cJSON *gpa_sim_result_json(const gpa_sim *s)
+{
+    gpa_sim_totals t;
+    gpa_sim_get_totals(&t, s);
+    cJSON *r = cJSON_CreateObject();
+    if (!r) return NULL;
+    char nb[600];
+    cJSON_AddNumberToObject(r, "pods", (double)t.pods);
+    cJSON_AddNumberToObject(r, "placed", (double)t.placed);
+    cJSON_AddNumberToObject(r, "skipped", (double)t.skipped);
+    cJSON *den = cJSON_AddArrayToObject(r, "denied");
+    for (size_t i = 0; i < s->n_denied; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "pod", s->denied[i].pod);
+        cJSON_AddStringToObject(o, "message", s->denied[i].message);
+        cJSON_AddItemToArray(den, o);
+    }
+    cJSON *unp = cJSON_AddArrayToObject(r, "unplaced");
+    cJSON *pl = cJSON_AddArrayToObject(r, "placements");
+    for (size_t i = 0; i < s->n_pods; i++) {
+        const gpa_sim_pod *p = &s->pods[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "pod", gpa_sim_pod_name(s, i, nb, sizeof nb));
+        if (p->node < 0) {
+            cJSON_AddStringToObject(o, "reason", p->reason ? p->reason : "no room");
+            if (p->reason_detail) cJSON_AddStringToObject(o, "detail", p->reason_detail);
+            cJSON_AddItemToArray(unp, o);
+        } else {
+            cJSON_AddStringToObject(o, "node", s->inv->nodes[p->node].name);
+            if (p->gpu_first >= 0) cJSON_AddNumberToObject(o, "gpu", p->gpu_first);
+            cJSON_AddItemToArray(pl, o);
+        }
+    }
+    cJSON *g = cJSON_AddObjectToObject(r, "gpus");
+    cJSON_AddNumberToObject(g, "total", (double)t.gpus_total);
+    cJSON_AddNumberToObject(g, "used", (double)t.gpus_used);
+    cJSON_AddNumberToObject(g, "wholeGpuBaseline", (double)t.whole_gpu_baseline);
+    cJSON_AddNumberToObject(g, "saved", (double)t.whole_gpu_baseline - (double)t.gpus_used);
+    cJSON *m = cJSON_AddObjectToObject(r, "memory");
+    cJSON_AddNumberToObject(m, "requestedBytes", (double)t.mem_requested);
+    cJSON_AddNumberToObject(m, "allocatedBytes", (double)t.mem_allocated);
+    size_t na = 0;
+    agg *a = group_aggs(s, &na);
+    cJSON *ga = cJSON_AddArrayToObject(r, "groups");
+    for (size_t i = 0; a && i < na; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", a[i].name);
+        cJSON_AddNumberToObject(o, "nodes", (double)a[i].nodes);
+        cJSON_AddNumberToObject(o, "gpus", (double)a[i].gpus);
+        cJSON_AddNumberToObject(o, "used", (double)a[i].used);
+        cJSON_AddNumberToObject(o, "placed", (double)a[i].placed);
+        cJSON_AddItemToArray(ga, o);
+    }
+    free(a);
+    a = pool_aggs(s, &na);
+    cJSON *pa = cJSON_AddArrayToObject(r, "pools");
+    for (size_t i = 0; a && i < na; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "pool", a[i].name);
+        cJSON_AddNumberToObject(o, "pods", (double)a[i].pods);
+        cJSON_AddNumberToObject(o, "placed", (double)a[i].placed);
+        cJSON_AddNumberToObject(o, "unplaced", (double)a[i].unplaced);
+        cJSON_AddNumberToObject(o, "wholeGpuBaseline", (double)a[i].baseline);
+        cJSON_AddItemToArray(pa, o);
+    }
+    free(a);
+    cJSON *nodes = cJSON_AddArrayToObject(r, "nodes");
+    for (size_t n = 0; n < s->inv->n_nodes; n++) {
+        const gpa_sim_node *nd = &s->nodes[n];
+        if (!nd->pods) continue; /* only nodes in use: an inventory may hold thousands */
+        const gpa_sim_group *gr = grp(s, n);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", s->inv->nodes[n].name);
+        cJSON_AddStringToObject(o, "group", gr->name);
+        cJSON_AddNumberToObject(o, "pods", (double)nd->pods);
+        cJSON_AddNumberToObject(o, "gpusUsed", (double)nd->used_gpus);
+        cJSON *gl = cJSON_AddArrayToObject(o, "gpus");
+        for (int k = 0; k < gr->gpus; k++) {
+            const gpa_sim_gpu *u = &nd->gpus[k];
+            if (!u->n_pods) continue;
+            cJSON *go = cJSON_CreateObject();
+            cJSON_AddNumberToObject(go, "index", k);
+            cJSON *il = cJSON_AddArrayToObject(go, "instances");
+            for (size_t j = 0; j < u->n_slots; j++) {
+                const gpa_sim_slot *sl = &u->slots[j];
+                cJSON *io = cJSON_CreateObject();
+                if (sl->p) {
+                    cJSON_AddStringToObject(io, "profile", sl->p->name);
+                    cJSON_AddNumberToObject(io, "start", sl->start);
+                    cJSON_AddNumberToObject(io, "size", sl->p->mem_slots);
+                } else {
+                    cJSON_AddStringToObject(io, "profile",
+                                            gr->mode == GPA_SIM_TS ? "replica" : "whole");
+                }
+                if (sl->pod >= 0) {
+                    cJSON_AddStringToObject(io, "pod",
+                                            gpa_sim_pod_name(s, (size_t)sl->pod, nb, sizeof nb));
+                    const char *ten = s->tmpls[s->pods[sl->pod].tmpl].tenant;
+                    if (ten) cJSON_AddStringToObject(io, "tenant", ten);
+                }
+                cJSON_AddItemToArray(il, io);
+            }
+            cJSON_AddItemToArray(gl, go);
+        }
+        cJSON_AddItemToArray(nodes, o);
+    }
+    return r;
+}
+
+char *gpa_sim_result_text(const gpa_sim *s)
+{
+    gpa_sim_totals t;
+    gpa_sim_get_totals(&t, s);
+    sbuf b = {0};
+    char nb[600];
+    sb_printf(&b, "pods: %zu (placed %zu, unplaced %zu, denied %zu, skipped objects %zu)\n", t.pods,
+              t.placed, t.unplaced, t.denied, t.skipped);
+    sb_printf(&b, "GPUs: %zu used of %zu; whole-GPU baseline %zu", t.gpus_used, t.gpus_total,
+              t.whole_gpu_baseline);
+    if (t.whole_gpu_baseline > t.gpus_used)
+        sb_printf(&b, " (%zu saved, %.1fx)", t.whole_gpu_baseline - t.gpus_used,
+                  t.gpus_used ? (double)t.whole_gpu_baseline / (double)t.gpus_used : 0.0);
+    sb_printf(&b, "\nGPU memory: %.1f GB requested, %.1f GB allocated\n", gb(t.mem_requested),
+              gb(t.mem_allocated));
+    size_t na = 0;
+    agg *a = group_aggs(s, &na);
+    sb_printf(&b, "\nnode groups:\n");
+    for (size_t i = 0; a && i < na; i++)
+        sb_printf(&b, "  %-24s %zu nodes, %zu GPUs, %zu used, %zu pods placed\n", a[i].name,
+                  a[i].nodes, a[i].gpus, a[i].used, a[i].placed);
+    free(a);
+    a = pool_aggs(s, &na);
+    sb_printf(&b, "pools:\n");
+    for (size_t i = 0; a && i < na; i++)
+        sb_printf(&b, "  %-24s %zu pods: %zu placed, %zu unplaced; baseline %zu GPUs\n", a[i].name,
+                  a[i].pods, a[i].placed, a[i].unplaced, a[i].baseline);
+    free(a);
+    if (s->n_denied) sb_printf(&b, "\ndenied:\n");
+    for (size_t i = 0; i < s->n_denied; i++)
+        sb_printf(&b, "  %s: %s\n", s->denied[i].pod, s->denied[i].message);
+    if (t.unplaced) sb_printf(&b, "\nunplaced:\n");
+    for (size_t i = 0; i < s->n_pods; i++)
+        if (s->pods[i].node < 0)
+            sb_printf(&b, "  %s: %s (%s)\n", gpa_sim_pod_name(s, i, nb, sizeof nb),
+                      s->pods[i].reason ? s->pods[i].reason : "no room",
+                      s->pods[i].reason_detail ? s->pods[i].reason_detail : "");
+    return sb_done(&b);
+}
+
+static void html_esc(sbuf *b, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '<':
+            sb_printf(b, "&lt;");
+            break;
+        case '>':
+            sb_printf(b, "&gt;");
+            break;
+        case '&':
+            sb_printf(b, "&amp;");
+            break;
+        case '"':
+            sb_printf(b, "&quot;");
+            break;
+        case '\'':
+            sb_printf(b, "&#39;");
+            break;
+        default:
+            sb_printf(b, "%c", *s);
+        }
+    }
+}
+
+static unsigned tenant_hue(const char *t)
+{
+    unsigned h = 2166136261u;
+    for (; t && *t; t++)
+        h = (h ^ (unsigned char)*t) * 16777619u;
+    return t ? h % 360 : 0;
+}
+
+char *gpa_sim_report_html(const gpa_sim *s)
+{
+    gpa_sim_totals t;
+    gpa_sim_get_totals(&t, s);
+    sbuf b = {0};
+    char nb[600];
+    sb_printf(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                  "<title>gpu-admission simulate</title>\n<style>"
+                  "body{font-family:sans-serif;margin:1em}"
+                  ".gpu{display:inline-block;margin:4px;vertical-align:top}"
+                  "text{font-size:9px;font-family:sans-serif}"
+                  "</style></head><body>\n<h1>GPU capacity simulation</h1>\n");
+    sb_printf(&b,
+              "<p id=\"summary\">%zu pods: %zu placed, %zu unplaced, %zu denied. GPU memory "
+              "%.1f GB requested, %.1f GB allocated.</p>\n",
+              t.pods, t.placed, t.unplaced, t.denied, gb(t.mem_requested), gb(t.mem_allocated));
+    /* the bar: used vs baseline, scaled to the larger */
+    size_t mx = t.whole_gpu_baseline > t.gpus_used ? t.whole_gpu_baseline : t.gpus_used;
+    if (!mx) mx = 1;
+    double wu = 400.0 * (double)t.gpus_used / (double)mx;
+    double wb = 400.0 * (double)t.whole_gpu_baseline / (double)mx;
+    sb_printf(&b,
+              "<svg id=\"bar\" width=\"620\" height=\"60\" xmlns=\"http://www.w3.org/2000/svg\">"
+              "<rect class=\"used\" x=\"150\" y=\"5\" width=\"%.1f\" height=\"20\" "
+              "fill=\"#2a7\"/><text x=\"0\" y=\"19\" style=\"font-size:12px\">GPUs used: %zu</text>"
+              "<rect class=\"baseline\" x=\"150\" y=\"33\" width=\"%.1f\" height=\"20\" "
+              "fill=\"#999\"/><text x=\"0\" y=\"47\" style=\"font-size:12px\">whole-GPU baseline: "
+              "%zu</text></svg>\n",
+              wu, t.gpus_used, wb, t.whole_gpu_baseline);
+    sb_printf(&b, "<h2>GPUs in use</h2>\n<div id=\"gpus\">\n");
+    for (size_t n = 0; n < s->inv->n_nodes; n++) {
+        const gpa_sim_node *nd = &s->nodes[n];
+        const gpa_sim_group *g = grp(s, n);
+        for (int k = 0; k < g->gpus; k++) {
+            const gpa_sim_gpu *u = &nd->gpus[k];
+            if (!u->n_pods) continue;
+            int slots = g->model && (g->mode == GPA_SIM_MIG_AUTO || g->mode == GPA_SIM_MIG_FIXED)
+                            ? g->model->mem_slots
+                            : 8;
+            const double W = 320.0, H = 150.0, top = 16.0;
+            double sw = W / slots;
+            sb_printf(&b, "<div class=\"gpu\"><svg class=\"gpu-svg\" data-node=\"");
+            html_esc(&b, s->inv->nodes[n].name);
+            sb_printf(&b,
+                      "\" data-gpu=\"%d\" width=\"%.0f\" height=\"%.0f\" "
+                      "xmlns=\"http://www.w3.org/2000/svg\"><text x=\"2\" y=\"11\">",
+                      k, W + 2, H + top + 2);
+            html_esc(&b, s->inv->nodes[n].name);
+            sb_printf(&b, " GPU %d (%s)</text>", k, g->model ? g->model->name : "GPU");
+            for (int i = 0; i < slots; i++)
+                sb_printf(&b,
+                          "<rect class=\"slot\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+                          "height=\"%.1f\" fill=\"#f4f4f4\" stroke=\"#ccc\"/>",
+                          1 + i * sw, top, sw, H);
+            size_t shown = 0;
+            for (size_t j = 0; j < u->n_slots; j++) {
+                const gpa_sim_slot *sl = &u->slots[j];
+                double x, w, y = top, h = H;
+                if (sl->p) {
+                    x = 1 + sl->start * sw;
+                    w = sl->p->mem_slots * sw;
+                } else if (g->mode == GPA_SIM_TS) {
+                    /* a replica: a horizontal band of the card, shares stacked */
+                    x = 1;
+                    w = W;
+                    h = H / g->replicas;
+                    y = top + (double)shown * h;
+                } else {
+                    x = 1;
+                    w = W;
+                }
+                if (sl->pod < 0) {
+                    sb_printf(&b,
+                              "<rect class=\"free-instance\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+                              "height=\"%.1f\" fill=\"none\" stroke=\"#888\" "
+                              "stroke-dasharray=\"3\"/>",
+                              x + 1, y + 1, w - 2, h - 2);
+                    continue;
+                }
+                shown++;
+                const gpa_sim_tmpl *tm = &s->tmpls[s->pods[sl->pod].tmpl];
+                sb_printf(&b, "<g class=\"instance\" data-tenant=\"");
+                html_esc(&b, tm->tenant ? tm->tenant : "");
+                sb_printf(&b, "\"><title>");
+                html_esc(&b, gpa_sim_pod_name(s, (size_t)sl->pod, nb, sizeof nb));
+                sb_printf(&b,
+                          "</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+                          "fill=\"hsl(%u,60%%,70%%)\" stroke=\"#333\"/>",
+                          x + 1, y + 1, w - 2, h - 2, tenant_hue(tm->tenant));
+                sb_printf(&b, "<text x=\"%.1f\" y=\"%.1f\" transform=\"rotate(%d %.1f %.1f)\">",
+                          x + 4, y + 11, sl->p && w < 60 ? 90 : 0, x + 4, y + 11);
+                if (sl->p) {
+                    html_esc(&b, sl->p->name);
+                    sb_printf(&b, " ");
+                }
+                html_esc(&b, gpa_sim_pod_name(s, (size_t)sl->pod, nb, sizeof nb));
+                sb_printf(&b, "</text></g>");
+            }
+            sb_printf(&b, "</svg></div>\n");
+        }
+    }
+    sb_printf(&b, "</div>\n</body></html>\n");
+    return sb_done(&b);
+}
+
+char *gpa_sim_suggest_mig(const gpa_sim *s)
+{
+    sbuf b = {0};
+    sb_printf(&b, "# mig-parted config from gpu-admission simulate: per node in use, the layout\n"
+                  "# the packing chose (GPUs without pods keep MIG off).\n"
+                  "version: v1\nmig-configs:\n");
+    size_t written = 0;
+    for (size_t n = 0; n < s->inv->n_nodes; n++) {
+        const gpa_sim_group *g = grp(s, n);
+        const gpa_sim_node *nd = &s->nodes[n];
+        if ((g->mode != GPA_SIM_MIG_AUTO && g->mode != GPA_SIM_MIG_FIXED) || !nd->used_gpus)
+            continue;
+        sb_printf(&b, "  %s-%s:\n", g->name, s->inv->nodes[n].name);
+        written++;
+        for (int k = 0; k < g->gpus; k++) {
+            const gpa_sim_gpu *u = &nd->gpus[k];
+            sb_printf(&b, "    - devices: [%d]\n", k);
+            size_t inst = 0;
+            for (size_t j = 0; j < u->n_slots; j++)
+                inst += u->slots[j].pod >= 0;
+            if (!inst) {
+                sb_printf(&b, "      mig-enabled: false\n");
+                continue;
+            }
+            sb_printf(&b, "      mig-enabled: true\n      mig-devices:\n");
+            for (size_t pi = 0; pi < g->model->n_profiles; pi++) {
+                const gpa_mig_profile *p = &g->model->profiles[pi];
+                size_t c = 0;
+                for (size_t j = 0; j < u->n_slots; j++)
+                    c += u->slots[j].p == p && u->slots[j].pod >= 0;
+                if (c) sb_printf(&b, "        \"%s\": %zu\n", p->name, c);
+            }
+        }
+    }
+    if (!written) sb_printf(&b, "  {}\n");
+    return sb_done(&b);
+}
