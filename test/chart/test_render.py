@@ -4,6 +4,7 @@ rules, selectors, policies, certificates (checked with the openssl tool), the ha
 directory mounts (hot reload), probes, PDB, Service wiring."""
 import base64
 import os
+import re
 import subprocess
 import tempfile
 import unittest
@@ -386,6 +387,17 @@ class Workloads(unittest.TestCase):
         for g, r in got:
             self.assertNotIn("/", r)
             self.assertNotEqual((g, r), ("", "pods"))
+
+    def test_rules_follow_the_server(self):
+        # The server's own table of built-in kinds (src/core/workload.c): a kind added there
+        # without a rule here would never be sent by the API server.
+        with open(os.path.join(c.SRC, "src", "core", "workload.c")) as f:
+            src = f.read()
+        table = re.search(r"BUILTIN\[\]\s*=\s*\{(.*?)\n\};", src, re.S)
+        self.assertIsNotNone(table, "BUILTIN table not found in src/core/workload.c")
+        kinds = set(re.findall(r'\{\s*"([a-z0-9.-]*)",\s*"([A-Za-z]+)",', table.group(1)))
+        self.assertGreaterEqual(len(kinds), 15)
+        self.assertEqual(kinds, set(BUILTIN_WORKLOADS))
 
     def test_own_failure_policy_and_timeout(self):
         objs = c.render({"webhook": {"failurePolicy": "Ignore", "timeoutSeconds": 7,
