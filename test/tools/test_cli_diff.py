@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""test_cli_diff.py - `gpu-admission diff` as a user runs it (python3 stdlib only).
+
+Proves: on a `kubectl get pods,deployments,services -A -o json` List of pods from a cluster
+running the shipped set (fixtures/cluster-pods.json, made by make_cluster_fixture.py), with a
+change that moves the notebooks rule from t4-shared to a100-mig and adds a deny rule for sandbox
+(policies-changed/), exactly the affected objects are reported, each saying how it was judged
+(original / reconstructed / as-is); no change when old = new; --exit-code; -o json summary;
+YAML Lists, multi-document input and stdin; exit 2 on errors with file:line:col.
+
+usage: test_cli_diff.py --bin GPU_ADMISSION --src SOURCE_DIR
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--bin", required=True)
+ap.add_argument("--src", required=True)
+args = ap.parse_args()
+BIN, SRC = os.path.abspath(args.bin), os.path.abspath(args.src)
+OLD = os.path.join(SRC, "policies")
+NEW = os.path.join(SRC, "test", "tools", "policies-changed")
+LIST = os.path.join(SRC, "test", "tools", "fixtures", "cluster-pods.json")
+failures = checks = 0
+
+
+def check(cond, what):
+    global failures, checks
+    checks += 1
+    if not cond:
+        failures += 1
+        print("FAIL:", what, file=sys.stderr)
+
+
+def diff(*argv, stdin=None):
+    p = subprocess.run([BIN, "diff", *argv], input=stdin, capture_output=True, text=True,
+                       timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+# ---- the policy change on the cluster's List: exactly the affected objects ----
+rc, out, err = diff("--old", OLD, "--new", NEW, "-o", "json", LIST)
+check(rc == 0, "json run: %d %s" % (rc, err))
+rep = json.loads(out)
+got = {(c["object"], c.get("template")): c for c in rep["changes"]}
+want = {
+    ("Pod notebooks/nb-alice", None): (["pool", "resources", "warnings"], "reconstructed"),
+    ("Pod sandbox/experiment", None): (["denied", "rule"], "original"),
+    ("Pod notebooks/nb-edited", None): (["denied", "pool", "warnings"], "as-is"),
+    ("Deployment notebooks/team-notebook", "spec.template"):
+        (["pool", "resources", "warnings"], "original"),
+}
+check(set(got) == set(want), "exactly the affected objects: %s" % sorted(got, key=str))
+for k, (changes, how) in want.items():
+    c = got.get(k)
+    if not c:
+        continue
+    check(c["changes"] == changes, "%s changes %s" % (k, c["changes"]))
+    check(c["judgedAs"] == how, "%s judged %s" % (k, c["judgedAs"]))
+alice = got.get(("Pod notebooks/nb-alice", None), {})
+check(alice.get("old", {}).get("pool") == "t4-shared" and alice.get("new", {}).get("pool") ==
+      "a100-mig", "nb-alice pool t4-shared -> a100-mig")
+check(alice.get("new", {}).get("resources") == {"jupyter": {"nvidia.com/mig-1g.10gb": "1"}},
+      "nb-alice new resources: %r" % alice.get("new", {}).get("resources"))
+check(alice.get("origin", "").endswith("cluster-pods.json:148"), "origin names the line: %r" %
+      alice.get("origin"))
+exp = got.get(("Pod sandbox/experiment", None), {})
+check("no longer available in sandbox" in (exp.get("new", {}).get("message") or ""),
+      "the new denial's message")
+s = rep["summary"]
+check(s["objects"] == 10 and s["notJudged"] == 1 and s["judged"] == 9 and s["changed"] == 4,
+      "summary counts: %r" % s)
+check((s["original"], s["reconstructed"], s["asIs"]) == (5, 3, 1), "judged-as counts: %r" % s)
+check(s["allowedToDenied"] == 2 and s["deniedToAllowed"] == 0 and s["pool"] == 3,
+      "change counts: %r" % s)
+
+# text output and --exit-code
+rc, out, err = diff("--old", OLD, "--new", NEW, LIST)
+check(rc == 0, "text without --exit-code: 0")
+check("Pod notebooks/nb-alice (" in out and "judged reconstructed)" in out, "text names how")
+check("allowed -> denied: denied by GPU policy rule no-sandbox-gpus" in out, "denial message")
+check("pool: t4-shared -> a100-mig" in out, "pool change line")
+check("Pod inference-a/small" not in out and "trainer-0" not in out and "prod-web" not in out,
+      "unaffected objects are not reported")
+check(out.strip().splitlines()[-1].startswith("4 of 9 judged (10 objects, 1 not judged) change:"),
+      "summary line: %r" % out.strip().splitlines()[-1])
+rc, _, _ = diff("--old", OLD, "--new", NEW, "--exit-code", LIST)
+check(rc == 1, "--exit-code with changes: 1 (got %d)" % rc)
+rc, out, _ = diff("--old", OLD, "--new", OLD, "--exit-code", LIST)
+check(rc == 0 and out.startswith("0 of 9 judged"), "old = new: nothing changes, 0: %r" % out)
+
+# ---- kubectl -o yaml List, multi-document YAML, stdin ----
+yaml_list = """apiVersion: v1
+items:
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: y-exp
+    namespace: sandbox
+  spec:
+    containers:
+    - name: main
+      image: cuda:12
+      resources:
+        limits:
+          nvidia.com/gpu: "1"
+- apiVersion: batch/v1
+  kind: Job
+  metadata:
+    name: nb-job
+    namespace: notebooks
+  spec:
+    template:
+      spec:
+        restartPolicy: Never
+        containers:
+        - name: main
+          image: cuda:12
+          resources:
+            limits:
+              nvidia.com/gpu: "1"
+kind: List
+metadata:
+  resourceVersion: ""
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: cpu, namespace: sandbox}
+spec:
+  containers: [{name: c, image: busybox}]
+"""
+rc, out, err = diff("--old", OLD, "--new", NEW, "-o", "json", "-", stdin=yaml_list)
+check(rc == 0, "yaml from stdin: %d %s" % (rc, err))
+r = json.loads(out) if rc == 0 else {"changes": [], "summary": {}}
+names = sorted((c["object"], c.get("template"), c["origin"]) for c in r["changes"])
+check(names == [("Job notebooks/nb-job", "spec.template", "stdin:15"),
+                ("Pod sandbox/y-exp", None, "stdin:3")], "yaml List changes: %r" % names)
+check(r["summary"].get("objects") == 3, "three objects read: %r" % r["summary"])
+
+# ---- errors: 2 ----
+rc, out, err = diff("--old", OLD, "--new", NEW, "-", stdin='{"kind": "List",\n "items": [1,]}')
+check(rc == 2 and "stdin:2:" in err, "bad JSON -> 2 with line: %d %r" % (rc, err))
+rc, out, err = diff("--old", OLD, "--new", NEW, "/nonexistent/x.json")
+check(rc == 2 and "cannot read" in err, "missing input -> 2")
+rc, out, err = diff("--old", OLD, "--new", "/nonexistent", LIST)
+check(rc == 2 and "(--new) is invalid" in err, "bad policy dir -> 2: %r" % err)
+rc, out, err = diff("--new", NEW, LIST)
+check(rc == 2 and "--old" in err, "missing --old -> 2")
+bad_pod = '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"x"},"spec":"no"}'
+rc, out, err = diff("--old", OLD, "--new", NEW, "-", stdin=bad_pod)
+check(rc == 2 and "stdin:1: Pod x:" in err, "an object the webhook answers 400 -> 2: %r" % err)
+
+print("%d checks, %d failed" % (checks, failures))
+sys.exit(1 if failures else 0)
