@@ -25,6 +25,8 @@ typedef struct gpa_review_result {
     char *namespace_;
     char *name;        /* metadata.name, else metadata.generateName */
     char *operation;   /* "CREATE", ... */
+    char *kind;        /* the kind judged or skipped: request.kind.kind (else the object's
+                          own), "Pod" for a pod; NULL when unknown */
     const char *outcome; /* "allowed" | "mutated" | "denied" | "warned" | "skipped" | "error" */
     gpa_decision decision;
     /* Private: the request as parsed, which uid/namespace_/name/operation point into (no
@@ -32,11 +34,15 @@ typedef struct gpa_review_result {
     void *request_doc;
 } gpa_review_result;
 
-/* Returns GPA_OK with http_status 200, or a negative code with http_status 400; in both
+/* Workloads (workload.h: Deployment, Job, PyTorchJob, ... and the policy's
+ * spec.workloads.kinds) are judged on GPA_HOOK_VALIDATE only: each pod template through the
+ * Pod path (mutation, then validation of the mutated pod); never patched.
+ * Returns GPA_OK with http_status 200, or a negative code with http_status 400; in both
  * cases out->body is set. err (optional) gets the reason for a 400. Only when memory runs
  * out: GPA_ENOMEM, http_status 500 and body NULL (answer 500 with any body).
- * outcome: "skipped" = not judged (not a Pod, a subresource, DELETE/CONNECT, no object, or
- * UPDATE on the mutating hook); "warned" = a violation was let through by enforcement
+ * outcome: "skipped" = not judged (not a Pod or a workload kind, a subresource,
+ * DELETE/CONNECT, no object, UPDATE on the mutating hook, a workload under workloads
+ * enforcement off, with no template, or an UPDATE leaving every template as it was); "warned" = a violation was let through by enforcement
  * warn/audit; "mutated" = allowed with a patch; "error" = 400/500. */
 int gpa_review_handle(gpa_review_result *out, const gpa_policy *p, gpa_hook hook,
                       const char *body, size_t len, gpa_error *err);

@@ -11,6 +11,7 @@
 
 #include "arena.h"
 #include "policy_model.h"
+#include "workload_internal.h"
 
 gpa_policy *gpa_policy_ref(gpa_policy *p)
 {
@@ -241,6 +242,30 @@ static void describe_rule(out *o, size_t i, const gpa_rule *r)
     }
 }
 
+static void describe_workloads(out *o, const gpa_policy *p)
+{
+    static const char *const wl_s[] = {"deny", "warn", "off"};
+    put(o, "workloads:   enforcement %s", wl_s[p->wl_enforcement]);
+    if (p->wl_enforcement_pos.file)
+        put(o, "  (%s:%d)", p->wl_enforcement_pos.file, p->wl_enforcement_pos.line);
+    else
+        put(o, " (default)");
+    put(o, "\n");
+    put(o, "  built-in kinds (docs/policy.md has their template paths):");
+    const char *g, *k;
+    const char *const *paths;
+    for (size_t i = 0; gpa_wl_builtin(i, &g, &k, &paths); i++)
+        put(o, "%s %s", i ? "," : "", k);
+    put(o, "\n");
+    for (size_t i = 0; i < p->n_wl_kinds; i++) {
+        const gpa_workload_kind *w = &p->wl_kinds[i];
+        put(o, "  kind %s%s%s: ", w->api_group, *w->api_group ? "/" : "", w->kind);
+        for (size_t j = 0; j < w->templates.n; j++)
+            put(o, "%s%s", j ? ", " : "", w->templates.items[j]);
+        put(o, "  (%s:%d)\n", w->pos.file, w->pos.line);
+    }
+}
+
 char *gpa_policy_describe(const gpa_policy *p)
 {
     if (!p) return NULL;
@@ -268,6 +293,7 @@ char *gpa_policy_describe(const gpa_policy *p)
     put(&o, "rules (%zu, effective order: first match wins):\n", p->n_rules);
     for (size_t i = 0; i < p->n_rules; i++)
         describe_rule(&o, i, &p->rules[i]);
+    describe_workloads(&o, p);
     put(&o, "revision: %s\n", p->revision);
     if (o.oom) {
         free(o.p);

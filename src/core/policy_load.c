@@ -281,16 +281,17 @@ static void load_once_enum(loader *L, const gpa_ynode *key, const gpa_ynode *v, 
 
 static void load_spec(loader *L, const gpa_ynode *n)
 {
-    static const char *const f[] = {"tenancy", "pools", "rules", "enforcement", "unmatched", NULL};
+    static const char *const f[] = {"tenancy",   "pools",     "rules", "enforcement",
+                                    "unmatched", "workloads", NULL};
     static const char *const enf[] = {"deny", "warn", "audit", NULL};
     static const char *const unm[] = {"allow", "deny", NULL};
     if (!want_map(L, n, "spec")) return;
-    const gpa_ynode *v[5];
+    const gpa_ynode *v[6];
     map_fields(L, n, "spec", f, v);
     /* find the keys again for "already defined here" positions */
-    const gpa_ynode *keys[5] = {0};
+    const gpa_ynode *keys[6] = {0};
     for (size_t i = 0; i < n->n; i++)
-        for (size_t j = 0; j < 5; j++)
+        for (size_t j = 0; j < 6; j++)
             if (strcmp(gpa_ymap_key(n, i)->value, f[j]) == 0) keys[j] = gpa_ymap_key(n, i);
     if (v[0]) load_tenancy(L, keys[0], v[0]);
     if (v[1] && !is_null(v[1]) && want_seq(L, v[1], "spec.pools"))
@@ -321,6 +322,7 @@ static void load_spec(loader *L, const gpa_ynode *n)
                        &u);
         L->unmatched_deny = u == 1;
     }
+    if (v[5]) load_workloads(L, v[5]);
 }
 
 static void load_metadata(loader *L, const gpa_ynode *n)
@@ -537,6 +539,7 @@ static void loader_clear(loader *L)
     free(L->refs);
     free(L->tenants);
     free(L->files);
+    free(L->wl_kinds);
 }
 
 static int cmp_src(const void *a, const void *b)
@@ -606,6 +609,7 @@ int gpa_policy_load_sources(gpa_policy **out, const gpa_policy_source *sources, 
             p->enforcement = L.enforcement;
             p->unmatched_deny = L.unmatched_deny;
             p->storage = L.arena;
+            if (!finish_workloads(&L, p)) L.oom = true;
         }
     }
     if (L.oom) {

@@ -58,6 +58,13 @@ typedef struct loader {
     gpa_trust default_trust;
     gpa_enforcement enforcement;
     bool unmatched_deny;
+
+    /* spec.workloads (policy_workloads.c) */
+    bool has_wl_enforcement;
+    gpa_srcpos wl_enforcement_pos;
+    gpa_wl_enforcement wl_enforcement;
+    gpa_workload_kind *wl_kinds;
+    size_t n_wl_kinds, cap_wl_kinds;
 } loader;
 
 /* Records "file:line:col: message" at node n (or at line:col when n is NULL). */
@@ -99,6 +106,11 @@ bool get_labelmap(loader *L, const gpa_ynode *n, const char *what, gpa_kvlist *o
 
 /* policy_pools.c */
 void load_pool(loader *L, const gpa_ynode *n);
+
+/* policy_workloads.c: spec.workloads of one document; finish_workloads copies the block
+ * into p once every file is read (false: out of memory). */
+void load_workloads(loader *L, const gpa_ynode *n);
+bool finish_workloads(loader *L, gpa_policy *p);
 
 /* policy_revision.c: fills p->revision from the model (never from the source bytes). */
 int gpa_policy_compute_revision(gpa_policy *p);

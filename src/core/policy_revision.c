@@ -160,6 +160,17 @@ int gpa_policy_compute_revision(gpa_policy *p)
     put_int(&h, "rules", (long long)p->n_rules);
     for (size_t i = 0; i < p->n_rules; i++)
         put_rule(&h, &p->rules[i]);
+    /* Only when written differently from the defaults: a set without spec.workloads keeps the
+     * revision it had before the block existed. */
+    if (p->wl_enforcement != GPA_WL_DENY || p->n_wl_kinds) {
+        put_int(&h, "workloadsEnforcement", p->wl_enforcement);
+        put_int(&h, "workloadKinds", (long long)p->n_wl_kinds);
+        for (size_t i = 0; i < p->n_wl_kinds; i++) {
+            put_str(&h, "apiGroup", p->wl_kinds[i].api_group);
+            put_str(&h, "kind", p->wl_kinds[i].kind);
+            put_list(&h, "templates", &p->wl_kinds[i].templates);
+        }
+    }
 
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned int mdlen = 0;

@@ -21,6 +21,7 @@
 #include "gpu_admission/review.h"
 #include "review_buf.h"
 #include "review_json.h"
+#include "review_workload.h"
 
 #define API_V1      "admission.k8s.io/v1"
 #define API_V1BETA1 "admission.k8s.io/v1beta1"
@@ -194,6 +195,10 @@ typedef struct envelope {
     gpa_operation op;
     bool judge;     /* false: answer "allowed", untouched */
     bool ephemeral; /* UPDATE of pods/ephemeralcontainers (validating hook only) */
+    bool workload;  /* maybe a workload kind (validating hook, no subresource, an object):
+                       the policy decides (gpa_wl_find on kind_group/kind_name) */
+    const char *kind_group, *kind_name; /* request.kind's, else the object's; NULL unknown */
+    size_t kind_group_len; /* kind_group may be an apiVersion ("apps/v1"): its group's bytes */
     char why[256];  /* room for a message naming the offending value */
     /* For the log fields of the result (set_log_fields), as soon as each is known. */
     const char *log_uid, *log_op, *log_name, *log_ns;
@@ -218,7 +223,7 @@ static int op_from_string(gpa_operation *op, const char *s)
  * 2 the pods/ephemeralcontainers subresource (`kubectl debug` adds containers to a running
  * pod through it, so the validating webhook must see it), 0 no (any other subresource or
  * kind), -1 malformed (message in *why). */
-static int is_pod(const cJSON *const *m, const cJSON *object, const char **why)
+static int is_pod(envelope *env, const cJSON *const *m, const cJSON *object, const char **why)
 {
     bool bad = false;
     const cJSON *kind = m[R_KIND];
@@ -235,6 +240,8 @@ static int is_pod(const cJSON *const *m, const cJSON *object, const char **why)
             *why = "request.kind.kind and request.kind.group must be strings";
             return -1;
         }
+        env->kind_name = k;
+        env->kind_group = g ? g : "";
         if (!k || !GPA_JSON_STR_IS(k, "Pod") || (g && *g)) return 0;
     }
     const cJSON *res = m[R_RESOURCE];
@@ -297,7 +304,8 @@ static int read_envelope(envelope *env, const cJSON *root, gpa_hook hook, const 
     env->api_version = env->uid = env->namespace_ = NULL;
     env->request = env->object = env->old_object = NULL;
     env->op = (gpa_operation)0;
-    env->judge = env->ephemeral = false;
+    env->judge = env->ephemeral = env->workload = false;
+    env->kind_group = env->kind_name = NULL;
     env->log_uid = env->log_op = env->log_name = env->log_ns = NULL;
     if (!is_object(root)) {
         *why = "AdmissionReview must be a JSON object";
@@ -394,7 +402,7 @@ static int read_envelope(envelope *env, const cJSON *root, gpa_hook hook, const 
     env->namespace_ = ns && *ns ? ns : "default";
     env->log_ns = env->namespace_;
 
-    int pod = is_pod(m, obj, why);
+    int pod = is_pod(env, m, obj, why);
     if (pod < 0) return -1;
     gpa_operation op;
     if (op_from_string(&op, ops) != 0) {
@@ -403,7 +411,34 @@ static int read_envelope(envelope *env, const cJSON *root, gpa_hook hook, const 
         return 0;
     }
     env->op = op;
-    if (!pod || !obj) return 0;
+    if (!pod) {
+        if (hook != GPA_HOOK_VALIDATE || (op != GPA_OP_CREATE && op != GPA_OP_UPDATE) || !obj)
+            return 0;
+        /* A workload's status, scale and other subresources carry no template to judge. */
+        const char *sub = str_of(m[R_SUBRESOURCE], &bad);
+        if (bad) {
+            *why = "request.subResource must be a string";
+            return -1;
+        }
+        if (sub && *sub) return 0;
+        if (!env->kind_name) {
+            /* a hand-written review without request.kind: the object states its own */
+            const cJSON *kv, *avv;
+            get2(obj, "kind", "apiVersion", &kv, &avv);
+            bool ignore = false;
+            const char *ok = str_of(kv, &ignore), *oav = str_of(avv, &ignore);
+            if (ignore || !ok || !oav) return 0;
+            const char *slash = strchr(oav, '/');
+            env->kind_name = ok;
+            env->kind_group = slash ? oav : "";
+            env->kind_group_len = slash ? (size_t)(slash - oav) : 0;
+        } else {
+            env->kind_group_len = strlen(env->kind_group);
+        }
+        env->workload = true;
+        return 0;
+    }
+    if (!obj) return 0;
     if (pod == 2) {
         /* The mutating webhook never touches a running pod; the validating one judges what
          * the update adds: containers. */
@@ -537,7 +572,21 @@ int gpa_review_handle(gpa_review_result *out, const gpa_policy *p, gpa_hook hook
     if (erc != 0) return bad_request(out, err, why);
 
     int rc = GPA_OK;
-    if (env.judge) {
+    out->kind = (char *)(env.kind_name ? env.kind_name : env.judge ? "Pod" : NULL);
+    gpa_wl_kind wk;
+    if (env.workload && gpa_wl_find(&wk, p, env.kind_group, env.kind_group_len, env.kind_name)) {
+        if (!p) return bad_request(out, err, "no policy loaded");
+        bool judged = false;
+        rc = gpa_review_workload(&out->decision, &judged, p, &wk, env.op, env.object,
+                                 env.op == GPA_OP_UPDATE ? env.old_object : NULL, env.namespace_,
+                                 err);
+        if (rc != GPA_OK) {
+            out->http_status = 500;
+            out->outcome = "error";
+            return rc;
+        }
+        env.judge = judged;
+    } else if (env.judge) {
         if (!p) return bad_request(out, err, "no policy loaded");
         gpa_request req = {
             .namespace_ = env.namespace_,
