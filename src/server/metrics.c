@@ -54,6 +54,9 @@ typedef struct {
 
 static struct {
     atomic_ulong requests[2][N_OPS][N_RESULTS];
+    /* by kind: slots claimed in order by CAS; [CAP] = "_other", [CAP + 1] = "unknown" */
+    _Atomic(char *) kinds[GPA_METRICS_KIND_CAP];
+    atomic_ulong by_kind[GPA_METRICS_KIND_CAP + 2][2][N_RESULTS];
     histogram duration[2];
     label_table rules;
     label_table reasons;
@@ -93,6 +96,33 @@ void gpa_metrics_request(gpa_hook hook, const char *operation, const char *resul
     if (seconds < 0) seconds = 0;
     atomic_fetch_add_explicit(&hg->sum_ns, (unsigned long long)(seconds * 1e9),
                               memory_order_relaxed);
+}
+
+/* The kind's slot: a scan, not a hash, because a cluster sends a handful of kinds and "Pod"
+ * takes the first slot the first time it is seen. */
+static size_t kind_slot(const char *kind)
+{
+    if (!kind || !*kind) return GPA_METRICS_KIND_CAP + 1;
+    for (size_t i = 0; i < GPA_METRICS_KIND_CAP; i++) {
+        char *cur = atomic_load_explicit(&m.kinds[i], memory_order_acquire);
+        if (!cur) {
+            char *mine = strdup(kind);
+            if (!mine) return GPA_METRICS_KIND_CAP;
+            char *expected = NULL;
+            if (atomic_compare_exchange_strong(&m.kinds[i], &expected, mine)) return i;
+            free(mine);
+            cur = expected;
+        }
+        if (strcmp(cur, kind) == 0) return i;
+    }
+    return GPA_METRICS_KIND_CAP;
+}
+
+void gpa_metrics_request_kind(gpa_hook hook, const char *kind, const char *result)
+{
+    int h = hook == GPA_HOOK_VALIDATE;
+    size_t res = index_of(result_names, N_RESULTS, result, N_RESULTS - 1);
+    atomic_fetch_add_explicit(&m.by_kind[kind_slot(kind)][h][res], 1, memory_order_relaxed);
 }
 
 static uint32_t fnv1a(const char *s)
@@ -306,6 +336,25 @@ char *gpa_metrics_render(size_t *len_out)
                         "{webhook=\"%s\",operation=\"%s\",result=\"%s\"} %lu\n",
                         hooks[h], op_names[o], result_names[r], v);
             }
+
+    out(&b, "# HELP gpu_admission_requests_by_kind_total Admission requests answered, by webhook, "
+            "object kind and result (at most %d kinds, the rest under kind=\"_other\").\n"
+            "# TYPE gpu_admission_requests_by_kind_total counter\n",
+        GPA_METRICS_KIND_CAP);
+    for (size_t k = 0; k < GPA_METRICS_KIND_CAP + 2; k++) {
+        const char *kn = k == GPA_METRICS_KIND_CAP       ? "_other"
+                         : k == GPA_METRICS_KIND_CAP + 1 ? "unknown"
+                                                         : atomic_load(&m.kinds[k]);
+        if (!kn) continue;
+        for (int h = 0; h < 2; h++)
+            for (size_t r = 0; r < N_RESULTS; r++) {
+                unsigned long v = atomic_load(&m.by_kind[k][h][r]);
+                if (!v) continue;
+                out(&b, "gpu_admission_requests_by_kind_total{webhook=\"%s\",kind=\"", hooks[h]);
+                out_label_value(&b, kn);
+                out(&b, "\",result=\"%s\"} %lu\n", result_names[r], v);
+            }
+    }
 
     out(&b, "# HELP gpu_admission_request_duration_seconds Time from request headers to response "
             "queued.\n# TYPE gpu_admission_request_duration_seconds histogram\n");

@@ -21,6 +21,11 @@
 /* One answered /mutate or /validate request: gpu_admission_requests_total and the duration
  * histogram. operation/result may be NULL (counted as "unknown"/"error"). */
 void gpa_metrics_request(gpa_hook hook, const char *operation, const char *result, double seconds);
+/* The same request under gpu_admission_requests_by_kind_total{webhook,kind,result}: kind is
+ * the object's kind ("Pod", "Deployment", ...; NULL counted as "unknown"); at most
+ * GPA_METRICS_KIND_CAP distinct kinds, the rest under "_other". */
+#define GPA_METRICS_KIND_CAP 64
+void gpa_metrics_request_kind(gpa_hook hook, const char *kind, const char *result);
 void gpa_metrics_rule_match(const char *rule);
 void gpa_metrics_denial(const char *reason);
 void gpa_metrics_http_error(int code);

@@ -170,6 +170,7 @@ static void log_request(gpa_hook hook, const gpa_review_result *r, double secs, 
     gpa_log_str(&l, "namespace", r->namespace_);
     gpa_log_str(&l, "name", r->name);
     gpa_log_str(&l, "operation", r->operation);
+    gpa_log_str(&l, "kind", r->kind);
     gpa_log_str(&l, "webhook", hook == GPA_HOOK_MUTATE ? "mutate" : "validate");
     gpa_log_str(&l, "rule", r->decision.rule);
     gpa_log_str(&l, "pool", r->decision.pool);
@@ -214,6 +215,7 @@ static enum MHD_Result answer_review(struct MHD_Connection *c, gpa_http_state *s
     }
     const char *result = r.http_status == 200 ? r.outcome : "error";
     gpa_metrics_request(rq->hook, r.operation, result, secs);
+    gpa_metrics_request_kind(rq->hook, r.kind, result);
     if (r.decision.rule) gpa_metrics_rule_match(r.decision.rule);
     if (result && strcmp(result, "denied") == 0) gpa_metrics_denial(r.decision.reason);
     log_request(rq->hook, &r, secs, r.http_status == 200 ? NULL : err.message);

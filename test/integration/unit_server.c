@@ -574,6 +574,15 @@ static void test_metrics(void)
     gpa_metrics_request(GPA_HOOK_MUTATE, "CREATE", "mutated", 0.0003);
     gpa_metrics_request(GPA_HOOK_MUTATE, "CREATE", "mutated", 0.5);
     gpa_metrics_request(GPA_HOOK_VALIDATE, NULL, NULL, 2.0);
+    gpa_metrics_request_kind(GPA_HOOK_VALIDATE, "Deployment", "denied");
+    gpa_metrics_request_kind(GPA_HOOK_VALIDATE, "Deployment", "denied");
+    gpa_metrics_request_kind(GPA_HOOK_MUTATE, "Pod", "mutated");
+    gpa_metrics_request_kind(GPA_HOOK_VALIDATE, NULL, NULL);
+    for (int i = 0; i < GPA_METRICS_KIND_CAP + 3; i++) {
+        char kind[32];
+        snprintf(kind, sizeof kind, "Kind%d", i);
+        gpa_metrics_request_kind(GPA_HOOK_VALIDATE, kind, "allowed");
+    }
     gpa_metrics_http_error(413);
     gpa_metrics_http_error(99); /* ignored: not an HTTP error code */
     gpa_metrics_set_policy_revision("abc123");
@@ -591,6 +600,15 @@ static void test_metrics(void)
                          "result=\"mutated\"} 2\n") != NULL);
     CHECK(t && strstr(t, "gpu_admission_requests_total{webhook=\"validate\",operation=\"unknown\","
                          "result=\"error\"} 1\n") != NULL);
+    CHECK(t && strstr(t, "gpu_admission_requests_by_kind_total{webhook=\"validate\","
+                         "kind=\"Deployment\",result=\"denied\"} 2\n") != NULL);
+    CHECK(t && strstr(t, "gpu_admission_requests_by_kind_total{webhook=\"mutate\",kind=\"Pod\","
+                         "result=\"mutated\"} 1\n") != NULL);
+    CHECK(t && strstr(t, "gpu_admission_requests_by_kind_total{webhook=\"validate\","
+                         "kind=\"unknown\",result=\"error\"} 1\n") != NULL);
+    /* 64 slots: Deployment, Pod and 62 of the 67 others; 5 counted under _other */
+    CHECK(t && strstr(t, "gpu_admission_requests_by_kind_total{webhook=\"validate\","
+                         "kind=\"_other\",result=\"allowed\"} 5\n") != NULL);
     /* cumulative buckets: 0.3 ms lands in le=0.0005, 0.5 s in le=1, 2 s only in +Inf */
     CHECK(t && strstr(t, "gpu_admission_request_duration_seconds_bucket{webhook=\"mutate\",le=\"0.00025\"}"
                          " 0\n") != NULL);
