@@ -237,12 +237,14 @@ static bool count_member(const cJSON *o, const char *key, long long *out)
 
 /* The pods one object on the way to a template multiplies by: its replicas (Deployment,
  * StatefulSet, ReplicaSet, RC, replica specs, Ray worker groups, JobSet replicatedJobs, LWS
- * groups) and its parallelism (Job specs, a CronJob's or JobSet's job template). */
+ * groups), its parallelism (Job specs, a CronJob's or JobSet's job template) and its
+ * numOfHosts (Ray multi-host worker groups: that many pods per replica). */
 static long long node_factor(const cJSON *o)
 {
     long long f = 1, v;
     if (count_member(o, "replicas", &v)) f = clamp_mul(f, v);
     if (count_member(o, "parallelism", &v)) f = clamp_mul(f, v);
+    if (count_member(o, "numOfHosts", &v)) f = clamp_mul(f, v);
     return f;
 }
 
