@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,11 @@ static int try_bind(const struct sockaddr *sa, socklen_t len, int family, bool d
     }
     int one = 1, zero = 0;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    /* Accepted sockets inherit TCP_NODELAY (Linux): without it, Nagle holds GnuTLS's second
+     * TLS 1.3 handshake flight until the client ACKs the first, and a client that delays its
+     * ACKs made every new connection wait ~40 ms. Answers are still one segment each: the
+     * webhook corks them into one record (tls_cork.h), libmicrohttpd uses TCP_CORK/MSG_MORE. */
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     if (family == AF_INET6)
         setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, dual ? &zero : &one, sizeof one);
     if (bind(fd, sa, len) < 0 || listen(fd, 1024) < 0) {

@@ -46,10 +46,13 @@ static long ms_since(const struct timespec *t0)
     return (t.tv_sec - t0->tv_sec) * 1000L + (t.tv_nsec - t0->tv_nsec) / 1000000L;
 }
 
-/* libmicrohttpd sets TCP_CORK on the socket before the header of an answer whose header and
- * body fit one segment, and takes it off after the body - which, corked here, had not left
- * yet. The record sent now would sit in the kernel for the TCP_CORK ceiling (200 ms);
- * TCP_NODELAY flushes pending output even under TCP_CORK (tcp(7)). */
+/* libmicrohttpd 0.9.75 (Linux, TLS) sets TCP_CORK before the header of the first answer whose
+ * header and body fit one segment, and never takes it off again: from then on it ends every
+ * answer by setting TCP_NODELAY, which pushes whatever is queued even under TCP_CORK (tcp(7)).
+ * With the session corked, that push comes before the record leaves GnuTLS and pushes
+ * nothing; the record flushed here then waits for the 200 ms TCP_CORK ceiling unless it
+ * fills a segment. Whether TCP_CORK is on depends on the connection's earlier answers, so
+ * every flush is pushed, whatever its size: one setsockopt per corked answer. */
 static void push(int fd)
 {
     int one = 1;
@@ -71,7 +74,7 @@ void gpa_tls_uncork(struct MHD_Connection *c)
     for (;;) {
         int r = gnutls_record_uncork(s, 0);
         if (r >= 0) {
-            if (pending < GPA_TLS_CORK_PUSH_BELOW) push(fd);
+            push(fd);
             return;
         }
         if (r != GNUTLS_E_AGAIN && r != GNUTLS_E_INTERRUPTED) break;

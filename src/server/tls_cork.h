@@ -7,10 +7,11 @@
  * both; the request-completed callback uncorks, which seals and sends them as one record.
  *
  * Must never: leave an answer corked (every cork is paired with the completion callback,
- * which always uncorks), or block a worker thread for long on a client that stops reading
- * (only small answers on a connection with an empty send queue are corked, so the flush
- * fits the socket buffer; if it still cannot be sent within a short bound the connection is
- * shut down rather than waited on).
+ * which always uncorks), leave a flushed record to a kernel timer (libmicrohttpd may have left
+ * TCP_CORK on the socket, so every flush is pushed with TCP_NODELAY), or block a worker
+ * thread for long on a client that stops reading (only small answers on a connection with an
+ * empty send queue are corked, so the flush fits the socket buffer; if it still cannot be
+ * sent within a short bound the connection is shut down rather than waited on).
  */
 #ifndef GPA_TLS_CORK_H
 #define GPA_TLS_CORK_H
@@ -20,9 +21,6 @@
 
 /* Largest answer body that is corked; larger ones go out as libmicrohttpd sends them. */
 #define GPA_TLS_CORK_MAX_BODY 3584
-/* libmicrohttpd 0.9.75 holds a header back with TCP_CORK when header + body are below this
- * (one segment); such answers are pushed with TCP_NODELAY after the flush. */
-#define GPA_TLS_CORK_PUSH_BELOW 1400
 /* How long an uncork may wait for socket space before the connection is shut down. */
 #define GPA_TLS_CORK_FLUSH_MS 200
 
