@@ -17,8 +17,8 @@ Scenarios: raised - limits above the flood and --idle-timeout 5s, all from 127.0
 silent connection must be closed by the server during the test); per-ip - default limits,
 the flood from 127.0.0.2 (the per-address limit protects the client on 127.0.0.1);
 global-limit - default limits, the flood spread over 127.0.0.2-9 to pass --max-connections
-(only the established keep-alive connection is held to the bar; refused new connections are
-reported: the documented limit).
+(idle flood connections give way to the client's new ones, so both kinds are held to the
+bar; test_flood.py is the full proof).
 
 What it must never do: listen anywhere but 127.0.0.1 (client sockets use loopback source
 addresses 127.0.0.1-9 to play different pods), run longer than ~60 s, or leave the server
@@ -334,26 +334,20 @@ def main():
             if cl[k] != op[k]:
                 problems.append("--idle-timeout 5s: only %d of %d %s connections were closed "
                                 "after %ds" % (cl[k], op[k], k, a.flood_seconds))
-    # at the global limit a NEW connection cannot get in until idle ones time out: that is
-    # the documented limit (docs/security.md), so only the established connection is held
-    # to the bar there
-    kinds = ("keepalive",) if a.scenario == "global-limit" else ("keepalive", "fresh")
+    # at the global limit the idle flood connections give way to new ones (eviction), so
+    # new connections are held to the same bar as the established one
+    kinds = ("keepalive", "fresh")
     for kind in kinds:
         if errors[kind]:
             problems.append("well-behaved %s client had %d failed requests: %s"
                             % (kind, len(errors[kind]), errors[kind][:5]))
-    if a.scenario == "global-limit":
-        if not errors["fresh"]:
-            H.log("note: fresh connections were never refused at the global limit")
-        else:
-            H.log("note: fresh connections refused at the global limit: %d, e.g. %s"
-                  % (len(errors["fresh"]), errors["fresh"][:2]))
     bars = {"keepalive": a.p99_ms, "fresh": a.p99_ms, "handshake": a.handshake_p99_ms}
-    # At the global limit the client's fresh connections wait by design (see docs/security.md),
-    # and the same client thread takes the keep-alive samples, so it gets ~15-25 of them in the
-    # 12 s flood instead of hundreds; a p99 needs some samples, not a fixed 20.
-    min_samples = 8 if a.scenario == "global-limit" else 20
-    for kind in kinds + (("handshake",) if "fresh" in kinds else ()):
+    min_samples = 20
+    # the handshake waits in the listen queue behind the 2,000 connects of the flood's first
+    # seconds; test_flood.py holds connect + handshake + request to its bar, this scenario
+    # (a bigger, slower-to-open flood) only records it
+    hs = () if a.scenario == "global-limit" else ("handshake",)
+    for kind in kinds + hs:
         v = lat["flood"][kind]
         if len(v) < min_samples:
             problems.append("too few well-behaved %s requests during the flood: %d"
