@@ -622,10 +622,13 @@ static void test_metrics(void)
     CHECK(t && strstr(t, "gpu_admission_request_duration_seconds_bucket{webhook=\"validate\",le=\"+Inf\"} "
                          "1\n") != NULL);
     /* buckets above 1 s reach the API server's timeouts (1..30 s): 2 s is under 2.5 */
-    CHECK(t && strstr(t, "gpu_admission_request_duration_seconds_bucket{webhook=\"validate\",le=\"2.5\"} "
-                         "1\n") != NULL);
-    CHECK(t && strstr(t, "gpu_admission_request_duration_seconds_bucket{webhook=\"mutate\",le=\"60\"} "
-                         "2\n") != NULL);
+    CHECK(t &&
+          strstr(t,
+                 "gpu_admission_request_duration_seconds_bucket{webhook=\"validate\",le=\"2.5\"} "
+                 "1\n") != NULL);
+    CHECK(t &&
+          strstr(t, "gpu_admission_request_duration_seconds_bucket{webhook=\"mutate\",le=\"60\"} "
+                    "2\n") != NULL);
     CHECK(t &&
           strstr(t, "gpu_admission_request_duration_seconds_sum{webhook=\"mutate\"} 0.500300000\n") != NULL);
     CHECK(t && strstr(t, "gpu_admission_http_errors_total{code=\"413\"} 1\n") != NULL);
