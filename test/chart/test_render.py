@@ -295,8 +295,14 @@ class Options(unittest.TestCase):
         spec = pod_spec(objs)
         args = spec["containers"][0]["args"]
         for a in ("--log-level=debug", "--threads=4", "--max-body=2097152",
-                  "--shutdown-grace=7s", "--client-ca=/etc/gpu-admission/client-ca/ca.crt"):
+                  "--shutdown-grace=7s", "--client-ca=/etc/gpu-admission/client-ca/ca.crt",
+                  "--header-timeout=10s", "--min-body-rate=1024"):
             self.assertIn(a, args)
+        args = pod_spec(c.render({"server": {"headerTimeoutSeconds": 0,
+                                             "minBodyBytesPerSecond": 4096}}))[
+            "containers"][0]["args"]
+        self.assertIn("--header-timeout=0s", args)
+        self.assertIn("--min-body-rate=4096", args)
         vols = {v["name"]: v for v in spec["volumes"]}
         self.assertEqual(vols["client-ca"]["secret"]["secretName"], "apiserver-ca")
 
