@@ -117,12 +117,13 @@ class Render(unittest.TestCase):
         rules = {r["alert"]: r for g in pr["spec"]["groups"] for r in g["rules"]}
         for r in rules.values():
             self.assertEqual(r["labels"]["team"], "ml")
-        self.assertRegex(rules["GPUAdmissionDenialsRising"]["expr"],
-                         r'gpu_admission_denials_total\{job="gpu", namespace=~"gpu-\.\*"\}\[10m\]\)\)'
-                         r'\s+> 4 \*')
+        self.assertRegex(
+            rules["GPUAdmissionDenialsRising"]["expr"],
+            r'gpu_admission_denials_total\{job="gpu", namespace=~"gpu-\.\*"\}\[10m\]\)\)\s+> 4 \*')
         self.assertIn(">= 9", rules["GPUAdmissionErrorsRising"]["expr"])
         self.assertIn("< 21 * 86400", rules["GPUAdmissionCertificateExpiring"]["expr"])
-        cm = [o for o in c.by_kind(objs, "ConfigMap") if o["metadata"]["name"].endswith("-dashboard")][0]
+        cm = [o for o in c.by_kind(objs, "ConfigMap")
+              if o["metadata"]["name"].endswith("-dashboard")][0]
         self.assertEqual(cm["metadata"]["namespace"], "monitoring")
         self.assertEqual(cm["metadata"]["labels"]["grafana_dashboard"], "yes")
         self.assertEqual(cm["metadata"]["annotations"], {"grafana_folder": "GPU"})
@@ -222,8 +223,6 @@ def series_key(name, labels):
 class Scenario:
     """Runs the phases once; keeps per-step samples and the raw scrapes."""
 
-    STEP_BASELINE = range(0, 70)
-
     def __init__(self):
         self.steps = []   # per step: {series_key: value} (None = scrape failed)
         self.up = []
@@ -251,7 +250,8 @@ class Scenario:
             assert self._post("/nope", b"{}") == 404
 
     def denied(self, ns, gpus):
-        st, _, body = self.conn.request("POST", "/validate", S.review_bytes(namespace=ns, gpus=gpus))
+        st, _, body = self.conn.request("POST", "/validate",
+                                        S.review_bytes(namespace=ns, gpus=gpus))
         assert st == 200 and json.loads(body)["response"]["allowed"] is False, body[:300]
 
     def bad(self):
@@ -305,7 +305,6 @@ class Scenario:
     def run(self):
         self.srv.start()
         ctx = S.client_ctx(os.path.join(self.certs, "ca.crt"))
-        self.ctx = ctx
         self.conn = S.Conn(self.srv.port, ctx)
 
         def mark(name):
@@ -480,7 +479,7 @@ class Alerts(unittest.TestCase):
 
     def expect(self, at, alert, firing):
         """An alert_rule_test: at minute `at`, `alert` fires with exactly these label sets
-        (each gets alertname-independent severity added)."""
+        (plus the alert's severity), or not at all when `firing` is empty."""
         sev = {"GPUAdmissionNoReadyReplica": "critical",
                "GPUAdmissionLatencyOverBudget": "critical"}.get(alert, "warning")
         return {"eval_time": f"{at}m", "alertname": alert,
