@@ -58,8 +58,7 @@ static int judge_one(gpa_sim *s, const gpa_policy *p, const cJSON *pod, const ch
         gpa_judgement_clear(&j);
         return rc;
     }
-    rc = gpa_sim_add_pod(s, j.object ? j.object : pod, name, copies, err);
-    if (rc == GPA_OK && j.pool && s->n_tmpls) s->tmpls[s->n_tmpls - 1].pool = strdup(j.pool);
+    rc = gpa_sim_add_pod_pool(s, j.object ? j.object : pod, name, copies, j.pool, err);
     gpa_judgement_clear(&j);
     if (rc == GPA_ERANGE && origin) {
         gpa_error e2 = *err;

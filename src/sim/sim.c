@@ -11,6 +11,7 @@
  * inside one NVLink island, and MIG geometry through gpa_mig_layout_valid. The exact solver
  * tries every option on tiny inputs so the heuristic's quality can be measured.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,10 +88,15 @@ void gpa_sim_free(gpa_sim *s)
         free(t->aff);
         free(t->anti);
         free(t->placed_nodes);
+        free(t->key);
     }
     free(s->tmpls);
-    for (size_t i = 0; i < s->n_pods; i++)
+    free(s->tbl);
+    free(s->placed_tmpls);
+    for (size_t i = 0; i < s->n_pods; i++) {
         free(s->pods[i].reason_detail);
+        free(s->pods[i].name);
+    }
     free(s->pods);
     for (size_t i = 0; i < s->n_denied; i++) {
         free(s->denied[i].pod);
@@ -174,9 +180,10 @@ static int read_terms(gpa_sim_term **out, size_t *n, const cJSON *terms)
     {
         const cJSON *tk = cJSON_GetObjectItemCaseSensitive(t, "topologyKey");
         if (!cJSON_IsString(tk)) continue;
-        (*out)[*n] =
-            (gpa_sim_term){cJSON_GetObjectItemCaseSensitive(t, "labelSelector"),
-                           cJSON_GetObjectItemCaseSensitive(t, "namespaces"), tk->valuestring, -1};
+        (*out)[*n] = (gpa_sim_term){cJSON_GetObjectItemCaseSensitive(t, "labelSelector"),
+                                    cJSON_GetObjectItemCaseSensitive(t, "namespaces"),
+                                    cJSON_GetObjectItemCaseSensitive(t, "namespaceSelector"),
+                                    tk->valuestring, -1};
         (*n)++;
     }
     return GPA_OK;
@@ -203,8 +210,79 @@ static bool is_gpu_resource(const char *k)
     return strncmp(k, "nvidia.com/", 11) == 0;
 }
 
+static uint64_t fnv(const char *k)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *k; k++)
+        h = (h ^ (unsigned char)*k) * 1099511628211ULL;
+    return h;
+}
+
+/* The template an identical pod (name aside) already made, else SIZE_MAX. */
+static size_t tmpl_find(const gpa_sim *s, const char *key, uint64_t h)
+{
+    if (!s->tbl_cap) return SIZE_MAX;
+    for (size_t i = (size_t)h & (s->tbl_cap - 1);; i = (i + 1) & (s->tbl_cap - 1)) {
+        size_t v = s->tbl[i];
+        if (!v) return SIZE_MAX;
+        if (s->tmpls[v - 1].hash == h && strcmp(s->tmpls[v - 1].key, key) == 0) return v - 1;
+    }
+}
+
+static int tbl_put(gpa_sim *s, size_t ti)
+{
+    if ((s->n_tmpls + 1) * 2 > s->tbl_cap) {
+        size_t nc = s->tbl_cap ? s->tbl_cap * 2 : 64;
+        size_t *nt = calloc(nc, sizeof *nt);
+        if (!nt) return GPA_ENOMEM;
+        for (size_t i = 0; i < s->tbl_cap; i++)
+            if (s->tbl[i]) {
+                size_t k = (size_t)s->tmpls[s->tbl[i] - 1].hash & (nc - 1);
+                while (nt[k])
+                    k = (k + 1) & (nc - 1);
+                nt[k] = s->tbl[i];
+            }
+        free(s->tbl);
+        s->tbl = nt;
+        s->tbl_cap = nc;
+    }
+    size_t k = (size_t)s->tmpls[ti].hash & (s->tbl_cap - 1);
+    while (s->tbl[k])
+        k = (k + 1) & (s->tbl_cap - 1);
+    s->tbl[k] = ti + 1;
+    return GPA_OK;
+}
+
+static int queue_pods(gpa_sim *s, size_t ti, const char *name, long long copies, bool own_name,
+                      gpa_error *err)
+{
+    gpa_sim_pod *np = grow(s->pods, &s->cap_pods, s->n_pods + (size_t)copies, sizeof *np);
+    if (!np) return gpa_fail(err, GPA_ENOMEM, "out of memory");
+    s->pods = np;
+    for (long long k = 0; k < copies; k++) {
+        gpa_sim_pod *p = &s->pods[s->n_pods];
+        *p = (gpa_sim_pod){ti, NULL, copies == 1 ? -1 : k, -1, NULL, NULL, -1, 0};
+        if (own_name) {
+            char buf[700];
+            if (copies == 1)
+                snprintf(buf, sizeof buf, "%s", name);
+            else
+                snprintf(buf, sizeof buf, "%.600s-%lld", name, k);
+            if (!(p->name = strdup(buf))) return gpa_fail(err, GPA_ENOMEM, "out of memory");
+        }
+        s->n_pods++;
+    }
+    return GPA_OK;
+}
+
 int gpa_sim_add_pod(gpa_sim *s, const cJSON *pod, const char *name, long long copies,
                     gpa_error *err)
+{
+    return gpa_sim_add_pod_pool(s, pod, name, copies, NULL, err);
+}
+
+int gpa_sim_add_pod_pool(gpa_sim *s, const cJSON *pod, const char *name, long long copies,
+                         const char *pool, gpa_error *err)
 {
     if (copies < 0) return gpa_fail(err, GPA_EINVAL, "%s: negative replicas", name);
     if (copies == 0) return GPA_OK;
@@ -212,15 +290,35 @@ int gpa_sim_add_pod(gpa_sim *s, const cJSON *pod, const char *name, long long co
         return gpa_fail(err, GPA_ERANGE,
                         "%s: %lld pods would exceed the simulator's limit of %d pods", name, copies,
                         GPA_SIM_MAX_PODS);
+    cJSON *anon = cJSON_Duplicate(pod, true);
+    cJSON *ameta = cJSON_GetObjectItemCaseSensitive(anon, "metadata");
+    cJSON_DeleteItemFromObjectCaseSensitive(ameta, "name");
+    cJSON_DeleteItemFromObjectCaseSensitive(ameta, "generateName");
+    cJSON_DeleteItemFromObjectCaseSensitive(ameta, "uid");
+    char *key = anon ? cJSON_PrintUnformatted(anon) : NULL;
+    cJSON_Delete(anon);
+    if (!key) return gpa_fail(err, GPA_ENOMEM, "out of memory");
+    uint64_t h = fnv(key);
+    size_t found = tmpl_find(s, key, h);
+    if (found != SIZE_MAX) {
+        free(key);
+        return queue_pods(s, found, name, copies, true, err);
+    }
     gpa_sim_tmpl *nt = grow(s->tmpls, &s->cap_tmpls, s->n_tmpls + 1, sizeof *nt);
-    if (!nt) return gpa_fail(err, GPA_ENOMEM, "out of memory");
+    if (!nt) {
+        free(key);
+        return gpa_fail(err, GPA_ENOMEM, "out of memory");
+    }
     s->tmpls = nt;
     gpa_sim_tmpl *t = memset(&nt[s->n_tmpls], 0, sizeof *t);
     t->obj = cJSON_Duplicate(pod, true);
     t->name = strdup(name);
+    t->key = key;
+    t->hash = h;
     if (!t->obj || !t->name) {
         cJSON_Delete(t->obj);
         free(t->name);
+        free(t->key);
         return gpa_fail(err, GPA_ENOMEM, "out of memory");
     }
     s->n_tmpls++;
@@ -302,13 +400,9 @@ int gpa_sim_add_pod(gpa_sim *s, const cJSON *pod, const char *name, long long co
                             "requiredDuringSchedulingIgnoredDuringExecution"));
     if (rc != GPA_OK) return gpa_fail(err, GPA_ENOMEM, "out of memory");
     t->size_key = gpu_size_key(t);
-    gpa_sim_pod *np = grow(s->pods, &s->cap_pods, s->n_pods + (size_t)copies, sizeof *np);
-    if (!np) return gpa_fail(err, GPA_ENOMEM, "out of memory");
-    s->pods = np;
-    for (long long k = 0; k < copies; k++)
-        s->pods[s->n_pods++] =
-            (gpa_sim_pod){s->n_tmpls - 1, copies == 1 ? -1 : k, -1, NULL, NULL, -1, 0};
-    return GPA_OK;
+    if (pool && !(t->pool = strdup(pool))) return gpa_fail(err, GPA_ENOMEM, "out of memory");
+    if (tbl_put(s, s->n_tmpls - 1) != GPA_OK) return gpa_fail(err, GPA_ENOMEM, "out of memory");
+    return queue_pods(s, s->n_tmpls - 1, name, copies, false, err);
 }
 
 int gpa_sim_add_denied(gpa_sim *s, const char *pod, const char *message, gpa_error *err)
@@ -800,6 +894,13 @@ static int apply(gpa_sim *s, size_t pi, size_t n, const opt *o)
     size_t *np = grow(t->placed_nodes, &t->cap_placed, t->n_placed + 1, sizeof *np);
     if (!np) return GPA_ENOMEM;
     t->placed_nodes = np;
+    if (!t->cap_placed_seen) {
+        size_t *pl = grow(s->placed_tmpls, &s->cap_placed_tmpls, s->n_placed_tmpls + 1, sizeof *pl);
+        if (!pl) return GPA_ENOMEM;
+        s->placed_tmpls = pl;
+        pl[s->n_placed_tmpls++] = pod->tmpl;
+        t->cap_placed_seen = true;
+    }
     np[t->n_placed++] = n;
     return GPA_OK;
 }
@@ -839,10 +940,24 @@ static void unapply(gpa_sim *s, size_t pi, const opt *o)
 
 /* ---------------------------------------------------------------- pod (anti-)affinity */
 
+/* The scheduler's namespace rule: the listed namespaces united with those namespaceSelector
+ * picks; neither given means the term owner's namespace. Namespaces carry no labels here
+ * but the one the API server sets, kubernetes.io/metadata.name, so a selector on anything
+ * else matches none (docs/simulate.md). */
 static bool ns_matches(const gpa_sim_term *term, const char *owner_ns, const char *ns)
 {
-    if (cJSON_GetArraySize(term->namespaces) > 0) return str_in(term->namespaces, ns);
-    return strcmp(owner_ns, ns) == 0;
+    bool listed = cJSON_GetArraySize(term->namespaces) > 0;
+    if (listed && str_in(term->namespaces, ns)) return true;
+    if (cJSON_IsObject(term->ns_selector)) {
+        if (!term->ns_selector->child) return true;
+        char lbl[300];
+        snprintf(lbl, sizeof lbl, "{\"kubernetes.io/metadata.name\":\"%.250s\"}", ns);
+        cJSON *labels = cJSON_Parse(lbl);
+        bool m = labels && selector_matches(term->ns_selector, labels);
+        cJSON_Delete(labels);
+        return m;
+    }
+    return listed ? false : strcmp(owner_ns, ns) == 0;
 }
 
 /* Per placement attempt: which topology values each term allows or forbids. marks[k] is an
@@ -879,8 +994,8 @@ static int view_build(aff_view *v, gpa_sim *s, size_t ti, gpa_error *err)
         const gpa_sim_topo *tp = &s->topos[t->aff[a].key_id];
         v->aff_ok[a] = calloc((size_t)tp->n_values + 1, 1);
         if (!v->aff_ok[a]) return gpa_fail(err, GPA_ENOMEM, "out of memory");
-        for (size_t o = 0; o < s->n_tmpls; o++) {
-            const gpa_sim_tmpl *ot = &s->tmpls[o];
+        for (size_t q0 = 0; q0 < s->n_placed_tmpls; q0++) {
+            const gpa_sim_tmpl *ot = &s->tmpls[s->placed_tmpls[q0]];
             if (!ot->n_placed || !ns_matches(&t->aff[a], t->ns, ot->ns) ||
                 !selector_matches(t->aff[a].selector, ot->labels))
                 continue;
@@ -893,8 +1008,8 @@ static int view_build(aff_view *v, gpa_sim *s, size_t ti, gpa_error *err)
     }
     /* Anti-affinity both ways: this pod's terms against placed pods, placed pods' terms
      * against this pod. */
-    for (size_t o = 0; o < s->n_tmpls; o++) {
-        const gpa_sim_tmpl *ot = &s->tmpls[o];
+    for (size_t q0 = 0; q0 < s->n_placed_tmpls; q0++) {
+        const gpa_sim_tmpl *ot = &s->tmpls[s->placed_tmpls[q0]];
         if (!ot->n_placed) continue;
         for (int dir = 0; dir < 2; dir++) {
             const gpa_sim_tmpl *owner = dir ? ot : t, *other = dir ? t : ot;
@@ -1279,6 +1394,7 @@ size_t gpa_sim_pod_count(const gpa_sim *s)
 const char *gpa_sim_pod_name(const gpa_sim *s, size_t i, char *buf, size_t cap)
 {
     const gpa_sim_pod *p = &s->pods[i];
+    if (p->name) return p->name;
     const char *base = s->tmpls[p->tmpl].name;
     if (p->copy < 0) return base;
     snprintf(buf, cap, "%s-%lld", base, p->copy);

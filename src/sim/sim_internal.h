@@ -66,6 +66,7 @@ typedef enum { GK_NONE, GK_WHOLE, GK_MIG, GK_TS } gpa_sim_gkind;
 typedef struct gpa_sim_term {
     const cJSON *selector; /* labelSelector */
     const cJSON *namespaces;
+    const cJSON *ns_selector; /* namespaceSelector; {} = every namespace */
     const char *topology_key;
     int key_id; /* index into the run's topology keys */
 } gpa_sim_term;
@@ -89,11 +90,15 @@ typedef struct gpa_sim_tmpl {
     size_t sig;           /* static-feasibility class */
     size_t *placed_nodes; /* one entry per placed copy */
     size_t n_placed, cap_placed;
+    bool cap_placed_seen; /* listed in the run's placed_tmpls */
     long long size_key;
+    char *key; /* the pod minus its name: identical pods share one template */
+    uint64_t hash;
 } gpa_sim_tmpl;
 
 typedef struct gpa_sim_pod {
     size_t tmpl;
+    char *name;     /* NULL: the template's name, with "-copy" when copy >= 0 */
     long long copy; /* -1: the template's only pod (name as is) */
     long node;      /* -1 unplaced */
     const char *reason;
@@ -148,6 +153,10 @@ struct gpa_sim {
     gpa_sim_denied *denied;
     size_t n_denied, cap_denied;
     size_t skipped;
+    size_t *tbl; /* open-addressing table of template index + 1, by hash */
+    size_t tbl_cap;
+    size_t *placed_tmpls; /* templates that ever had a pod placed, in first-placement order */
+    size_t n_placed_tmpls, cap_placed_tmpls;
     gpa_sim_node *nodes;
     gpa_sim_sig *sigs;
     size_t n_sigs;
@@ -155,6 +164,10 @@ struct gpa_sim {
     size_t n_topos;
     bool ran;
 };
+
+/* Queues `copies` pods like gpa_sim_add_pod, recording the engine's pool. */
+int gpa_sim_add_pod_pool(gpa_sim *s, const cJSON *pod, const char *name, long long copies,
+                         const char *pool, gpa_error *err);
 
 /* GPU memory bytes of one card of node n's group (0 unknown). */
 int64_t gpa_sim_card_mem(const gpa_sim *s, size_t node);
