@@ -310,7 +310,7 @@ static void parse_expect(pctx *c, gpa_tcase *t, const gpa_ynode *m)
         if (!map_get(m, "object"))
             perr(c, v->line, v->col, "objectExact needs expect.object (the whole object)");
     }
-    if (m->n == 0)
+    if (t->has == 0)
         perr(c, m->line, m->col,
              "expect names no expectation: a case that checks nothing cannot fail");
 }
