@@ -128,6 +128,16 @@ class Render(unittest.TestCase):
         self.assertEqual(cm["metadata"]["labels"]["grafana_dashboard"], "yes")
         self.assertEqual(cm["metadata"]["annotations"], {"grafana_folder": "GPU"})
 
+    def test_values_from_an_older_release(self):
+        """`helm upgrade --reuse-values` from a chart version without these keys keeps none of
+        their defaults (null here removes them): the chart must still render, kit off."""
+        r = c.template(extra=["--set", "metrics.prometheusRule=null",
+                              "--set", "metrics.grafanaDashboard=null"], check=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("kind: Deployment", r.stdout)
+        self.assertNotIn("PrometheusRule", r.stdout)
+        self.assertNotIn("grafana_dashboard", r.stdout)
+
     def test_lint_strict(self):
         args, _ = c._set_args(kit())
         r = c.helm("lint", "--strict", c.CHART, *args, check=False)
