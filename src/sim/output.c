@@ -378,14 +378,17 @@ char *gpa_sim_report_html(const gpa_sim *s)
                 }
                 shown++;
                 const gpa_sim_tmpl *tm = &s->tmpls[s->pods[sl->pod].tmpl];
+                /* the tenant label the engine writes on shared pools; elsewhere pods carry
+                 * none, and the namespace stands in (tenants are sets of namespaces) */
+                const char *who = tm->tenant ? tm->tenant : tm->ns;
                 sb_printf(&b, "<g class=\"instance\" data-tenant=\"");
-                html_esc(&b, tm->tenant ? tm->tenant : "");
+                html_esc(&b, who);
                 sb_printf(&b, "\"><title>");
                 html_esc(&b, gpa_sim_pod_name(s, (size_t)sl->pod, nb, sizeof nb));
                 sb_printf(&b,
                           "</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
                           "fill=\"hsl(%u,60%%,70%%)\" stroke=\"#333\"/>",
-                          x + 1, y + 1, w - 2, h - 2, tenant_hue(tm->tenant));
+                          x + 1, y + 1, w - 2, h - 2, tenant_hue(who));
                 sb_printf(&b, "<text x=\"%.1f\" y=\"%.1f\" transform=\"rotate(%d %.1f %.1f)\">",
                           x + 4, y + 11, sl->p && w < 60 ? 90 : 0, x + 4, y + 11);
                 if (sl->p) {
@@ -404,38 +407,46 @@ char *gpa_sim_report_html(const gpa_sim *s)
 
 char *gpa_sim_suggest_mig(const gpa_sim *s)
 {
-    sbuf b = {0};
-    sb_printf(&b, "# mig-parted config from gpu-admission simulate: per node in use, the layout\n"
-                  "# the packing chose (GPUs without pods keep MIG off).\n"
-                  "version: v1\nmig-configs:\n");
+    sbuf b = {0}, body = {0};
+    sb_printf(&b,
+              "# mig-parted config from gpu-admission simulate: for each MIG node in use, the\n"
+              "# layout the packing chose per GPU (GPUs without pods keep MIG off). Label each\n"
+              "# node nvidia.com/mig.config=<its entry> for the MIG manager to apply it.\n"
+              "version: v1\n");
     size_t written = 0;
     for (size_t n = 0; n < s->inv->n_nodes; n++) {
         const gpa_sim_group *g = grp(s, n);
         const gpa_sim_node *nd = &s->nodes[n];
         if ((g->mode != GPA_SIM_MIG_AUTO && g->mode != GPA_SIM_MIG_FIXED) || !nd->used_gpus)
             continue;
-        sb_printf(&b, "  %s-%s:\n", g->name, s->inv->nodes[n].name);
+        sb_printf(&body, "  %s-%s:\n", g->name, s->inv->nodes[n].name);
         written++;
         for (int k = 0; k < g->gpus; k++) {
             const gpa_sim_gpu *u = &nd->gpus[k];
-            sb_printf(&b, "    - devices: [%d]\n", k);
-            size_t inst = 0;
-            for (size_t j = 0; j < u->n_slots; j++)
-                inst += u->slots[j].pod >= 0;
-            if (!inst) {
-                sb_printf(&b, "      mig-enabled: false\n");
+            sb_printf(&body, "    - devices: [%d]\n", k);
+            if (!u->n_pods) {
+                sb_printf(&body, "      mig-enabled: false\n");
                 continue;
             }
-            sb_printf(&b, "      mig-enabled: true\n      mig-devices:\n");
+            sb_printf(&body, "      mig-enabled: true\n      mig-devices:\n");
             for (size_t pi = 0; pi < g->model->n_profiles; pi++) {
                 const gpa_mig_profile *p = &g->model->profiles[pi];
                 size_t c = 0;
                 for (size_t j = 0; j < u->n_slots; j++)
                     c += u->slots[j].p == p && u->slots[j].pod >= 0;
-                if (c) sb_printf(&b, "        \"%s\": %zu\n", p->name, c);
+                if (c) sb_printf(&body, "        \"%s\": %zu\n", p->name, c);
             }
         }
     }
-    if (!written) sb_printf(&b, "  {}\n");
+    char *bd = sb_done(&body);
+    if (!bd) {
+        free(b.p);
+        return NULL;
+    }
+    if (written)
+        sb_printf(&b, "mig-configs:\n%s", bd);
+    else
+        sb_printf(&b, "mig-configs: {}\n");
+    free(bd);
     return sb_done(&b);
 }

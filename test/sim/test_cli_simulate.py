@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""test_cli_simulate.py - `gpu-admission simulate` as a user runs it (python3 stdlib only).
+
+Proves: text and -o json answers on the known-answer inputs (14 x 4Gi on one A100-40GB node
+-> 2 GPUs, baseline 14) and on the worked example of docs/simulate.md (denied pod with the
+engine's message, tenant conflict, island too small, per group and pool figures, memory);
+--suggest-mig prints a mig-parted file whose layouts hold exactly the placed instances;
+--report writes a self-contained page (no http(s) reference) with one SVG per used GPU and
+one element per instance; bad inventories and workloads exit 1 with file:line:col and nothing
+on stdout; usage errors exit 1.
+
+With --chromium BINARY it also renders the report in headless Chromium: the DOM Chromium
+built has the same SVGs and instances, and a screenshot is written (--screenshot PATH) for a
+person to look at.
+
+usage: test_cli_simulate.py --bin GPU_ADMISSION --src SOURCE_DIR [--chromium CHROMIUM]
+                            [--screenshot PNG]
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--bin", required=True)
+ap.add_argument("--src", required=True)
+ap.add_argument("--chromium")
+ap.add_argument("--screenshot")
+args = ap.parse_args()
+BIN, SRC = os.path.abspath(args.bin), os.path.abspath(args.src)
+T = os.path.join(SRC, "test", "sim")
+POL = os.path.join(T, "policies")
+failures = checks = 0
+
+
+def check(cond, what):
+    global failures, checks
+    checks += 1
+    if not cond:
+        failures += 1
+        print("FAIL:", what, file=sys.stderr)
+
+
+def sim(*argv):
+    p = subprocess.run([BIN, "simulate", *argv], capture_output=True, text=True, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+tmp = tempfile.mkdtemp(prefix="gpa-sim-")
+
+# --- known answer, text and json
+one = os.path.join(T, "inventories", "a100-one.yaml")
+small = os.path.join(T, "workloads", "fourteen-small.yaml")
+rc, out, err = sim("-p", POL, "-i", one, small)
+check(rc == 0, f"text run exits 0 (got {rc}: {err})")
+check("GPUs: 2 used of 8; whole-GPU baseline 14 (12 saved, 7.0x)" in out, "text: 2 of 8 vs 14\n" + out)
+rc, out, err = sim("-p", POL, "-i", one, "-o", "json", small)
+j = json.loads(out) if rc == 0 else {}
+check(j.get("pods") == 14 and j.get("denied") == [] and j.get("unplaced") == [], "json pods")
+check(j.get("gpus") == {"total": 8, "used": 2, "wholeGpuBaseline": 14, "saved": 12}, f"json gpus {j.get('gpus')}")
+check(j.get("memory", {}).get("allocatedBytes") == 70e9, "json memory allocated 14 x 5 GB")
+nodes = j.get("nodes", [])
+check(len(nodes) == 1 and nodes[0]["name"] == "a100-0" and nodes[0]["gpusUsed"] == 2, "json nodes")
+inst = [i for n in nodes for g in n["gpus"] for i in g["instances"]]
+check(len(inst) == 14 and all(i["profile"] == "1g.5gb" and i["size"] == 1 for i in inst), "14 x 1g.5gb")
+starts = sorted(i["start"] for i in inst)
+check(starts == [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6], f"1g starts 0-6 twice: {starts}")
+
+# --- the worked example
+cl = os.path.join(T, "inventories", "cluster.yaml")
+mixed = os.path.join(T, "workloads", "mixed.yaml")
+report = os.path.join(tmp, "report.html")
+rc, out, err = sim("-p", POL, "-i", cl, "-o", "json", "--report", report, mixed)
+check(rc == 0, f"worked example exits 0 ({err})")
+j = json.loads(out) if rc == 0 else {}
+check(j.get("gpus", {}).get("used") == 12 and j["gpus"]["wholeGpuBaseline"] == 32, f"example gpus {j.get('gpus')}")
+check([d["pod"] for d in j.get("denied", [])] == ["denied/miner"], "denied pod")
+check("namespace denied may not use GPUs" in j["denied"][0]["message"], "engine's deny message")
+reasons = {u["pod"]: u["reason"] for u in j.get("unplaced", [])}
+check(reasons == {"team-b/notebook-0": "tenant conflict", "team-b/notebook-1": "tenant conflict",
+                  "team-b/notebook-2": "tenant conflict", "training/finetune-2": "island too small"},
+      f"unplaced reasons {reasons}")
+pools = {p["pool"]: (p["placed"], p["unplaced"]) for p in j.get("pools", [])}
+check(pools == {"a100-mig": (14, 0), "shared": (3, 3), "train": (2, 1)}, f"pools {pools}")
+groups = {g["name"]: g["used"] for g in j.get("groups", [])}
+check(groups == {"a100": 3, "h100": 8, "shared": 1}, f"groups {groups}")
+# the two placed training pods share one NVLink domain (one h100 node here)
+train_nodes = {p["node"] for p in j.get("placements", []) if p["pod"].startswith("training/")}
+check(len(train_nodes) == 1, f"gang in one domain: {train_nodes}")
+
+# --- the report: self-contained, one SVG per used GPU, one element per instance
+html = open(report).read() if os.path.exists(report) else ""
+check(html.startswith("<!DOCTYPE html>"), "report written")
+check(not re.search(r"(src|href)=\"https?:", html), "no network references")
+n_svg = html.count('<svg class="gpu-svg"')
+n_inst = html.count('<g class="instance"')
+check(n_svg == 12, f"one SVG per used GPU: {n_svg}")
+check(n_inst == 19 - 2 + 2 * 4, f"instances: 14 MIG + 3 replicas + 8 whole GPUs = 25, got {n_inst}")
+check('id="bar"' in html and 'class="used"' in html and 'class="baseline"' in html, "bar")
+
+# --- suggest-mig: the layouts hold exactly the 14 MIG instances placed
+rc, out, err = sim("-p", POL, "-i", cl, "--suggest-mig", mixed)
+check(rc == 0 and out.startswith("# mig-parted"), "suggest-mig runs")
+counts = {}
+for m in re.finditer(r'"([0-9]g\.[0-9]+gb)": ([0-9]+)', out):
+    counts[m.group(1)] = counts.get(m.group(1), 0) + int(m.group(2))
+check(counts == {"1g.5gb": 9, "1g.10gb": 3, "3g.20gb": 2}, f"suggested instances {counts}")
+check("version: v1\nmig-configs:\n  a100-a100-0:\n    - devices: [0]\n" in out, "mig-parted shape")
+try:
+    import yaml  # python3-yaml (scripts/setup.sh test): the file must be YAML mig-parted reads
+    y = yaml.safe_load(out)
+    check(y["version"] == "v1" and "a100-a100-0" in y["mig-configs"], "suggest-mig parses as YAML")
+except ImportError:
+    pass
+
+# --- bad input: file:line:col, exit 1, nothing on stdout
+def bad(name, text, want, workload=small, inventory=None):
+    path = os.path.join(tmp, name)
+    with open(path, "w") as f:
+        f.write(text)
+    inv = inventory or path
+    wl = path if inventory else workload
+    rc, out, err = sim("-p", POL, "-i", inv, wl)
+    check(rc == 1 and out == "" and want in err, f"{name}: exit {rc}, stderr {err!r}, want {want!r}")
+
+
+HEAD = "apiVersion: gpu-admission.io/v1alpha1\nkind: GPUInventory\nspec:\n  nodeGroups:\n"
+bad("model.yaml", HEAD + "    - name: x\n      gpus: 8\n      gpu: V100\n",
+    "model.yaml:7:12: unknown GPU model V100")
+bad("profile.yaml", HEAD + "    - name: x\n      gpus: 8\n      gpu: A30-24GB\n      mig: {3g.12gb: 1}\n",
+    "profile.yaml:8:13: A30-24GB has no MIG profile 3g.12gb")
+bad("layout.yaml", HEAD + "    - name: x\n      gpus: 8\n      gpu: A100-80GB\n      mig: {4g.40gb: 1, 3g.40gb: 1, 1g.10gb: 1}\n",
+    "layout.yaml:8:12: this MIG layout does not fit one A100-80GB")
+bad("negative.yaml", HEAD + "    - name: x\n      count: -1\n      gpus: 8\n",
+    "negative.yaml:6:14: count must be between 0 and 100000, got -1")
+bad("huge.yaml", HEAD + "    - name: x\n      count: 1000000000\n      gpus: 8\n",
+    "huge.yaml:6:14: count must be between 0 and 100000, got 1000000000")
+bad("replicas.yaml",
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: many, namespace: inference}\n"
+    "spec:\n  replicas: 1000000000\n  selector: {matchLabels: {a: b}}\n  template:\n"
+    "    metadata: {labels: {a: b}, annotations: {gpu-admission.io/gpu-memory: 4Gi}}\n"
+    "    spec: {containers: [{name: m, image: x, resources: {limits: {nvidia.com/gpu: 1}}}]}\n",
+    "replicas.yaml:1:1: inference/many: 1000000000 pods would exceed the simulator's limit",
+    inventory=one)
+bad("notyaml.yaml", "apiVersion: v1\nkind: Pod\nmetadata: [\n", "notyaml.yaml:", inventory=one)
+rc, out, err = sim("-p", POL, small)
+check(rc == 1 and "--inventory FILE is required" in err, "missing --inventory")
+rc, out, err = sim("-p", POL, "-i", one, "-o", "yaml", small)
+check(rc == 1 and "-o must be text or json" in err, "bad -o")
+
+# --- headless Chromium: it renders the page and its DOM has the SVGs and instances
+if args.chromium:
+    prof = tempfile.mkdtemp(prefix="gpa-chromium-")
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             f"--user-data-dir={prof}"]
+    p = subprocess.run([args.chromium, *flags, "--dump-dom", "file://" + report],
+                       capture_output=True, text=True, timeout=120)
+    dom = p.stdout
+    check(p.returncode == 0, f"chromium --dump-dom exits 0 ({p.stderr[-500:]})")
+    n_dom_svg = dom.count('class="gpu-svg"')
+    check(n_dom_svg == 12, f"rendered DOM: 12 GPU SVGs, got {n_dom_svg}")
+    check(dom.count('class="instance"') == 25, "rendered DOM: 25 instances")
+    check("GPUs used: 12" in dom and "whole-GPU baseline: 32" in dom, "rendered bar labels")
+    shot = args.screenshot or os.path.join(tmp, "report.png")
+    p = subprocess.run([args.chromium, *flags, f"--screenshot={shot}", "--window-size=1400,1100",
+                        "--hide-scrollbars", "file://" + report],
+                       capture_output=True, text=True, timeout=120)
+    ok = p.returncode == 0 and os.path.exists(shot)
+    check(ok, f"chromium screenshot ({p.stderr[-500:]})")
+    if ok:
+        with open(shot, "rb") as f:
+            png = f.read()
+        check(png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20000, f"screenshot is a real PNG ({len(png)} bytes)")
+        print("screenshot:", shot)
+
+print(f"{checks} checks, {failures} failed")
+sys.exit(1 if failures else 0)
