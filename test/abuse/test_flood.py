@@ -370,7 +370,10 @@ def main():
     if errors:
         problems.append("well-behaved client: %d failed requests, e.g. %s"
                         % (len(errors), errors[:5]))
-    for col, kind, bar in ((2, "request", a.p99_ms), (1, "total", a.total_p99_ms)):
+    # --reconnect keeps the listen queue full of the flood's connects: a new connection waits
+    # there for its turn (measured and recorded, not held to the bar)
+    bars = ((2, "request", a.p99_ms),) + (() if a.reconnect else ((1, "total", a.total_p99_ms),))
+    for col, kind, bar in bars:
         v, base = lat(1, col), lat(0, col)
         if len(v) < 100:
             problems.append("too few well-behaved requests during the flood: %d" % len(v))
@@ -389,7 +392,7 @@ def main():
                         "it (%s)" % (limit, met))
     if met.get("refused_global") or met.get("refused_per-ip"):
         problems.append("connections were refused although idle ones could give way: %s" % met)
-    if not met.get("closed_header-timeout"):
+    if not met.get("closed_header-timeout") and not a.reconnect:
         problems.append("no connection was closed by --header-timeout")
     sc = result.get("slow_closed_by_server", {})
     if sc.get("bodies") != a.slow or met.get("closed_body-too-slow", 0) < a.slow:
