@@ -390,7 +390,7 @@ char *gpa_sim_report_html(const gpa_sim *s)
                           "fill=\"hsl(%u,60%%,70%%)\" stroke=\"#333\"/>",
                           x + 1, y + 1, w - 2, h - 2, tenant_hue(who));
                 sb_printf(&b, "<text x=\"%.1f\" y=\"%.1f\" transform=\"rotate(%d %.1f %.1f)\">",
-                          x + 4, y + 11, sl->p && w < 60 ? 90 : 0, x + 4, y + 11);
+                          x + 4, y + 11, sl->p && w < 100 ? 90 : 0, x + 4, y + 11);
                 if (sl->p) {
                     html_esc(&b, sl->p->name);
                     sb_printf(&b, " ");
