@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # run.sh - build the libFuzzer targets (clang, ASan+UBSan) and run each for SECONDS.
-#   test/fuzz/run.sh SECONDS [target...]      (targets: review policy quantity patch yamljson json)
+#   test/fuzz/run.sh SECONDS [target...]      (targets: review policy quantity patch yamljson json objects)
 # Builds in build-fuzz/ (or $GPA_FUZZ_BUILD_DIR; GPA_FUZZ_NO_BUILD=1 skips the build). Each
 # target runs sequentially with -max_total_time=SECONDS over its seed corpus
 # (test/fuzz/corpus/<target>, read-only) plus a work corpus that grows across runs
@@ -19,7 +19,7 @@ if ! [[ "$secs" =~ ^[0-9]+$ ]] || [ "$secs" -lt 1 ]; then
 fi
 shift
 build=${GPA_FUZZ_BUILD_DIR:-$root/build-fuzz}
-all=(review policy quantity patch yamljson json)
+all=(review policy quantity patch yamljson json objects)
 want=("$@")
 [ ${#want[@]} -eq 0 ] && want=("${all[@]}")
 
