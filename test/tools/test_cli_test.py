@@ -282,5 +282,43 @@ with tempfile.TemporaryDirectory() as d:
     check(rc == 1 and "FAIL  recorded/Pod notebooks/nb-alice" in out and
           "FAIL  recorded/Pod sandbox/experiment" in out, "recorded suite fails on change:\n" + out)
 
+# ---- workloads: judged through their templates; containers named TEMPLATE/CONTAINER ----
+DEPLOY = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: nb, namespace: notebooks}
+spec:
+  selector: {matchLabels: {app: nb}}
+  template:
+    metadata: {labels: {app: nb}}
+    spec:
+      containers:
+      - name: main
+        image: jupyter:1
+        resources: {limits: {nvidia.com/gpu: 1}}
+"""
+with tempfile.TemporaryDirectory() as d:
+    write(d, "deploy.yaml", DEPLOY)
+    write(d, "s.yaml", HEAD % ("wl", POLICIES) +
+          "    - {name: bare name, object: deploy.yaml, expect: {resources: {main: {cpu: 1}}}}\n"
+          "    - {name: path name, object: deploy.yaml, expect: {allowed: true, pool: t4-shared,"
+          " resources: {spec.template/main: {nvidia.com/gpu: 1}}}}\n"
+          "    - {name: other ns, object: deploy.yaml, namespace: sandbox, expect: {pool: null}}\n")
+    rc, out, err = run("-o", "json", os.path.join(d, "s.yaml"))
+    cs = {c["name"]: c for c in json.loads(out)["suites"][0]["cases"]} if out else {}
+    check(rc == 1, "workload suite: one failure: %d %s" % (rc, err))
+    f = (cs.get("bare name") or {}).get("failures") or [{}]
+    check(f[0].get("key") == "resources" and 'no container "main"' in f[0].get("actual", ""),
+          "a workload's containers are named by template: %r" % f)
+    check((cs.get("path name") or {}).get("status") == "pass", "TEMPLATE/CONTAINER passes")
+    check((cs.get("other ns") or {}).get("status") == "pass", "workload in another namespace")
+    rec = os.path.join(d, "rec.yaml")
+    p = subprocess.run([BIN, "test", "--record", rec, "--policies", POLICIES,
+                        os.path.join(d, "deploy.yaml")], capture_output=True, text=True)
+    text = open(rec, encoding="utf-8").read() if p.returncode == 0 else ""
+    check("spec.template/main:" in text and "pool: t4-shared" in text,
+          "recorded workload: %s %s" % (p.stderr, text[-400:]))
+    rc, out, err = run(rec)
+    check(rc == 0 and "1 passed, 0 failed" in out, "recorded workload passes: %s %s" % (out, err))
+
 print("%d checks, %d failed" % (checks, failures))
 sys.exit(1 if failures else 0)
