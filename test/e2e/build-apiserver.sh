@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# build-apiserver.sh - build kube-apiserver and kube-controller-manager v1.20.2 from Debian 12's
-# own `kubernetes` source package, for the end-to-end tests, and cache the binaries.
+# build-apiserver.sh - build kube-apiserver, kube-controller-manager and kube-scheduler v1.20.2
+# from Debian 12's own `kubernetes` source package, for the end-to-end tests, and cache them.
 #
 # Must never: touch /etc/apt or the system's apt lists (it uses a private sources list and a
 # private lists dir), download anything but Debian's source package, leave a half-built binary
-# where a later run would take it for a finished one, or report success without both binaries.
+# where a later run would take it for a finished one, or report success without every binary.
 #
 # Usage: build-apiserver.sh            builds if needed; the LAST stdout line is the bin dir
 # Env:   GPA_E2E_CACHE   cache root (default /var/cache/gpu-admission-e2e, or
@@ -12,7 +12,7 @@
 #        GPA_E2E_JOBS    go build -p (default 2: the test machines have 2 shared cores)
 #
 # Cache layout (all outside the source tree):
-#   $CACHE/k8s-v1.20.2-<script hash>/bin/{kube-apiserver,kube-controller-manager,BUILD-INFO}
+#   $CACHE/k8s-v1.20.2-<script hash>/bin/{kube-apiserver,kube-controller-manager,kube-scheduler,BUILD-INFO}
 #   $CACHE/src/     Debian source package files (.dsc, .orig.tar.gz, .debian.tar.xz)
 #   $CACHE/gocache/ Go build cache (makes a rebuild after a script change take ~1 min)
 #   $CACHE/apt/     private sources list + apt lists
@@ -38,7 +38,8 @@ out="$cache/$key"
 bin="$out/bin"
 
 have_binaries() {
-  [ -x "$bin/kube-apiserver" ] && [ -x "$bin/kube-controller-manager" ] && [ -f "$bin/BUILD-INFO" ]
+  [ -x "$bin/kube-apiserver" ] && [ -x "$bin/kube-controller-manager" ] &&
+    [ -x "$bin/kube-scheduler" ] && [ -f "$bin/BUILD-INFO" ]
 }
 
 if have_binaries; then
@@ -141,14 +142,14 @@ for kv in gitVersion=$K8S_VERSION gitMajor=1 gitMinor=20 gitTreeState=clean \
 done
 rm -rf "$out"
 mkdir -p "$out/bin.tmp"
-log "go build -p $jobs kube-apiserver kube-controller-manager (cold: ~12 min of CPU, 6+ min on 2 idle cores)"
+log "go build -p $jobs kube-apiserver kube-controller-manager kube-scheduler (cold: ~14 min of CPU, 7+ min on 2 idle cores)"
 t_go=$(date +%s)
 timecmd=()
 [ -x /usr/bin/time ] && timecmd=(/usr/bin/time -f 'go build: %e s wall, max RSS %M KB' -o "$work/go-build.time")
 "${timecmd[@]}" go build -p "$jobs" -trimpath -ldflags "$ldflags" -o "$out/bin.tmp/" \
-  ./cmd/kube-apiserver ./cmd/kube-controller-manager >&2 || die "go build failed"
+  ./cmd/kube-apiserver ./cmd/kube-controller-manager ./cmd/kube-scheduler >&2 || die "go build failed"
 t_end=$(date +%s)
-for b in kube-apiserver kube-controller-manager; do
+for b in kube-apiserver kube-controller-manager kube-scheduler; do
   "$out/bin.tmp/$b" --version 2>/dev/null | grep -q "Kubernetes $K8S_VERSION" ||
     die "$b --version does not report $K8S_VERSION"
 done
@@ -160,7 +161,7 @@ done
   echo "script hash: $script_hash"
   echo "built: $(date -u +%FT%TZ) in $((t_end - t_start)) s total, go build $((t_end - t_go)) s"
   [ -f "$work/go-build.time" ] && cat "$work/go-build.time"
-  (cd "$out/bin.tmp" && sha256sum kube-apiserver kube-controller-manager)
+  (cd "$out/bin.tmp" && sha256sum kube-apiserver kube-controller-manager kube-scheduler)
 } >"$out/bin.tmp/BUILD-INFO"
 mv "$out/bin.tmp" "$bin"
 cat "$bin/BUILD-INFO" >&2
