@@ -262,4 +262,11 @@ bool gpa_eng_put_str(gpa_eng *e, cJSON *obj, cJSON *cur, const char *key, const 
 /* The same with the value's length known. */
 bool gpa_eng_put_sv(gpa_eng *e, cJSON *obj, cJSON *cur, const char *key, gpa_sv value);
 
+/* A Pod CREATE as the API server runs it: the mutating decision (mout, patch_only honoured)
+ * and the validating decision on the mutated pod (vout; left "allowed", nothing else, when
+ * the mutating one denies). The mutated pod is never deep-copied: it is validated as the
+ * working copy placement built. For judging workload templates (review_workload.c). */
+int gpa_engine_mutate_validate(gpa_decision *mout, gpa_decision *vout, const gpa_policy *p,
+                               const gpa_request *req, gpa_error *err);
+
 #endif

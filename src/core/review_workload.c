@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine_internal.h"
 #include "node_arena.h"
 #include "pod.h"
 #include "review_workload.h"
@@ -114,51 +115,45 @@ static void add_refusal(wl_ctx *c, const char *path, const char *message, const 
     c->refusals[i] = line;
 }
 
-/* The GPU resource a container asks for under limits, compared between the pod as written
- * and as mutated: the name mutation put in (*to) and the one it took out (*from). */
-static void find_rename(const gpa_policy *p, const cJSON *orig, const cJSON *mut, const char **from,
-                        const char **to)
+/* The GPU resource mutation renamed, read from the patch: the name an "add" put under
+ * .../resources/limits/ (*to) and the one a "remove" took out (*from). Names in the patch
+ * paths are JSON Pointer escaped ("~1" for "/"), unescaped into the caller's buffers. */
+static void find_rename(const gpa_policy *p, const cJSON *patch, char *from, char *to, size_t cap)
 {
-    *from = *to = NULL;
-    if (!mut) return;
-    gpa_pod ov, mv;
-    gpa_pod_init(&ov, orig);
-    gpa_pod_init(&mv, mut);
-    for (int k = GPA_PODC_MAIN; k <= GPA_PODC_INIT && !*to; k++) {
-        const cJSON *oc = gpa_pod_containers(&ov, (gpa_podc_kind)k);
-        const cJSON *mc = gpa_pod_containers(&mv, (gpa_podc_kind)k);
-        const cJSON *o = oc ? oc->child : NULL;
-        for (const cJSON *m = mc ? mc->child : NULL; m && !*to;
-             m = m->next, o = o ? o->next : NULL) {
-            const cJSON *ml = gpa_json_obj(gpa_json_obj(m, "resources"), "limits");
-            const cJSON *ol = o ? gpa_json_obj(gpa_json_obj(o, "resources"), "limits") : NULL;
-            for (const cJSON *r = ml ? ml->child : NULL; r; r = r->next)
-                if (r->string && gpa_is_gpu_resource(p, r->string) &&
-                    !(ol && gpa_json_str(ol, r->string)) && !(ol && gpa_jn_get(ol, r->string))) {
-                    *to = r->string;
-                    break;
-                }
-            for (const cJSON *r = ol && *to ? ol->child : NULL; r; r = r->next)
-                if (r->string && gpa_is_gpu_resource(p, r->string) && !gpa_jn_get(ml, r->string)) {
-                    *from = r->string;
-                    break;
-                }
+    *from = *to = '\0';
+    for (const cJSON *op = patch ? patch->child : NULL; op; op = op->next) {
+        const char *kind = gpa_json_str(op, "op"), *path = gpa_json_str(op, "path");
+        const char *at = path ? strstr(path, "/resources/limits/") : NULL;
+        if (!kind || !at) continue;
+        char *dst = strcmp(kind, "add") == 0 ? to : strcmp(kind, "remove") == 0 ? from : NULL;
+        if (!dst || *dst) continue;
+        size_t n = 0;
+        for (const char *c = at + strlen("/resources/limits/"); *c && *c != '/' && n + 1 < cap;
+             c++) {
+            if (c[0] == '~' && (c[1] == '1' || c[1] == '0')) {
+                dst[n++] = c[1] == '1' ? '/' : '~';
+                c++;
+            } else {
+                dst[n++] = *c;
+            }
         }
+        dst[n] = '\0';
+        if (!gpa_is_gpu_resource(p, dst)) *dst = '\0';
     }
 }
 
-static void summarize(wl_ctx *c, const char *path, const gpa_decision *md, const cJSON *pod)
+static void summarize(wl_ctx *c, const char *path, const gpa_decision *md)
 {
     char text[WL_WARN_MAX_BYTES + 1];
     if (!md->pool) {
         snprintf(text, sizeof text, "GPU pods match no placing rule; admitted unchanged");
     } else {
-        const char *from, *to;
-        find_rename(c->p, pod, md->mutated, &from, &to);
+        char from[128], to[128];
+        find_rename(c->p, md->patch, from, to, sizeof from);
         int n = snprintf(text, sizeof text, "pods get pool %s (rule %s)", md->pool,
                          md->rule ? md->rule : "-");
-        if (to && n > 0 && (size_t)n < sizeof text)
-            snprintf(text + n, sizeof text - (size_t)n, ", %s -> %s", from ? from : "GPUs", to);
+        if (*to && n > 0 && (size_t)n < sizeof text)
+            snprintf(text + n, sizeof text - (size_t)n, ", %s -> %s", *from ? from : "GPUs", to);
     }
     add_warning(c, path, text);
 }
@@ -209,17 +204,12 @@ static int judge_template(void *vctx, const char *path, const cJSON *tmpl, long 
     }
     if (pod.child) pod.child->prev = last;
 
-    gpa_request rq = {.namespace_ = c->ns, .op = GPA_OP_CREATE, .object = &pod};
+    gpa_request rq = {.namespace_ = c->ns, .op = GPA_OP_CREATE, .object = &pod, .patch_only = true};
     gpa_decision mdec = {0}, vdec = {0};
     gpa_error eerr;
     eerr.code = 0;
     eerr.message[0] = '\0';
-    int rc = gpa_engine_mutate(&mdec, c->p, &rq, &eerr);
-    if (rc == GPA_OK && mdec.allowed) {
-        rq.object = mdec.mutated ? mdec.mutated : &pod;
-        rq.patch_only = true;
-        rc = gpa_engine_validate(&vdec, c->p, &rq, &eerr);
-    }
+    int rc = gpa_engine_mutate_validate(&mdec, &vdec, c->p, &rq, &eerr);
     if (rc != GPA_OK) {
         gpa_decision_clear(&mdec);
         gpa_decision_clear(&vdec);
@@ -241,7 +231,7 @@ static int judge_template(void *vctx, const char *path, const cJSON *tmpl, long 
                 c->pool = mdec.pool;
             }
             c->gpu = true;
-            summarize(c, path, &mdec, &pod);
+            summarize(c, path, &mdec);
         }
     }
     if (mdec.gpu_pod) c->gpu = true;

@@ -4,9 +4,14 @@
  *   a) a realistic ~3 KB GPU pod review (as the API server sends it: defaulted fields,
  *      requests+limits, default tolerations, projected token volume) through policies/;
  *   b) the same pod without GPUs;
- *   c) a generated 1,000-rule / 100-pool policy set, with a pod that matches rule 996.
- * Prints reviews/s and us/review per case, and the peak RSS of `gpu-admission review mutate`
- * on (c) (ru_maxrss of a child via wait4).
+ *   c) a generated 1,000-rule / 100-pool policy set, with a pod that matches rule 996;
+ *   d) a Deployment whose template is (a)'s pod, on the validating hook (issue 16: each
+ *      template mutated, then the mutated pod validated; never patched);
+ *   e) (a)'s pod on the validating hook.
+ * Prints reviews/s and us/review per case, the ratios (d)/(a) and (d)/(e) (a Deployment review
+ * is held to at most 1.3x its pod's review; callgrind instruction counts of --only a / --only d
+ * are the stable measure), and the peak RSS of `gpu-admission review mutate` on (c)
+ * (ru_maxrss of a child via wait4).
  *
  * `--check` runs a few iterations and asserts only that each decision is the expected one
  * (ctest label "bench"): timing is printed, never asserted, because a shared CI machine
@@ -19,7 +24,7 @@
  * review with its code, policy and heap in cache; this one measures what the cache misses
  * add. Each review is timed with CLOCK_MONOTONIC (vDSO, ~25 ns), the eviction never.
  *
- * usage: bench_engine [--check] [--iterations N] [--only a|b|c] [--cli PATH]
+ * usage: bench_engine [--check] [--iterations N] [--only a|b|c|d|e] [--cli PATH]
  *                     [--policies DIR] [--dump DIR] [--evict KB]
  */
 #include <errno.h>
@@ -229,18 +234,21 @@ typedef struct bench_case {
     const gpa_policy *policy;
     char *body;
     size_t len;
+    gpa_hook hook;
     /* expectations */
     const char *outcome;
     const char *rule; /* auditAnnotations rule, NULL: none expected */
     const char *must_contain;
-    double target; /* reviews/s the task asks for */
+    double target;       /* reviews/s the task asks for */
+    const char *warning; /* a warning line must contain this (NULL: none checked) */
+    double cpu_us;       /* measured by run_case */
 } bench_case;
 
 static void check_once(const bench_case *c)
 {
     gpa_review_result r;
     gpa_error err = {0};
-    int rc = gpa_review_handle(&r, c->policy, GPA_HOOK_MUTATE, c->body, c->len, &err);
+    int rc = gpa_review_handle(&r, c->policy, c->hook, c->body, c->len, &err);
     EXPECT(rc == GPA_OK, "case %s: rc %d (%s)", c->id, rc, err.message);
     EXPECT(r.outcome && strcmp(r.outcome, c->outcome) == 0, "case %s: outcome %s, expected %s",
            c->id, r.outcome ? r.outcome : "(null)", c->outcome);
@@ -261,17 +269,23 @@ static void check_once(const bench_case *c)
     }
     if (!c->rule && strcmp(c->outcome, "allowed") == 0)
         EXPECT(!cJSON_GetObjectItemCaseSensitive(response, "patch"), "case %s: patched", c->id);
+    if (c->warning) {
+        char *w = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(response, "warnings"));
+        EXPECT(w && strstr(w, c->warning), "case %s: warnings %s lack %s", c->id, w ? w : "(none)",
+               c->warning);
+        free(w);
+    }
     cJSON_Delete(resp);
     gpa_review_result_clear(&r);
 }
 
-static void run_case(const bench_case *c, long iterations)
+static void run_case(bench_case *c, long iterations)
 {
     check_once(c);
     /* warm-up: caches, allocator arenas */
     for (long i = 0; i < iterations / 10 + 1; i++) {
         gpa_review_result r;
-        gpa_review_handle(&r, c->policy, GPA_HOOK_MUTATE, c->body, c->len, NULL);
+        gpa_review_handle(&r, c->policy, c->hook, c->body, c->len, NULL);
         gpa_review_result_clear(&r);
     }
     size_t out_bytes = 0;
@@ -280,16 +294,97 @@ static void run_case(const bench_case *c, long iterations)
     double w0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
     for (long i = 0; i < iterations; i++) {
         gpa_review_result r;
-        gpa_review_handle(&r, c->policy, GPA_HOOK_MUTATE, c->body, c->len, NULL);
+        gpa_review_handle(&r, c->policy, c->hook, c->body, c->len, NULL);
         out_bytes = r.body_len;
         gpa_review_result_clear(&r);
     }
     double wall = clock_s(CLOCK_MONOTONIC) - w0, cpu = clock_s(CLOCK_THREAD_CPUTIME_ID) - c0;
     double rate = cpu > 0 ? (double)iterations / cpu : 0;
+    c->cpu_us = cpu * 1e6 / (double)iterations;
     printf("(%s) %-44s %5zu B in, %4zu B out: %8.0f reviews/s per core  %7.2f us/review cpu "
            "(%7.2f wall)  target >= %.0f/s: %s\n",
            c->id, c->what, c->len, out_bytes, rate, cpu * 1e6 / (double)iterations,
            wall * 1e6 / (double)iterations, c->target, rate >= c->target ? "met" : "MISSED");
+}
+
+/* (d): the AdmissionReview kube-apiserver sends for `kubectl apply` of a Deployment whose pod
+ * template is the pod of pod_review (its metadata labels/annotations and spec), with the
+ * fields the API server defaults on a Deployment. */
+static char *make_deployment_review(const char *pod_review)
+{
+    cJSON *pr = cJSON_Parse(pod_review);
+    cJSON *pod =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(pr, "request"), "object");
+    cJSON *pmd = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
+    const char *ns = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(pmd, "namespace"));
+    cJSON *labels = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(pmd, "labels"), 1);
+    cJSON_DeleteItemFromObjectCaseSensitive(labels, "pod-template-hash");
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddStringToObject(r, "kind", "AdmissionReview");
+    cJSON_AddStringToObject(r, "apiVersion", "admission.k8s.io/v1");
+    cJSON *req = cJSON_AddObjectToObject(r, "request");
+    cJSON_AddStringToObject(req, "uid", "1d2c3b4a-5e6f-4a7b-8c9d-0e1f2a3b4c5d");
+    cJSON *k = cJSON_AddObjectToObject(req, "kind");
+    cJSON_AddStringToObject(k, "group", "apps");
+    cJSON_AddStringToObject(k, "version", "v1");
+    cJSON_AddStringToObject(k, "kind", "Deployment");
+    cJSON *res = cJSON_AddObjectToObject(req, "resource");
+    cJSON_AddStringToObject(res, "group", "apps");
+    cJSON_AddStringToObject(res, "version", "v1");
+    cJSON_AddStringToObject(res, "resource", "deployments");
+    cJSON_AddItemToObject(req, "requestKind", cJSON_Duplicate(k, 1));
+    cJSON_AddItemToObject(req, "requestResource", cJSON_Duplicate(res, 1));
+    cJSON_AddStringToObject(req, "name", "llm-serve");
+    cJSON_AddStringToObject(req, "namespace", ns);
+    cJSON_AddStringToObject(req, "operation", "CREATE");
+    cJSON *ui = cJSON_AddObjectToObject(req, "userInfo");
+    cJSON_AddStringToObject(ui, "username", "alice@example.com");
+    cJSON *groups = cJSON_AddArrayToObject(ui, "groups");
+    cJSON_AddItemToArray(groups, cJSON_CreateString("ml-platform-devs"));
+    cJSON_AddItemToArray(groups, cJSON_CreateString("system:authenticated"));
+    cJSON *d = cJSON_AddObjectToObject(req, "object");
+    cJSON_AddStringToObject(d, "kind", "Deployment");
+    cJSON_AddStringToObject(d, "apiVersion", "apps/v1");
+    cJSON *md = cJSON_AddObjectToObject(d, "metadata");
+    cJSON_AddStringToObject(md, "name", "llm-serve");
+    cJSON_AddStringToObject(md, "namespace", ns);
+    cJSON_AddStringToObject(md, "uid", "9e8d7c6b-5a4f-4e3d-2c1b-0a9f8e7d6c5b");
+    cJSON_AddNumberToObject(md, "generation", 1);
+    cJSON_AddNullToObject(md, "creationTimestamp");
+    cJSON_AddItemToObject(md, "labels", cJSON_Duplicate(labels, 1));
+    cJSON *ann = cJSON_AddObjectToObject(md, "annotations");
+    cJSON_AddStringToObject(ann, "kubectl.kubernetes.io/last-applied-configuration", "{}");
+    cJSON *sp = cJSON_AddObjectToObject(d, "spec");
+    cJSON_AddNumberToObject(sp, "replicas", 2);
+    cJSON *sel = cJSON_AddObjectToObject(sp, "selector");
+    cJSON_AddItemToObject(sel, "matchLabels", labels);
+    cJSON *tm = cJSON_AddObjectToObject(sp, "template");
+    cJSON *tmd = cJSON_AddObjectToObject(tm, "metadata");
+    cJSON_AddNullToObject(tmd, "creationTimestamp");
+    cJSON_AddItemToObject(tmd, "labels",
+                          cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(pmd, "labels"), 1));
+    cJSON_AddItemToObject(tmd, "annotations",
+                          cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(pmd, "annotations"), 1));
+    cJSON_AddItemToObject(tm, "spec",
+                          cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(pod, "spec"), 1));
+    cJSON *st = cJSON_AddObjectToObject(sp, "strategy");
+    cJSON_AddStringToObject(st, "type", "RollingUpdate");
+    cJSON *ru = cJSON_AddObjectToObject(st, "rollingUpdate");
+    cJSON_AddStringToObject(ru, "maxUnavailable", "25%");
+    cJSON_AddStringToObject(ru, "maxSurge", "25%");
+    cJSON_AddNumberToObject(sp, "revisionHistoryLimit", 10);
+    cJSON_AddNumberToObject(sp, "progressDeadlineSeconds", 600);
+    cJSON_AddObjectToObject(d, "status");
+    cJSON_AddNullToObject(req, "oldObject");
+    cJSON_AddFalseToObject(req, "dryRun");
+    cJSON *opt = cJSON_AddObjectToObject(req, "options");
+    cJSON_AddStringToObject(opt, "kind", "CreateOptions");
+    cJSON_AddStringToObject(opt, "apiVersion", "meta.k8s.io/v1");
+    cJSON_AddStringToObject(opt, "fieldManager", "kubectl-client-side-apply");
+    char *out = cJSON_PrintUnformatted(r);
+    cJSON_Delete(r);
+    cJSON_Delete(pr);
+    return out;
 }
 
 /* The review with the caches cooled first: `evict_kb` KiB of a private buffer written (one
@@ -310,7 +405,7 @@ static void run_case_evicted(const bench_case *c, long iterations, long evict_kb
             junk[j] = (unsigned char)(junk[j] + 1);
         double t0 = clock_s(CLOCK_MONOTONIC);
         gpa_review_result r;
-        gpa_review_handle(&r, c->policy, GPA_HOOK_MUTATE, c->body, c->len, NULL);
+        gpa_review_handle(&r, c->policy, c->hook, c->body, c->len, NULL);
         gpa_review_result_clear(&r);
         spent += clock_s(CLOCK_MONOTONIC) - t0;
     }
@@ -408,16 +503,22 @@ int main(int argc, char **argv)
      * rule places it in h100-train (node affinity, runtimeClassName, annotations); (b) the
      * same pod without GPUs; (c) a 1-GPU pod matching rule 996 of the generated set (a mig
      * pool: resource rewrite). */
-    bench_case cases[3] = {
-        {"a", "GPU pod, shipped policies (rule training)", shipped,
-         make_review("ml-platform", 2, ""), 0, "mutated", "training", "NVIDIA-H100-80GB-HBM3",
-         100000},
+    char *pod_a = make_review("ml-platform", 2, "");
+    enum { N_CASES = 5 };
+    bench_case cases[N_CASES] = {
+        {"a", "GPU pod, shipped policies (rule training)", shipped, pod_a, 0, GPA_HOOK_MUTATE,
+         "mutated", "training", "NVIDIA-H100-80GB-HBM3", 100000, NULL, 0},
         {"b", "non-GPU pod, shipped policies", shipped, make_review("ml-platform", 0, ""), 0,
-         "allowed", NULL, NULL, 300000},
+         GPA_HOOK_MUTATE, "allowed", NULL, NULL, 300000, NULL, 0},
         {"c", "GPU pod, 1000 rules / 100 pools, rule 996", gen, make_review("team-996-prod", 1, ""),
-         0, "mutated", "rule-996", "nvidia.com~1mig-1g", 20000},
+         0, GPA_HOOK_MUTATE, "mutated", "rule-996", "nvidia.com~1mig-1g", 20000, NULL, 0},
+        {"d", "Deployment of (a)'s pod, validating hook", shipped,
+         pod_a ? make_deployment_review(pod_a) : NULL, 0, GPA_HOOK_VALIDATE, "allowed", NULL, NULL,
+         75000, "spec.template: pods get pool h100-train (rule training)", 0},
+        {"e", "(a)'s pod, validating hook", shipped, pod_a ? strdup(pod_a) : NULL, 0,
+         GPA_HOOK_VALIDATE, "allowed", "training", NULL, 100000, NULL, 0},
     };
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < N_CASES; i++) {
         if (!cases[i].body) return 2;
         cases[i].len = strlen(cases[i].body);
     }
@@ -426,7 +527,7 @@ int main(int argc, char **argv)
         return 2;
     }
     if (dump) {
-        for (int i = 0; i < 3; i++) {
+        for (int i = 0; i < N_CASES; i++) {
             char p[4096];
             snprintf(p, sizeof p, "%s/review-%s.json", dump, cases[i].id);
             write_file(p, cases[i].body);
@@ -439,11 +540,16 @@ int main(int argc, char **argv)
 
     printf("gpu-admission engine benchmark: %ld iterations per case, 1 thread%s\n", iterations,
            check ? " (--check: decisions asserted, timings not meaningful)" : "");
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < N_CASES; i++)
         if (!only || strcmp(only, cases[i].id) == 0) {
             run_case(&cases[i], iterations);
             if (evict_kb > 0) run_case_evicted(&cases[i], iterations, evict_kb);
         }
+    if (cases[0].cpu_us > 0 && cases[3].cpu_us > 0 && cases[4].cpu_us > 0)
+        printf("(d)/(a) Deployment review / its pod's mutating review: %.2fx, (d)/(e) / its pod's "
+               "validating review: %.2fx (target <= 1.3x of the pod's review; CPU time, noisy: "
+               "callgrind --only a / --only d is the stable measure)\n",
+               cases[3].cpu_us / cases[0].cpu_us, cases[3].cpu_us / cases[4].cpu_us);
 
     if (cli && (!only || strcmp(only, "c") == 0)) {
         int status = 0;
@@ -455,7 +561,7 @@ int main(int argc, char **argv)
                (double)kb / 1024.0, kb <= 32 * 1024 ? "met" : "MISSED");
     }
 
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < N_CASES; i++)
         free(cases[i].body);
     gpa_policy_unref(shipped);
     gpa_policy_unref(gen);
