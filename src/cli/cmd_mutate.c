@@ -1,7 +1,9 @@
 /*
  * cmd_mutate.c - `gpu-admission mutate --policies DIR [-n NS] [--patch] [--explain] [FILE|-]`:
  * dry-runs the mutating webhook on Pods written as YAML or JSON and prints what the server
- * would make of them (the mutated Pod in the input's format, or the JSON Patch).
+ * would make of them (the mutated Pod in the input's format, or the JSON Patch). A workload
+ * (Deployment, Job, PyTorchJob, ... workload.h) stands for the pods its templates make: each
+ * template's pod is run the same way and labelled with the template's path.
  *
  * The printed Pod is the original with the engine's JSON Patch applied, i.e. exactly what the
  * API server would store after POST /mutate; the engine's own mutated copy is only used to
@@ -26,6 +28,7 @@
 #include "gpu_admission/patch.h"
 #include "gpu_admission/policy.h"
 #include "gpu_admission/review.h"
+#include "gpu_admission/workload.h"
 #include "gpu_admission/yamljson.h"
 
 static void usage(FILE *f)
@@ -36,8 +39,13 @@ static void usage(FILE *f)
             "\n"
             "Runs the mutating webhook offline on every Pod in FILE (or stdin): YAML (any number\n"
             "of documents) or JSON (a Pod, an array, or a v1 List). Prints the Pods as the API\n"
-            "server would store them after the webhook, in the input's format. Documents that\n"
-            "are not Pods are skipped with a note on stderr.\n"
+            "server would store them after the webhook, in the input's format. A workload\n"
+            "(Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob, PyTorchJob, JobSet,\n"
+            "RayCluster, LeaderWorkerSet, ... and the policy's workloads.kinds) stands for the\n"
+            "pods its controller would create: each pod template is run as a Pod, labelled\n"
+            "with its path (\"Deployment/web spec.template\"); --explain says per template\n"
+            "what its pods would get or why they would be refused. Other documents are\n"
+            "skipped with a note on stderr.\n"
             "\n"
             "flags:\n"
             "  -p, --policies DIR       policy directory (*.yaml / *.yml files); required\n"
@@ -48,8 +56,9 @@ static void usage(FILE *f)
             "      --explain            print the engine's reasoning to stderr\n"
             "  -h, --help               show this help\n"
             "\n"
-            "exit codes: 0 all Pods allowed, 2 a Pod was denied (reason on stderr),\n"
-            "1 bad flags, unreadable input, no Pod in the input or invalid policies.\n");
+            "exit codes: 0 all Pods allowed, 2 a Pod (or a template's pods) was denied\n"
+            "(reason on stderr), 1 bad flags, unreadable input, no Pod or pod template in the\n"
+            "input or invalid policies.\n");
 }
 
 /* ---- JSON output: 2-space pretty printing (cJSON_Print indents with tabs) ---- */
@@ -183,9 +192,9 @@ typedef struct options {
 } options;
 
 /* Runs one pod; returns 0 allowed (*out set to the pod to print, or the patch), 2 denied,
- * 1 error. */
+ * 1 error. template_pods: how many pods a workload's template makes (-1 for a Pod). */
 static int mutate_one(cJSON **out, const gpa_policy *p, const options *o, const cJSON *pod,
-                      const char *label)
+                      const char *label, long long template_pods)
 {
     const char *ns = o->ns;
     if (!ns || !*ns) ns = str_at(pod, "metadata", "namespace");
@@ -206,6 +215,20 @@ static int mutate_one(cJSON **out, const gpa_policy *p, const options *o, const 
                 d.message ? d.message : "denied by policy");
         gpa_decision_clear(&d);
         return 2;
+    }
+    if (o->explain && template_pods >= 0) {
+        /* A template's one-line answer: what each of its pods gets. */
+        if (!d.gpu_pod)
+            fprintf(stderr, "explain: %s: %lld pod(s), no GPU: admitted unchanged\n", label,
+                    template_pods);
+        else if (d.pool)
+            fprintf(stderr, "explain: %s: %lld pod(s), each placed in pool %s by rule %s\n", label,
+                    template_pods, d.pool, d.rule ? d.rule : "-");
+        else
+            fprintf(stderr,
+                    "explain: %s: %lld pod(s) ask for GPUs, no rule places them: "
+                    "admitted unchanged\n",
+                    label, template_pods);
     }
     /* Warnings only for an admitted pod: on a denial they would describe changes that never
      * happen. */
@@ -244,6 +267,46 @@ static int mutate_one(cJSON **out, const gpa_policy *p, const options *o, const 
     cJSON_Delete(result);
     gpa_decision_clear(&d);
     return rc;
+}
+
+/* Each pod template of a workload through mutate_one, its result appended to outs. Returns 0,
+ * 2 when some template's pods would be denied, 1 on an error. */
+static int mutate_workload(cJSON *outs, int *n_pods, const gpa_policy *p, const options *o,
+                           const cJSON *doc, const char *label)
+{
+    gpa_workload_templates *t = NULL;
+    gpa_error err = {0};
+    if (gpa_workload_templates_read(&t, p, doc, o->ns, &err) != GPA_OK) {
+        /* The validating webhook refuses such a workload with this message too. */
+        fprintf(stderr, "gpu-admission mutate: %s denied: %s\n", label, err.message);
+        return err.code == GPA_ENOMEM ? 1 : 2;
+    }
+    size_t n = gpa_workload_templates_count(t);
+    if (n == 0)
+        fprintf(stderr,
+                "gpu-admission mutate: %s: no pod template at its template paths, "
+                "nothing to judge\n",
+                label);
+    int worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        const gpa_workload_template *x = gpa_workload_templates_get(t, i);
+        char tl[900];
+        snprintf(tl, sizeof tl, "%s %s", label, x->path);
+        (*n_pods)++;
+        cJSON *res = NULL;
+        int rc = mutate_one(&res, p, o, x->pod, tl, x->replicas);
+        if (rc == 1) {
+            worst = 1;
+            break;
+        }
+        if (rc == 2) {
+            worst = 2;
+            continue;
+        }
+        cJSON_AddItemToArray(outs, res);
+    }
+    gpa_workload_templates_free(t);
+    return worst;
 }
 
 int gpa_cmd_mutate(int argc, char **argv)
@@ -326,13 +389,23 @@ int gpa_cmd_mutate(int argc, char **argv)
         describe(label, sizeof label, doc, index);
         const char *kind = cJSON_IsObject(doc) ? str_at(doc, "kind", NULL) : NULL;
         const char *av = cJSON_IsObject(doc) ? str_at(doc, "apiVersion", NULL) : NULL;
+        if (kind && av && gpa_workload_kind_known(p, av, kind)) {
+            int wrc = mutate_workload(outs, &n_pods, p, &o, doc, label);
+            if (wrc == 1) {
+                worst = 1;
+                break;
+            }
+            if (wrc == 2) worst = 2;
+            continue;
+        }
         if (!kind || strcmp(kind, "Pod") != 0 || (av && strcmp(av, "v1") != 0)) {
-            fprintf(stderr, "gpu-admission mutate: %s: not a v1 Pod, skipped\n", label);
+            fprintf(stderr, "gpu-admission mutate: %s: not a v1 Pod or a workload, skipped\n",
+                    label);
             continue;
         }
         n_pods++;
         cJSON *res = NULL;
-        int rc = mutate_one(&res, p, &o, doc, label);
+        int rc = mutate_one(&res, p, &o, doc, label, -1);
         if (rc == 1) {
             worst = 1;
             break;
@@ -347,7 +420,7 @@ int gpa_cmd_mutate(int argc, char **argv)
         fprintf(stderr, "gpu-admission mutate: out of memory\n");
         worst = 1;
     } else if (worst != 1 && n_pods == 0) {
-        fprintf(stderr, "gpu-admission mutate: %s: no Pod in the input\n", name);
+        fprintf(stderr, "gpu-admission mutate: %s: no Pod or pod template in the input\n", name);
         worst = 1;
     }
     if (worst != 1) {

@@ -1,6 +1,9 @@
 /*
- * cmd_review.c - `gpu-admission review {mutate|validate} --policies DIR [FILE|-]`: answers one
- * AdmissionReview exactly as the server's POST /mutate or /validate would.
+ * cmd_review.c - `gpu-admission review {mutate|validate} --policies DIR [-n NS] [FILE|-]`:
+ * answers one AdmissionReview exactly as the server's POST /mutate or /validate would; or, for
+ * Kubernetes objects (a Pod, a Deployment, a PyTorchJob, ...; YAML with any number of
+ * documents, JSON, Lists), answers the AdmissionReview the API server would send for creating
+ * each one, one response per line.
  *
  * stdout gets exactly the response body gpa_review_handle produced, followed by one "\n"
  * (always, tty or not), so `head -c -1` of this output equals the server's HTTP body byte for
@@ -16,29 +19,151 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "cli.h"
+#include "gpu_admission/objects.h"
 #include "gpu_admission/policy.h"
 #include "gpu_admission/review.h"
+#include "gpu_admission/yamljson.h"
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: gpu-admission review {mutate|validate} --policies DIR [FILE|-]\n"
+    fprintf(f, "usage: gpu-admission review {mutate|validate} --policies DIR [-n NAMESPACE]\n"
+               "                            [FILE|-]\n"
                "\n"
                "Reads one AdmissionReview (admission.k8s.io/v1 or v1beta1, JSON) from FILE or\n"
                "stdin and prints the response the webhook server would send for POST /mutate or\n"
                "POST /validate: exactly the HTTP body, then one newline.\n"
+               "Given Kubernetes objects instead (YAML, any number of documents, or JSON: a Pod,\n"
+               "a Deployment, Job, PyTorchJob, ...), answers for each the AdmissionReview the API\n"
+               "server would send to create it (operation CREATE, request.kind from its\n"
+               "apiVersion and kind): one response per line, in input order.\n"
                "\n"
                "flags:\n"
-               "  -p, --policies DIR  policy directory (*.yaml / *.yml files); required\n"
-               "  -h, --help          show this help\n"
+               "  -p, --policies DIR   policy directory (*.yaml / *.yml files); required\n"
+               "  -n, --namespace NS   namespace of the objects (default: each object's\n"
+               "                       metadata.namespace, else \"default\")\n"
+               "  -h, --help           show this help\n"
                "\n"
                "exit codes: 0 response produced (allowed or denied), 1 bad request (the 400\n"
                "Status body is printed), bad flags, unreadable input or invalid policies.\n");
 }
 
+/* Prints the answer to one review body; 0, or 1 for a 400/500 (reported on stderr). */
+static int answer(const gpa_policy *p, gpa_hook hook, const char *body, size_t len,
+                  const char *label)
+{
+    gpa_review_result res;
+    gpa_error err = {0};
+    int rc = gpa_review_handle(&res, p, hook, body, len, &err);
+    if (res.body) {
+        fwrite(res.body, 1, res.body_len, stdout);
+        fputc('\n', stdout);
+    }
+    int code = 0;
+    if (rc != GPA_OK) {
+        fprintf(stderr, "gpu-admission review: %s%s%s: %s\n", label ? label : "", label ? ": " : "",
+                res.http_status == 400 ? "bad request (HTTP 400)" : "internal error (HTTP 500)",
+                err.message);
+        code = 1;
+    }
+    gpa_review_result_clear(&res);
+    return code;
+}
+
+/* Is the input one AdmissionReview (then it is answered byte for byte as the server would)?
+ * Anything that does not look like a JSON object naming kind AdmissionReview is read as
+ * objects. A cheap look: the codec reports any JSON error itself. */
+static bool is_review(const char *buf, size_t len)
+{
+    if (!gpa_looks_like_json(buf, len)) return false;
+    cJSON *root = NULL;
+    gpa_error err = {0};
+    if (gpa_review_parse_json(&root, buf, len, &err) != GPA_OK) return true;
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(root, "kind");
+    bool review = !cJSON_IsObject(root) || !cJSON_IsString(k) ||
+                  strcmp(k->valuestring, "AdmissionReview") == 0;
+    cJSON_Delete(root);
+    return review;
+}
+
+/* The AdmissionReview the API server sends for creating obj: CREATE, request.kind from the
+ * object's apiVersion and kind, the namespace (flag, else the object's, else "default"). */
+static char *review_for(const cJSON *obj, const char *ns_flag, size_t i, size_t *len)
+{
+    const cJSON *av = cJSON_GetObjectItemCaseSensitive(obj, "apiVersion");
+    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(obj, "kind");
+    const cJSON *md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+    const cJSON *mns = cJSON_GetObjectItemCaseSensitive(md, "namespace");
+    const char *ns = ns_flag ? ns_flag : cJSON_IsString(mns) ? mns->valuestring : "default";
+    const char *avs = cJSON_IsString(av) ? av->valuestring : "";
+    const char *slash = strchr(avs, '/');
+    char group[256] = "";
+    if (slash) snprintf(group, sizeof group, "%.*s", (int)(slash - avs), avs);
+    char uid[64];
+    snprintf(uid, sizeof uid, "gpu-admission-review-%zu", i + 1);
+    cJSON *r = cJSON_CreateObject();
+    cJSON *req = cJSON_AddObjectToObject(r, "request");
+    cJSON *k = cJSON_AddObjectToObject(req, "kind");
+    cJSON_AddStringToObject(r, "apiVersion", "admission.k8s.io/v1");
+    cJSON_AddStringToObject(r, "kind", "AdmissionReview");
+    cJSON_AddStringToObject(req, "uid", uid);
+    cJSON_AddStringToObject(k, "group", group);
+    cJSON_AddStringToObject(k, "version", slash ? slash + 1 : avs);
+    cJSON_AddStringToObject(k, "kind", cJSON_IsString(kind) ? kind->valuestring : "");
+    cJSON_AddStringToObject(req, "namespace", ns);
+    cJSON_AddStringToObject(req, "operation", "CREATE");
+    cJSON_AddItemToObject(req, "object", cJSON_Duplicate(obj, 1));
+    char *s = gpa_review_json(r, len);
+    cJSON_Delete(r);
+    return s;
+}
+
+static int answer_objects(const gpa_policy *p, gpa_hook hook, const char *buf, size_t len,
+                          const char *name, const char *ns)
+{
+    gpa_objects *objs = NULL;
+    gpa_error err = {0};
+    if (gpa_objects_read(&objs, buf, len, name, &err) != GPA_OK) {
+        fprintf(stderr, "gpu-admission review: %s\n", err.message);
+        return 1;
+    }
+    size_t n = gpa_objects_count(objs);
+    if (n == 0) {
+        fprintf(stderr, "gpu-admission review: %s: no object in the input\n", name);
+        gpa_objects_free(objs);
+        return 1;
+    }
+    int code = 0;
+    for (size_t i = 0; i < n; i++) {
+        const cJSON *obj = gpa_objects_get(objs, i);
+        char label[300];
+        gpa_objects_describe(label, sizeof label, obj);
+        char where[600];
+        snprintf(where, sizeof where, "%s (%s)", label, gpa_objects_origin(objs, i));
+        const cJSON *k = cJSON_GetObjectItemCaseSensitive(obj, "kind");
+        size_t blen = 0;
+        char *body = NULL;
+        if (cJSON_IsString(k) && strcmp(k->valuestring, "AdmissionReview") == 0)
+            body = gpa_review_json(obj, &blen);
+        else
+            body = review_for(obj, ns, i, &blen);
+        if (!body) {
+            fprintf(stderr, "gpu-admission review: out of memory\n");
+            code = 1;
+            break;
+        }
+        if (answer(p, hook, body, blen, where) != 0) code = 1;
+        free(body);
+    }
+    gpa_objects_free(objs);
+    return code;
+}
+
 int gpa_cmd_review(int argc, char **argv)
 {
-    const char *dir = NULL, *hook_name = NULL, *file = NULL;
+    const char *dir = NULL, *hook_name = NULL, *file = NULL, *ns = NULL;
     bool only_positional = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -52,6 +177,7 @@ int gpa_cmd_review(int argc, char **argv)
                 return 0;
             }
             int r = gpa_cli_flag_value(&dir, argc, argv, &i, "--policies", "-p", "review");
+            if (r == 0) r = gpa_cli_flag_value(&ns, argc, argv, &i, "--namespace", "-n", "review");
             if (r < 0) return 1;
             if (r > 0) continue;
             fprintf(stderr, "gpu-admission review: unknown flag '%s'\n", a);
@@ -101,25 +227,13 @@ int gpa_cmd_review(int argc, char **argv)
         gpa_policy_unref(p);
         return 1;
     }
-    gpa_review_result res;
-    memset(&err, 0, sizeof err);
-    int rc = gpa_review_handle(&res, p, hook, body, len, &err);
-    int code = 0;
-    if (res.body) {
-        fwrite(res.body, 1, res.body_len, stdout);
-        fputc('\n', stdout);
-    }
-    if (rc != GPA_OK) {
-        fprintf(stderr, "gpu-admission review: %s: %s\n",
-                res.http_status == 400 ? "bad request (HTTP 400)" : "internal error (HTTP 500)",
-                err.message);
-        code = 1;
-    }
+    int code = is_review(body, len) ? answer(p, hook, body, len, NULL)
+                                    : answer_objects(p, hook, body, len,
+                                                     strcmp(file, "-") == 0 ? "stdin" : file, ns);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "gpu-admission review: cannot write stdout: %s\n", strerror(errno));
         code = 1;
     }
-    gpa_review_result_clear(&res);
     free(body);
     gpa_policy_unref(p);
     return code;

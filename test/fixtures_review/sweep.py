@@ -32,6 +32,17 @@ V1 = "admission.k8s.io/v1"
 V1BETA1 = "admission.k8s.io/v1beta1"
 
 
+# The built-in workload kinds (docs/policy.md "workloads"): (API group, kind).
+WORKLOAD_KINDS = {
+    ("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "DaemonSet"),
+    ("apps", "ReplicaSet"), ("batch", "Job"), ("batch", "CronJob"),
+    ("", "ReplicationController"), ("", "PodTemplate"), ("kubeflow.org", "PyTorchJob"),
+    ("kubeflow.org", "TFJob"), ("kubeflow.org", "MPIJob"), ("jobset.x-k8s.io", "JobSet"),
+    ("ray.io", "RayCluster"), ("ray.io", "RayJob"),
+    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"),
+}
+
+
 class Sweep:
     def __init__(self, args):
         self.args = args
@@ -357,6 +368,13 @@ class Sweep:
                 continue
             if doc.get("kind") == "Pod":
                 n_pod_docs += 1
+            elif (str(doc.get("apiVersion", "")).split("/")[0] if "/" in str(
+                    doc.get("apiVersion", "")) else "", doc.get("kind")) in WORKLOAD_KINDS:
+                # `mutate` runs a workload's pod templates as Pods (issue 16): one Pod per
+                # template, at most.
+                tmpls = []
+                self.pod_templates(doc, tmpls)
+                n_pod_docs += len(tmpls)
             for ti, pod, own_ns in self.pods_of(doc):
                 md = pod["metadata"]
                 for ns in dict.fromkeys([own_ns] + self.args.namespace):

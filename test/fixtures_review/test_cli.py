@@ -107,7 +107,8 @@ check("explain: Pod/gpu-operator-test:" in err and "inference" in err, "--explai
 # multi-document: Service skipped with a note, the Pod printed
 rc, out, err = run("mutate", "--policies", POLICIES, "-n", "inference-chat", write("nb.yaml", NOTEBOOK_YAML))
 check(rc == 0, f"Service + Pod: exit 0 ({err})")
-check("Service/" in err and "not a v1 Pod, skipped" in err, "Service skipped with a note")
+check("Service/" in err and "not a v1 Pod or a workload, skipped" in err,
+      "Service skipped with a note")
 check("kind: Service" not in out and "kind: Pod" in out, "only the Pod printed")
 
 # denied: exit 2, message on stderr, nothing on stdout
@@ -207,6 +208,35 @@ denied = dict(review, request=dict(review["request"], namespace="inference-chat"
 rc, out, err = run("review", "mutate", "--policies", POLICIES, "-", stdin=json.dumps(denied).encode())
 check(rc == 0 and json.loads(out)["response"]["allowed"] is False,
       "review of a denied pod: exit 0, allowed false")
+
+# workloads (issue 16): mutate runs each pod template as a Pod, labelled with its path;
+# review answers objects (multi-document YAML) one line each, as the API server would ask.
+DEPLOY = ("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n"
+          "  replicas: 3\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n"
+          "      containers:\n      - name: c\n        image: cuda\n"
+          "        resources: {limits: {nvidia.com/gpu: 1}}\n")
+MIG5_DEPLOY = DEPLOY.replace("name: web", "name: m5").replace("nvidia.com/gpu: 1",
+                                                              "nvidia.com/mig-1g.5gb: 1")
+rc, out, err = run("mutate", "--policies", POLICIES, "-n", "inference-chat", "--explain",
+                   write("deploy.yaml", DEPLOY))
+check(rc == 0 and out.count("kind: Pod") == 1 and "nvidia.com/mig-1g.10gb" in out
+      and "generateName: web-" in out, f"mutate of a Deployment prints its template's Pod ({err})")
+check("explain: Deployment/web spec.template: 3 pod(s), each placed in pool a100-mig by rule "
+      "inference" in err, "mutate --explain says what the template's pods get")
+rc, out, err = run("mutate", "--policies", POLICIES, "-n", "inference-chat",
+                   write("m5d.yaml", MIG5_DEPLOY))
+check(rc == 2 and out == "" and "Deployment/m5 spec.template denied in namespace inference-chat"
+      in err, f"mutate of a Deployment whose pods are denied: exit 2 ({rc}, {err!r})")
+rc, out, err = run("review", "validate", "--policies", POLICIES, "-n", "inference-chat",
+                   write("objs.yaml", DEPLOY + "---\n" + MIG5_DEPLOY))
+lines = out.splitlines()
+ans = [json.loads(x)["response"] for x in lines] if rc == 0 and len(lines) == 2 else []
+check(len(ans) == 2 and ans[0]["allowed"] and "patch" not in ans[0]
+      and ans[0].get("warnings") == ["spec.template: pods get pool a100-mig (rule inference), "
+                                     "nvidia.com/gpu -> nvidia.com/mig-1g.10gb"]
+      and ans[1]["allowed"] is False
+      and ans[1]["status"]["message"].startswith("spec.template: "),
+      f"review of two Deployments: one answer line each ({out!r} {err!r})")
 
 rc, out, err = run("version")
 check(rc == 0 and out.startswith("gpu-admission ") and out.count("\n") == 1, "version")

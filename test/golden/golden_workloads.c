@@ -1,0 +1,490 @@
+/*
+ * golden_workloads.c - golden cases for workload objects (test/golden/workloads/NAME/case.yaml):
+ * a real manifest (test/fixtures) wrapped in the AdmissionReview the API server would send,
+ * through the validating webhook's codec (gpa_review_handle), the answer compared with the
+ * case's expectations. Also prints the docs/policy-examples.md section for the cases with a
+ * doc: title (gen_docs.sh appends it). Test code only.
+ *
+ * case.yaml:
+ *   description: why the answer is right            (required; used by the docs)
+ *   doc: "Workloads 1: ..."                          (optional: becomes a docs example)
+ *   object: ../../../fixtures/x.yaml | {inline}      (required) objectDocument: N (0-based)
+ *   gpus: N          set limits nvidia.com/gpu: N on the first container of every template
+ *                    (the upstream examples ask for CPUs only; the path walk is the product's)
+ *   runs:            one or more requests against the object, each with:
+ *     - policy: cluster | [files under POLICIES]
+ *       namespace: NS                (default: the object's, else "default")
+ *       operation: CREATE            (CREATE | UPDATE | DELETE)
+ *       oldObjectMerge: {...}        UPDATE: oldObject = the object with this merge patch
+ *       objectMerge: {...}           merge patch applied to the object itself
+ *       expect: {allowed, outcome, message (exact; absent = none), warnings (exact; absent = none)}
+ *
+ * Besides each expectation every run checks: no patch in the answer (workloads are never
+ * patched), the mutating hook skips the object untouched, a dryRun request gets the same
+ * bytes, and v1beta1 gets the same decision.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "gpu_admission/policy.h"
+#include "gpu_admission/review.h"
+#include "gpu_admission/workload.h"
+#include "gpu_admission/yamljson.h"
+
+static const char *policies_dir;
+static int failures;
+
+static char *read_all(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 4096, n = 0;
+    char *b = malloc(cap);
+    size_t r;
+    while (b && (r = fread(b + n, 1, cap - n - 1, f)) > 0) {
+        n += r;
+        if (cap - n - 1 == 0) {
+            char *nb = realloc(b, cap * 2);
+            if (!nb) {
+                free(b);
+                b = NULL;
+                break;
+            }
+            b = nb;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (b) b[n] = '\0';
+    return b;
+}
+
+static cJSON *load_docs(const char *path)
+{
+    char *buf = read_all(path);
+    if (!buf) return NULL;
+    cJSON *docs = NULL;
+    gpa_error err = {0};
+    if (gpa_yaml_to_json(&docs, buf, strlen(buf), &err) != GPA_OK)
+        fprintf(stderr, "%s: %s\n", path, err.message);
+    free(buf);
+    return docs;
+}
+
+static void merge_patch(cJSON *target, const cJSON *patch)
+{
+    const cJSON *p;
+    cJSON_ArrayForEach(p, patch)
+    {
+        if (cJSON_IsNull(p)) {
+            cJSON_DeleteItemFromObjectCaseSensitive(target, p->string);
+            continue;
+        }
+        cJSON *t = cJSON_GetObjectItemCaseSensitive(target, p->string);
+        if (cJSON_IsObject(p) && cJSON_IsObject(t)) {
+            merge_patch(t, p);
+        } else if (cJSON_IsObject(p)) {
+            cJSON *o = cJSON_CreateObject();
+            merge_patch(o, p);
+            if (t)
+                cJSON_ReplaceItemInObjectCaseSensitive(target, p->string, o);
+            else
+                cJSON_AddItemToObject(target, p->string, o);
+        } else if (t) {
+            cJSON_ReplaceItemInObjectCaseSensitive(target, p->string, cJSON_Duplicate(p, 1));
+        } else {
+            cJSON_AddItemToObject(target, p->string, cJSON_Duplicate(p, 1));
+        }
+    }
+}
+
+typedef struct pol {
+    char *key;
+    gpa_policy *p;
+} pol;
+static pol pols[32];
+static size_t n_pols;
+
+static gpa_policy *get_policy(const cJSON *spec)
+{
+    char *key = cJSON_PrintUnformatted(spec);
+    for (size_t i = 0; i < n_pols; i++)
+        if (strcmp(pols[i].key, key) == 0) {
+            free(key);
+            return pols[i].p;
+        }
+    gpa_policy *p = NULL;
+    gpa_error err = {0};
+    int rc = GPA_EINVAL;
+    if (cJSON_IsString(spec)) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s", policies_dir, spec->valuestring);
+        rc = gpa_policy_load_dir(&p, path, &err);
+    } else if (cJSON_IsArray(spec)) {
+        size_t n = (size_t)cJSON_GetArraySize(spec), i = 0;
+        gpa_policy_source *src = calloc(n, sizeof *src);
+        char **paths = calloc(n, sizeof *paths);
+        const cJSON *f;
+        rc = GPA_OK;
+        cJSON_ArrayForEach(f, spec)
+        {
+            char path[PATH_MAX];
+            snprintf(path, sizeof path, "%s/%s", policies_dir, cJSON_GetStringValue(f));
+            paths[i] = strdup(path);
+            src[i].path = paths[i];
+            src[i].data = read_all(path);
+            src[i].len = src[i].data ? strlen(src[i].data) : 0;
+            if (!src[i].data) rc = GPA_EIO;
+            i++;
+        }
+        if (rc == GPA_OK) rc = gpa_policy_load_sources(&p, src, n, &err);
+        for (i = 0; i < n; i++) {
+            free((char *)src[i].data);
+            free(paths[i]);
+        }
+        free(src);
+        free(paths);
+    }
+    if (rc != GPA_OK || n_pols == sizeof pols / sizeof pols[0]) {
+        fprintf(stderr, "policy %s: %s\n", key, err.message);
+        free(key);
+        gpa_policy_unref(p);
+        return NULL;
+    }
+    pols[n_pols++] = (pol){key, p};
+    return p;
+}
+
+/* The node at a concrete template path ("spec.workerGroupSpecs[0].template"). */
+static cJSON *node_at(cJSON *o, const char *path)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *s = buf; o && *s;) {
+        if (*s == '[') {
+            long i = strtol(s + 1, &s, 10);
+            o = cJSON_GetArrayItem(o, (int)i);
+            s += *s == ']';
+            s += *s == '.';
+            continue;
+        }
+        size_t n = strcspn(s, ".[");
+        char c = s[n];
+        s[n] = '\0';
+        o = cJSON_GetObjectItemCaseSensitive(o, s);
+        s += n;
+        if (c == '.')
+            s++;
+        else if (c == '[')
+            *s = '[';
+    }
+    return o;
+}
+
+/* gpus: N on the first container of each template. */
+static void set_gpus(cJSON *obj, int gpus)
+{
+    gpa_workload_templates *t = NULL;
+    gpa_error err = {0};
+    if (gpa_workload_templates_read(&t, NULL, obj, NULL, &err) != GPA_OK) return;
+    for (size_t i = 0; i < gpa_workload_templates_count(t); i++) {
+        cJSON *tp = node_at(obj, gpa_workload_templates_get(t, i)->path);
+        cJSON *c =
+            cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(
+                                   cJSON_GetObjectItemCaseSensitive(tp, "spec"), "containers"),
+                               0);
+        if (!c) continue;
+        cJSON *res = cJSON_GetObjectItemCaseSensitive(c, "resources");
+        if (!res) res = cJSON_AddObjectToObject(c, "resources");
+        cJSON *lim = cJSON_GetObjectItemCaseSensitive(res, "limits");
+        if (!lim) lim = cJSON_AddObjectToObject(res, "limits");
+        cJSON_DeleteItemFromObjectCaseSensitive(lim, "nvidia.com/gpu");
+        cJSON_AddNumberToObject(lim, "nvidia.com/gpu", gpus);
+    }
+    gpa_workload_templates_free(t);
+}
+
+static char *review_body(const cJSON *obj, const cJSON *old, const char *op, const char *ns,
+                         const char *api, bool dry)
+{
+    const char *av = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, "apiVersion"));
+    const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, "kind"));
+    const char *slash = av ? strchr(av, '/') : NULL;
+    char group[128] = "";
+    if (slash) snprintf(group, sizeof group, "%.*s", (int)(slash - av), av);
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddStringToObject(r, "apiVersion", api);
+    cJSON_AddStringToObject(r, "kind", "AdmissionReview");
+    cJSON *req = cJSON_AddObjectToObject(r, "request");
+    cJSON_AddStringToObject(req, "uid", "golden-workload");
+    cJSON *k = cJSON_AddObjectToObject(req, "kind");
+    cJSON_AddStringToObject(k, "group", group);
+    cJSON_AddStringToObject(k, "version", slash ? slash + 1 : av ? av : "");
+    cJSON_AddStringToObject(k, "kind", kind ? kind : "");
+    cJSON_AddStringToObject(req, "namespace", ns);
+    cJSON_AddStringToObject(req, "operation", op);
+    if (strcmp(op, "DELETE") == 0) {
+        cJSON_AddNullToObject(req, "object");
+        cJSON_AddItemToObject(req, "oldObject", cJSON_Duplicate(obj, 1));
+    } else {
+        cJSON_AddItemToObject(req, "object", cJSON_Duplicate(obj, 1));
+        if (old) cJSON_AddItemToObject(req, "oldObject", cJSON_Duplicate(old, 1));
+    }
+    if (dry) cJSON_AddTrueToObject(req, "dryRun");
+    char *s = cJSON_PrintUnformatted(r);
+    cJSON_Delete(r);
+    return s;
+}
+
+typedef struct answer {
+    bool allowed, patch;
+    char *message;
+    cJSON *warnings;
+    const char *outcome;
+    char *body;
+} answer;
+
+static answer ask(const gpa_policy *p, gpa_hook hook, const char *body)
+{
+    answer a = {0};
+    gpa_review_result r;
+    gpa_error err = {0};
+    gpa_review_handle(&r, p, hook, body, strlen(body), &err);
+    a.outcome = r.outcome;
+    a.body = r.body ? strndup(r.body, r.body_len) : NULL;
+    cJSON *root = a.body ? cJSON_Parse(a.body) : NULL;
+    cJSON *resp = cJSON_GetObjectItemCaseSensitive(root, "response");
+    a.allowed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(resp, "allowed"));
+    a.patch = cJSON_GetObjectItemCaseSensitive(resp, "patch") != NULL;
+    const char *m = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(resp, "status"), "message"));
+    if (!m && !resp) m = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(root, "message"));
+    a.message = m ? strdup(m) : NULL;
+    a.warnings = cJSON_DetachItemFromObjectCaseSensitive(resp, "warnings");
+    cJSON_Delete(root);
+    gpa_review_result_clear(&r);
+    return a;
+}
+
+static void answer_free(answer *a)
+{
+    free(a->message);
+    free(a->body);
+    cJSON_Delete(a->warnings);
+}
+
+#define FAIL(...)                                                                                  \
+    do {                                                                                           \
+        fprintf(stderr, "%s run %d: ", name, run);                                                 \
+        fprintf(stderr, __VA_ARGS__);                                                              \
+        fputc('\n', stderr);                                                                       \
+        bad = true;                                                                                \
+    } while (0)
+
+typedef struct doc_out {
+    FILE *f;
+} doc_out;
+
+static void doc_run(FILE *f, const char *ns, const char *op, const cJSON *policy, const answer *a)
+{
+    char *ps =
+        cJSON_IsString(policy) ? strdup(policy->valuestring) : cJSON_PrintUnformatted(policy);
+    fprintf(f, "%s in namespace `%s`, policy `%s`: **%s**%s\n\n", op, ns, ps,
+            a->allowed ? "allowed" : "denied", a->patch ? " with a patch" : ", no patch");
+    free(ps);
+    if (a->message) fprintf(f, "```text\n%s\n```\n\n", a->message);
+    if (a->warnings && a->warnings->child) {
+        fprintf(f, "Warnings (what `kubectl apply` prints):\n\n```text\n");
+        const cJSON *w;
+        cJSON_ArrayForEach(w, a->warnings) fprintf(f, "%s\n", cJSON_GetStringValue(w));
+        fprintf(f, "```\n\n");
+    }
+}
+
+/* Runs one case; returns false when it failed. docs: print its docs section (cases with doc:). */
+static bool run_case(const char *dir, const char *name, FILE *docs)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s/case.yaml", dir, name);
+    cJSON *cs = load_docs(path);
+    cJSON *spec = cJSON_GetArrayItem(cs, 0);
+    bool bad = false;
+    int run = 0;
+    if (!cJSON_IsObject(spec) ||
+        !cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(spec, "description"))) {
+        FAIL("case.yaml unreadable or without a description");
+        cJSON_Delete(cs);
+        return false;
+    }
+    const cJSON *src = cJSON_GetObjectItemCaseSensitive(spec, "object");
+    cJSON *obj = NULL;
+    char objpath[PATH_MAX] = "";
+    if (cJSON_IsObject(src)) {
+        obj = cJSON_Duplicate(src, 1);
+    } else if (cJSON_IsString(src)) {
+        snprintf(objpath, sizeof objpath, "%s/%s/%s", dir, name, src->valuestring);
+        cJSON *docsv = load_docs(objpath);
+        const cJSON *dn = cJSON_GetObjectItemCaseSensitive(spec, "objectDocument");
+        obj = cJSON_Duplicate(cJSON_GetArrayItem(docsv, cJSON_IsNumber(dn) ? dn->valueint : 0), 1);
+        cJSON_Delete(docsv);
+    }
+    if (!obj) {
+        FAIL("no object");
+        cJSON_Delete(cs);
+        return false;
+    }
+    const cJSON *gpus = cJSON_GetObjectItemCaseSensitive(spec, "gpus");
+    if (cJSON_IsNumber(gpus)) set_gpus(obj, gpus->valueint);
+    const char *title = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(spec, "doc"));
+    if (docs && title) {
+        const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, "kind"));
+        fprintf(docs, "### %s\n\n%s\n\n", title,
+                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(spec, "description")));
+        if (cJSON_IsString(src))
+            fprintf(docs, "Golden case `test/golden/workloads/%s`: the %s in `%s`%s.\n\n", name,
+                    kind ? kind : "object",
+                    src->valuestring + (strncmp(src->valuestring, "../../../", 9) ? 0 : 9),
+                    cJSON_IsNumber(gpus) ? ", each template's first container given "
+                                           "`limits: {nvidia.com/gpu: N}`"
+                                         : "");
+        else
+            fprintf(docs, "Golden case `test/golden/workloads/%s`.\n\n", name);
+        char *y = gpa_json_to_yaml(obj);
+        fprintf(docs, "```yaml\n%s```\n\n", y ? y : "");
+        free(y);
+    }
+    const cJSON *runs = cJSON_GetObjectItemCaseSensitive(spec, "runs");
+    if (!cJSON_IsArray(runs) || !runs->child) FAIL("no runs");
+    const cJSON *r;
+    cJSON_ArrayForEach(r, runs)
+    {
+        run++;
+        gpa_policy *p = get_policy(cJSON_GetObjectItemCaseSensitive(r, "policy"));
+        if (!p) {
+            FAIL("policy does not load");
+            continue;
+        }
+        const char *op = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "operation"));
+        if (!op) op = "CREATE";
+        const char *ns = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "namespace"));
+        const char *ons = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "namespace"));
+        if (!ns) ns = ons ? ons : "default";
+        cJSON *o = cJSON_Duplicate(obj, 1), *old = NULL;
+        const cJSON *om = cJSON_GetObjectItemCaseSensitive(r, "oldObjectMerge");
+        if (om) {
+            old = cJSON_Duplicate(obj, 1);
+            merge_patch(old, om);
+        }
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(r, "objectMerge");
+        if (m) merge_patch(o, m);
+        if (strcmp(op, "UPDATE") == 0 && !old) old = cJSON_Duplicate(obj, 1);
+        char *body = review_body(o, old, op, ns, "admission.k8s.io/v1", false);
+        char *dry = review_body(o, old, op, ns, "admission.k8s.io/v1", true);
+        char *beta = review_body(o, old, op, ns, "admission.k8s.io/v1beta1", false);
+        answer a = ask(p, GPA_HOOK_VALIDATE, body);
+        answer d = ask(p, GPA_HOOK_VALIDATE, dry);
+        answer b = ask(p, GPA_HOOK_VALIDATE, beta);
+        answer mu = ask(p, GPA_HOOK_MUTATE, body);
+        const cJSON *e = cJSON_GetObjectItemCaseSensitive(r, "expect");
+        const cJSON *ea = cJSON_GetObjectItemCaseSensitive(e, "allowed");
+        if (!cJSON_IsBool(ea))
+            FAIL("expect.allowed is required");
+        else if (cJSON_IsTrue(ea) != a.allowed)
+            FAIL("allowed %d, expected %d (message: %s)", a.allowed, cJSON_IsTrue(ea),
+                 a.message ? a.message : "none");
+        const char *eo = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "outcome"));
+        if (eo && (!a.outcome || strcmp(eo, a.outcome) != 0))
+            FAIL("outcome %s, expected %s", a.outcome ? a.outcome : "none", eo);
+        const char *em = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "message"));
+        if ((em == NULL) != (a.message == NULL) || (em && strcmp(em, a.message) != 0))
+            FAIL("message\n  got:      %s\n  expected: %s", a.message ? a.message : "(none)",
+                 em ? em : "(none)");
+        const cJSON *ew = cJSON_GetObjectItemCaseSensitive(e, "warnings");
+        bool wsame = ew ? a.warnings && cJSON_Compare(ew, a.warnings, 1) : a.warnings == NULL;
+        if (!wsame) {
+            char *g = a.warnings ? cJSON_Print(a.warnings) : NULL;
+            FAIL("warnings\n  got: %s", g ? g : "(none)");
+            free(g);
+        }
+        if (a.patch) FAIL("a workload answer carries a patch");
+        if (!a.body || !d.body || strcmp(a.body, d.body) != 0)
+            FAIL("dryRun: true got another answer: %s", d.body ? d.body : "(none)");
+        if (b.allowed != a.allowed || (b.message == NULL) != (a.message == NULL) ||
+            (b.message && strcmp(b.message, a.message) != 0))
+            FAIL("admission.k8s.io/v1beta1 got another decision");
+        if (!mu.allowed || mu.patch || !mu.outcome || strcmp(mu.outcome, "skipped") != 0)
+            FAIL("the mutating hook did not skip the workload: %s", mu.body ? mu.body : "");
+        if (docs && title) doc_run(docs, ns, op, cJSON_GetObjectItemCaseSensitive(r, "policy"), &a);
+        answer_free(&a);
+        answer_free(&d);
+        answer_free(&b);
+        answer_free(&mu);
+        free(body);
+        free(dry);
+        free(beta);
+        cJSON_Delete(o);
+        cJSON_Delete(old);
+    }
+    cJSON_Delete(obj);
+    cJSON_Delete(cs);
+    return !bad;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static size_t list_cases(const char *dir, char ***out)
+{
+    DIR *d = opendir(dir);
+    size_t n = 0, cap = 64;
+    char **names = malloc(cap * sizeof *names);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        if (n == cap) names = realloc(names, (cap *= 2) * sizeof *names);
+        names[n++] = strdup(e->d_name);
+    }
+    if (d) closedir(d);
+    qsort(names, n, sizeof *names, cmp_str);
+    *out = names;
+    return n;
+}
+
+int main(int argc, char **argv)
+{
+    bool docs = argc == 4 && strcmp(argv[1], "--docs") == 0;
+    if (!docs && argc != 3) {
+        fprintf(stderr, "usage: %s CASES POLICIES\n       %s --docs CASES POLICIES\n", argv[0],
+                argv[0]);
+        return 2;
+    }
+    const char *dir = docs ? argv[2] : argv[1];
+    policies_dir = docs ? argv[3] : argv[2];
+    char **names;
+    size_t n = list_cases(dir, &names);
+    if (docs)
+        printf("## Workloads\n\nGenerated from `test/golden/workloads` (docs/policy.md "
+               "[workloads](policy.md#workloads)): the validating webhook's answer to the "
+               "AdmissionReview the API server sends when the object is applied.\n\n");
+    for (size_t i = 0; i < n; i++) {
+        if (!run_case(dir, names[i], docs ? stdout : NULL)) failures++;
+        free(names[i]);
+    }
+    free(names);
+    for (size_t i = 0; i < n_pols; i++) {
+        free(pols[i].key);
+        gpa_policy_unref(pols[i].p);
+    }
+    if (!docs) printf("%zu workload cases, %d failed\n", n, failures);
+    if (n == 0) return 1;
+    return failures ? 1 : 0;
+}
