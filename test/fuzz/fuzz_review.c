@@ -4,7 +4,10 @@
  * policies and, in turn, each variant set under test/fuzz/policies/.
  * Properties: a body is always produced (except out-of-memory); it is JSON; 200 exactly when
  * GPA_OK; a 200 answer is an AdmissionReview whose response echoes a uid; the same input
- * gives the same bytes twice (the engine is pure).
+ * gives the same bytes twice (the engine is pure). Workloads (issue 16: Deployment, Job,
+ * PyTorchJob, ... judged on the validating hook): never patched, the mutating hook skips them,
+ * a refusal's message names a template path, no warning line is longer than 240 bytes or
+ * comes past the 17th, and a dryRun: true copy of the request gets the same bytes.
  *
  * Must never: ignore a property violation (fz_fail aborts, libFuzzer keeps the input).
  */
@@ -14,8 +17,64 @@
 
 #include "fuzz_common.h"
 #include "gpu_admission/review.h"
+#include "gpu_admission/workload.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The request's object kind is a workload kind of p: judged on the validating hook only,
+ * never patched, messages and warnings bounded, dryRun changes nothing. */
+static void workload_props(const gpa_policy *p, gpa_hook hook, const gpa_review_result *r,
+                           const cJSON *response, const char *buf, size_t size)
+{
+    cJSON *root = cJSON_ParseWithLength(buf, size);
+    const cJSON *req = cJSON_GetObjectItemCaseSensitive(root, "request");
+    const cJSON *obj = cJSON_GetObjectItemCaseSensitive(req, "object");
+    const cJSON *rk = cJSON_GetObjectItemCaseSensitive(req, "kind");
+    const char *group = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(rk, "group"));
+    char av[300];
+    snprintf(av, sizeof av, "%s%sv1", group ? group : "", group && *group ? "/" : "");
+    if (!cJSON_IsObject(obj) || !gpa_workload_kind_known(p, av, r->kind)) {
+        cJSON_Delete(root);
+        return;
+    }
+    if (cJSON_GetObjectItemCaseSensitive(response, "patch"))
+        fz_fail("a workload was patched", NULL, NULL);
+    if (hook == GPA_HOOK_MUTATE && (!r->outcome || strcmp(r->outcome, "skipped") != 0))
+        fz_fail("the mutating hook judged a workload", NULL, NULL);
+    const cJSON *w = cJSON_GetObjectItemCaseSensitive(response, "warnings");
+    int n = 0;
+    const cJSON *line;
+    cJSON_ArrayForEach(line, w)
+    {
+        n++;
+        if (!cJSON_IsString(line) || strlen(line->valuestring) > 240)
+            fz_fail("a workload warning line is not a string of at most 240 bytes", NULL, NULL);
+    }
+    if (n > 17) fz_fail("more than 17 warning lines for a workload", NULL, NULL);
+    const char *msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(response, "status"), "message"));
+    if (msg && !strstr(msg, ": ")) fz_fail("a workload refusal names no template path", NULL, NULL);
+    /* dryRun: true must not change the answer */
+    cJSON *dry = cJSON_Duplicate(root, 1);
+    cJSON *dreq = cJSON_GetObjectItemCaseSensitive(dry, "request");
+    cJSON_DeleteItemFromObjectCaseSensitive(dreq, "dryRun");
+    cJSON_AddTrueToObject(dreq, "dryRun");
+    char *dbody = cJSON_PrintUnformatted(dry);
+    cJSON_Delete(dry);
+    if (dbody) {
+        gpa_review_result d;
+        gpa_error err = {0};
+        int rc = gpa_review_handle(&d, p, hook, dbody, strlen(dbody), &err);
+        if (rc != GPA_ENOMEM &&
+            (!d.body || d.body_len != r->body_len || memcmp(d.body, r->body, r->body_len) != 0)) {
+            fprintf(stderr, "plain:  %s\ndryRun: %s\n", r->body, d.body ? d.body : "(null)");
+            fz_fail("dryRun: true changed a workload's answer", NULL, NULL);
+        }
+        gpa_review_result_clear(&d);
+        free(dbody);
+    }
+    cJSON_Delete(root);
+}
 
 static void one(const gpa_policy *p, gpa_hook hook, const char *buf, size_t size)
 {
@@ -47,6 +106,7 @@ static void one(const gpa_policy *p, gpa_hook hook, const char *buf, size_t size
             fz_fail("response uid differs from the reported uid", resp, NULL);
         if (hook == GPA_HOOK_VALIDATE && cJSON_GetObjectItemCaseSensitive(response, "patch"))
             fz_fail("the validating hook returned a patch", resp, NULL);
+        if (r.kind && strcmp(r.kind, "Pod") != 0) workload_props(p, hook, &r, response, buf, size);
     }
     cJSON_Delete(resp);
     if (gpa_review_handle(&r2, p, hook, buf, size, &err) != rc || !r2.body ||

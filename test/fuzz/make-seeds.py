@@ -73,9 +73,79 @@ def review(pod, ns, op="CREATE", version="v1", old=None, uid="f0000000-0000-4000
     return {"apiVersion": "admission.k8s.io/" + version, "kind": "AdmissionReview", "request": req}
 
 
+# The built-in workload kinds (docs/policy.md "workloads") by (API group, kind).
+WORKLOAD_KINDS = {
+    ("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "DaemonSet"),
+    ("apps", "ReplicaSet"), ("batch", "Job"), ("batch", "CronJob"),
+    ("", "ReplicationController"), ("", "PodTemplate"), ("kubeflow.org", "PyTorchJob"),
+    ("kubeflow.org", "TFJob"), ("kubeflow.org", "MPIJob"), ("jobset.x-k8s.io", "JobSet"),
+    ("ray.io", "RayCluster"), ("ray.io", "RayJob"),
+    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"),
+}
+
+
+def workload_review(obj, ns, op="CREATE", old=None):
+    """The AdmissionReview the validating webhook gets for a workload object (issue 16)."""
+    av = str(obj.get("apiVersion", ""))
+    group, _, version = av.rpartition("/")
+    kind = obj.get("kind", "")
+    r = review(obj, ns, op=op, old=old)
+    r["request"]["kind"] = {"group": group, "version": version, "kind": kind}
+    r["request"]["requestKind"] = r["request"]["kind"]
+    r["request"]["resource"] = {"group": group, "version": version,
+                                "resource": str(kind).lower() + "s"}
+    r["request"]["requestResource"] = r["request"]["resource"]
+    return r
+
+
+def workload_seeds(workloads):
+    """Workload reviews: each real manifest (CREATE, and UPDATE with and without a template
+    change), plus the shapes the codec must answer without crashing: a template of the wrong
+    type, lists of lists, a map of 300 replica specs, a null template."""
+    for i, w in enumerate(workloads):
+        ns = (w.get("metadata") or {}).get("namespace") or ["default", "notebooks",
+                                                             "blocked-x"][i % 3]
+        put("review", json.dumps(workload_review(w, ns), separators=(",", ":")))
+        scaled = copy.deepcopy(w)
+        scaled.setdefault("metadata", {}).setdefault("labels", {})["scaled"] = "yes"
+        put("review", json.dumps(workload_review(scaled, ns, op="UPDATE", old=w),
+                                 separators=(",", ":")))
+    dep = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+           "spec": {"replicas": 2, "template": {"metadata": {"labels": {"a": "b"}}, "spec": {
+               "containers": [{"name": "c", "image": "x",
+                               "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}}}
+    tmpl = dep["spec"]["template"]
+    bad = [
+        dict(dep, spec={"template": "x"}),
+        dict(dep, spec={"template": None}),
+        dict(dep, spec=[tmpl]),
+        {"apiVersion": "ray.io/v1", "kind": "RayCluster", "metadata": {"name": "r"},
+         "spec": {"workerGroupSpecs": [[{"template": tmpl}], [[{"template": tmpl}]]]}},
+        {"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": "t"},
+         "spec": {"tfReplicaSpecs": {"W%d" % i: {"replicas": i, "template": tmpl}
+                                     for i in range(300)}}},
+        {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "j"},
+         "spec": {"replicatedJobs": [{"replicas": 1e300, "template": {"spec": {
+             "parallelism": -3, "template": tmpl}}}]}},
+        {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+         "metadata": {"name": "l"}, "spec": {"replicas": 2, "leaderWorkerTemplate": {
+             "size": 4, "workerTemplate": tmpl, "leaderTemplate": {"spec": []}}}},
+    ]
+    for b in bad:
+        put("review", json.dumps(workload_review(b, "blocked-x"), separators=(",", ":")))
+    r = workload_review(dep, "default", op="DELETE")
+    r["request"]["object"] = None
+    r["request"]["oldObject"] = dep
+    put("review", json.dumps(r, separators=(",", ":")))
+    r = workload_review(dep, "default", op="UPDATE", old=dep)
+    r["request"]["subResource"] = "scale"
+    put("review", json.dumps(r, separators=(",", ":")))
+
+
 def main():
     fixtures = root / "test" / "fixtures"
     pods = []
+    workloads = []
     for f in sorted(fixtures.rglob("*")):
         if not f.is_file() or f.suffix not in (".yaml", ".yml", ".json"):
             continue
@@ -102,6 +172,10 @@ def main():
                     pods.append(d["object"])
             else:
                 pods.extend(pods_from(d))
+                av = str(d.get("apiVersion", ""))
+                if (av.rpartition("/")[0], d.get("kind")) in WORKLOAD_KINDS:
+                    workloads.append(d)
+    workload_seeds(workloads)
     namespaces = ["default", "inference-a", "notebooks", "research-x", "ml-platform", "sandbox"]
     for i, pod in enumerate(pods):
         ns = (pod.get("metadata") or {}).get("namespace") or namespaces[i % len(namespaces)]
