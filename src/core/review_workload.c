@@ -152,8 +152,11 @@ static void summarize(wl_ctx *c, const char *path, const gpa_decision *md)
         find_rename(c->p, md->patch, from, to, sizeof from);
         int n = snprintf(text, sizeof text, "pods get pool %s (rule %s)", md->pool,
                          md->rule ? md->rule : "-");
-        if (*to && n > 0 && (size_t)n < sizeof text)
-            snprintf(text + n, sizeof text - (size_t)n, ", %s -> %s", *from ? from : "GPUs", to);
+        /* A line cut short is still a line (add_warning cuts at the limit anyway). */
+        if (*to && n > 0 && (size_t)n < sizeof text &&
+            snprintf(text + n, sizeof text - (size_t)n, ", %s -> %s", *from ? from : "GPUs", to) <
+                0)
+            text[n] = '\0';
     }
     add_warning(c, path, text);
 }
