@@ -6,8 +6,8 @@ misconfigured; and every alert and dashboard expression run by promtool (Debian'
 The scenario drives a real `gpu-admission serve` through phases - steady traffic, a denial
 spike, an error spike, a broken policy set, slow requests (bodies dripped so the server's own
 duration histogram records them), certificate rotations to a 10-day and back to a 365-day
-certificate, SIGTERM - and scrapes /metrics once per step. Each scrape becomes one sample,
-one synthetic minute apart, of promtool input series carrying the labels the chart's
+certificate, SIGTERM and then a kill - and scrapes /metrics once per step. Each scrape becomes
+one sample, one synthetic minute apart, of promtool input series carrying the labels the chart's
 ServiceMonitor gives them (job, namespace, instance, pod). Only two things are derived, not
 scraped: `up` (1 when the scrape answered, as Prometheus records it) and
 kube-state-metrics' kube_deployment_status_replicas_available (1 when /readyz answered 200).
@@ -243,7 +243,7 @@ class Scenario:
         self.certs = S.make_certs(BINARY, os.path.join(work, "certs"))
         self.pol = S.copy_policies(c.SRC, os.path.join(work, "pol"))
         self.srv = S.Server(BINARY, self.pol, self.certs,
-                            extra=["--reload-interval", "1s", "--shutdown-grace", "4s"])
+                            extra=["--reload-interval", "1s", "--shutdown-grace", "60s"])
 
     # -- traffic
     def _post(self, path, body):
@@ -405,16 +405,21 @@ class Scenario:
         for _ in range(10):
             self.baseline(len(self.steps))
             self.scrape()
-        # SIGTERM: /readyz turns 503 while /metrics still answers (draining), then the
-        # process is gone
+        # SIGTERM: /readyz turns 503 while /metrics still answers (draining; the grace is
+        # long so that a loaded machine cannot end it mid-phase), then the process is gone
+        # (killed, as a crash or the end of the grace leaves it)
         self.conn.close()
-        mark("draining")
         self.srv.signal(signal.SIGTERM)
+        deadline = time.monotonic() + 15
+        while self.srv.http_get("/readyz")[0] == 200:  # the signal is handled asynchronously
+            assert time.monotonic() < deadline, "/readyz never turned 503 after SIGTERM"
+            time.sleep(0.02)
+        mark("draining")
         for _ in range(8):  # each /readyz answer is a 503, as the kubelet's probes get
             self.scrape()
         assert self.ready[-8:] == [0] * 8 and self.up[-8:] == [1] * 8, \
             (self.ready[-8:], self.up[-8:])
-        assert self.srv.wait_exit(30) == 0
+        self.srv.kill()
         mark("gone")
         for _ in range(6):
             self.scrape()
@@ -522,7 +527,7 @@ class Alerts(unittest.TestCase):
         sc, m = self.sc, self.sc.marks
         # the drips really took longer than the budget (and the medium ones less)
         self.assertTrue(all(s > 5.5 for s in sc.slow_seconds[:3]), sc.slow_seconds)
-        self.assertTrue(all(1.2 < s < 4 for s in sc.slow_seconds[3:]), sc.slow_seconds)
+        self.assertTrue(all(1.2 < s < 4.5 for s in sc.slow_seconds[3:]), sc.slow_seconds)
         pod = {"instance": TARGET["instance"], "pod": TARGET["pod"]}
         d, e = m["denial_spike"], m["error_spike"]
         pb, pf = m["policy_broken"], m["policy_fixed"]
