@@ -514,7 +514,7 @@ int main(int argc, char **argv)
          0, GPA_HOOK_MUTATE, "mutated", "rule-996", "nvidia.com~1mig-1g", 20000, NULL, 0},
         {"d", "Deployment of (a)'s pod, validating hook", shipped,
          pod_a ? make_deployment_review(pod_a) : NULL, 0, GPA_HOOK_VALIDATE, "allowed", NULL, NULL,
-         75000, "spec.template: pods get pool h100-train (rule training)", 0},
+         77000, "spec.template: pods get pool h100-train (rule training)", 0},
         {"e", "(a)'s pod, validating hook", shipped, pod_a ? strdup(pod_a) : NULL, 0,
          GPA_HOOK_VALIDATE, "allowed", "training", NULL, 100000, NULL, 0},
     };
