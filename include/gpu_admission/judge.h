@@ -24,7 +24,8 @@ typedef struct gpa_judge_input {
     const char *operation;  /* NULL: "CREATE" */
     const cJSON *old_object;
     gpa_judge_hooks hooks;
-    bool want_object; /* fill gpa_judgement.object (a copy; diff does not need it) */
+    bool want_object; /* gpa_judgement.object also when the webhooks changed nothing (a copy
+                         the caller may keep; readers use .result instead) */
 } gpa_judge_input;
 
 typedef struct gpa_judgement {
@@ -38,8 +39,11 @@ typedef struct gpa_judgement {
     char **warnings; /* the mutating webhook's, then the validating one's (an identical
                         repeat dropped: kubectl would print it twice, saying nothing new) */
     size_t n_warnings;
-    cJSON *object; /* want_object: the object as stored after the mutating webhook's patch */
-    bool mutated;  /* the mutating webhook returned a non-empty patch */
+    cJSON *object;       /* owned: the object as stored after the mutating webhook's patch when it
+                            changed something, else with want_object a copy of the object; else NULL */
+    const cJSON *result; /* the object as stored after the mutating webhook: .object, or the
+                            input's own object (valid as long as the input) */
+    bool mutated;        /* the mutating webhook returned a non-empty patch */
 } gpa_judgement;
 
 /* GPA_OK with *out filled, or an error when a webhook could not answer (the server's 400:

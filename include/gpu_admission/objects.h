@@ -25,7 +25,8 @@ int gpa_objects_read(gpa_objects **out, const char *buf, size_t len, const char 
 
 size_t gpa_objects_count(const gpa_objects *o);
 
-/* The i-th object, owned by o. */
+/* The i-th object, owned by o; read-only (for JSON input it is a node of the codec reader's
+ * tree: never modify, detach or cJSON_Delete it; gpa_objects_take gives an own copy). */
 const cJSON *gpa_objects_get(const gpa_objects *o, size_t i);
 
 /* Where the i-th object was written: "source:line" when the line is known (always for YAML
@@ -38,8 +39,9 @@ int gpa_objects_line(const gpa_objects *o, size_t i);
 /* 1-based index of the YAML document (or 1 for JSON) the object came from. */
 size_t gpa_objects_doc(const gpa_objects *o, size_t i);
 
-/* Takes the i-th object out of o (the caller owns it; o then holds NULL there). For callers
- * that keep objects past the reader, avoiding a deep copy. */
+/* The i-th object for the caller to own and change: taken out of o (o then holds NULL
+ * there) when it was built from YAML, a deep copy when it is a node of the JSON reader's
+ * read-only tree (JSON input is not copied when read). NULL when memory runs out. */
 cJSON *gpa_objects_take(gpa_objects *o, size_t i);
 
 void gpa_objects_free(gpa_objects *o);

@@ -197,10 +197,14 @@ int gpa_judge(gpa_judgement *out, const gpa_policy *p, const gpa_judge_input *in
         if (rc == GPA_OK) oom = !take(out, &r);
         gpa_review_result_clear(&r);
     }
-    if (rc == GPA_OK && !oom && in->want_object && final) {
-        out->object = mutated ? mutated : cJSON_Duplicate(final, 1);
-        if (!out->object) oom = true;
+    if (rc == GPA_OK && !oom) {
+        /* the patched copy is kept anyway (it costs nothing more); an unchanged object is
+         * copied only for a caller that wants to own it */
+        out->object = mutated;
         mutated = NULL;
+        if (!out->object && in->want_object && final && !(out->object = cJSON_Duplicate(final, 1)))
+            oom = true;
+        out->result = out->object ? out->object : final;
     }
     cJSON_Delete(mutated);
     if (rc == GPA_OK && oom) rc = gpa_fail(err, GPA_ENOMEM, "out of memory");

@@ -17,6 +17,7 @@
 
 typedef struct entry {
     cJSON *obj;
+    bool owned; /* false: a node of the JSON reader's arena tree (jdoc), never freed alone */
     char *origin;
     int line;
     size_t doc;
@@ -26,15 +27,17 @@ struct gpa_objects {
     entry *v;
     size_t n, cap;
     char *source;
+    gpa_jdoc *jdoc; /* JSON input: the objects are read-only nodes of this tree (no copy of a
+                       60 MB `kubectl get -o json` dump) */
 };
 
-static int push(gpa_objects *o, cJSON *obj, int line, size_t doc, gpa_error *err)
+static int push(gpa_objects *o, cJSON *obj, bool owned, int line, size_t doc, gpa_error *err)
 {
     if (o->n == o->cap) {
         size_t nc = o->cap ? o->cap * 2 : 16;
         entry *nv = realloc(o->v, nc * sizeof *nv);
         if (!nv) {
-            cJSON_Delete(obj);
+            if (owned) cJSON_Delete(obj);
             return gpa_fail(err, GPA_ENOMEM, "out of memory");
         }
         o->v = nv;
@@ -48,12 +51,12 @@ static int push(gpa_objects *o, cJSON *obj, int line, size_t doc, gpa_error *err
     size_t sl = strlen(o->source), tl = strlen(tmp);
     char *origin = malloc(sl + tl + 1);
     if (!origin) {
-        cJSON_Delete(obj);
+        if (owned) cJSON_Delete(obj);
         return gpa_fail(err, GPA_ENOMEM, "out of memory");
     }
     memcpy(origin, o->source, sl);
     memcpy(origin + sl, tmp, tl + 1);
-    o->v[o->n++] = (entry){.obj = obj, .origin = origin, .line = line, .doc = doc};
+    o->v[o->n++] = (entry){.obj = obj, .owned = owned, .origin = origin, .line = line, .doc = doc};
     return GPA_OK;
 }
 
@@ -110,9 +113,21 @@ static size_t *json_item_offsets(const char *buf, size_t len, size_t *n_out)
             offs[n++] = i;
         }
         if (c == '"') {
+            /* strings are most of a kubectl dump: jump from quote to quote; a quote preceded
+             * by an odd number of backslashes is escaped */
             size_t start = i + 1;
-            for (i++; i < len && buf[i] != '"'; i++)
-                if (buf[i] == '\\') i++;
+            for (i++; i < len; i++) {
+                const char *q = memchr(buf + i, '"', len - i);
+                if (!q) {
+                    i = len;
+                    break;
+                }
+                i = (size_t)(q - buf);
+                size_t bs = 0;
+                while (i - bs > start && buf[i - bs - 1] == '\\')
+                    bs++;
+                if (bs % 2 == 0) break;
+            }
             if (depth == 1 && !root_array && expect_key)
                 key_is_items = i - start == 5 && memcmp(buf + start, "items", 5) == 0;
             continue;
@@ -183,22 +198,23 @@ static int read_json(gpa_objects *o, const char *buf, size_t len, gpa_error *err
         size_t i = 0;
         while (i < len && (buf[i] == ' ' || buf[i] == '\n' || buf[i] == '\r' || buf[i] == '\t'))
             i++;
-        cJSON *c = cJSON_Duplicate(root, 1);
-        rc = c ? push(o, c, line_at(buf, i, NULL), 1, err)
-               : gpa_fail(err, GPA_ENOMEM, "out of memory");
+        rc = push(o, (cJSON *)root, false, line_at(buf, i, NULL), 1, err);
     }
     for (const cJSON *it = items ? items->child : NULL; it && rc == GPA_OK; it = it->next, k++) {
         int l = 0;
         if (k < n_offs) {
-            for (; pos < offs[k]; pos++)
-                if (buf[pos] == '\n') line++;
+            const char *nl;
+            while (pos < offs[k] && (nl = memchr(buf + pos, '\n', offs[k] - pos))) {
+                line++;
+                pos = (size_t)(nl - buf) + 1;
+            }
+            pos = offs[k];
             l = line;
         }
-        cJSON *c = cJSON_Duplicate(it, 1);
-        rc = c ? push(o, c, l, 1, err) : gpa_fail(err, GPA_ENOMEM, "out of memory");
+        rc = push(o, (cJSON *)it, false, l, 1, err);
     }
     free(offs);
-    gpa_jdoc_free(doc);
+    o->jdoc = doc; /* freed with o, also on error */
     return rc;
 }
 
@@ -227,7 +243,7 @@ static int read_yaml(gpa_objects *o, const char *buf, size_t len, gpa_error *err
             break;
         }
         if (!is_list(d)) {
-            rc = push(o, d, dn->line, di + 1, err);
+            rc = push(o, d, true, dn->line, di + 1, err);
             continue;
         }
         const gpa_ynode *items = NULL;
@@ -238,7 +254,7 @@ static int read_yaml(gpa_objects *o, const char *buf, size_t len, gpa_error *err
         while (arr->child && rc == GPA_OK) {
             cJSON *it = cJSON_DetachItemViaPointer(arr, arr->child);
             int l = items && k < items->n ? items->kids[k]->line : 0;
-            rc = push(o, it, l, di + 1, err);
+            rc = push(o, it, true, l, di + 1, err);
             k++;
         }
         cJSON_Delete(d);
@@ -296,9 +312,11 @@ size_t gpa_objects_doc(const gpa_objects *o, size_t i)
 
 cJSON *gpa_objects_take(gpa_objects *o, size_t i)
 {
-    if (!o || i >= o->n) return NULL;
-    cJSON *c = o->v[i].obj;
-    o->v[i].obj = NULL;
+    if (!o || i >= o->n || !o->v[i].obj) return NULL;
+    /* An arena node cannot leave its tree: the caller gets a copy. */
+    cJSON *c = o->v[i].owned ? o->v[i].obj : cJSON_Duplicate(o->v[i].obj, 1);
+    if (!c) return NULL;
+    if (o->v[i].owned) o->v[i].obj = NULL;
     return c;
 }
 
@@ -306,11 +324,12 @@ void gpa_objects_free(gpa_objects *o)
 {
     if (!o) return;
     for (size_t i = 0; i < o->n; i++) {
-        cJSON_Delete(o->v[i].obj);
+        if (o->v[i].owned) cJSON_Delete(o->v[i].obj);
         free(o->v[i].origin);
     }
     free(o->v);
     free(o->source);
+    gpa_jdoc_free(o->jdoc);
     free(o);
 }
 

@@ -65,8 +65,10 @@ int main(void)
     CHECK_STR(label, "Deployment ns/d");
     gpa_objects_describe(label, sizeof label, gpa_objects_get(o, 0));
     CHECK_STR(label, "Pod a");
+    /* JSON objects are nodes of the reader's tree: take gives a copy, o keeps its node */
     cJSON *taken = gpa_objects_take(o, 0);
-    CHECK(taken != NULL && gpa_objects_get(o, 0) == NULL);
+    CHECK(taken != NULL && taken != gpa_objects_get(o, 0));
+    CHECK(cJSON_Compare(taken, gpa_objects_get(o, 0), 1));
     cJSON_Delete(taken);
     gpa_objects_free(o);
 
@@ -76,6 +78,15 @@ int main(void)
                  "x", GPA_OK, &e);
     CHECK_INT(gpa_objects_count(o), 2);
     CHECK_INT(gpa_objects_line(o, 1), 1);
+    gpa_objects_free(o);
+
+    /* escaped quotes and backslashes before the items do not confuse the line scanner */
+    o = read_str("{\"kind\":\"List\",\"metadata\":{\"a\":\"x\\\"],[\\\\\"},\n\"b\":\"\\\\\","
+                 "\"items\":[\n{\"kind\":\"Pod\"},\n\n{\"kind\":\"Job\"}]}",
+                 "esc", GPA_OK, &e);
+    CHECK_INT(gpa_objects_count(o), 2);
+    CHECK_INT(gpa_objects_line(o, 0), 3);
+    CHECK_INT(gpa_objects_line(o, 1), 5);
     gpa_objects_free(o);
 
     /* a JSON array; a single object; an AdmissionReview kept whole */
@@ -121,6 +132,10 @@ int main(void)
     CHECK_INT(gpa_objects_line(o, 3), 16);
     CHECK_INT(gpa_objects_doc(o, 3), 4);
     CHECK_STR(gpa_objects_origin(o, 2), "in.yaml:12");
+    /* YAML objects are owned: take moves one out */
+    taken = gpa_objects_take(o, 1);
+    CHECK(taken != NULL && gpa_objects_get(o, 1) == NULL);
+    cJSON_Delete(taken);
     gpa_objects_free(o);
 
     /* a List nested in a List stays an object (one level only) */
