@@ -24,7 +24,13 @@ typedef struct gpa_workload_template {
     cJSON *pod;         /* the Pod its controller would create: {"apiVersion":"v1","kind":"Pod",
                            "metadata": template metadata + namespace, "spec": template spec};
                            owned */
-    long long replicas; /* pods the controller would run from it, best effort, capped at
+    long long replicas; /* pods the controller would run from it, best effort: the product
+                           of every "replicas", "parallelism" and "numOfHosts" number on the
+                           objects along the path (a missing one counts 1: Deployment/RS/RC/
+                           StatefulSet replicas, Job and CronJob parallelism, replica specs,
+                           JobSet replicatedJobs x parallelism, Ray worker groups x hosts);
+                           LeaderWorkerSet workers x (size - 1 with a leaderTemplate, else
+                           size); DaemonSet and PodTemplate 1. Capped at
                            GPA_WORKLOAD_MAX_REPLICAS, never negative */
 } gpa_workload_template;
 
