@@ -225,6 +225,9 @@ int gpa_cmd_diff(int argc, char **argv)
             fprintf(stderr, "gpu-admission diff: %s\n", err.message);
             rc = 2;
         }
+        /* the reader keeps what it needs: a 60 MB dump need not stay twice in memory */
+        free(buf);
+        buf = NULL;
         for (size_t k = 0; rc == 0 && k < gpa_objects_count(objs); k++) {
             const cJSON *obj = gpa_objects_get(objs, k);
             char label[300];
