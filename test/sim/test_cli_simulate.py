@@ -104,11 +104,19 @@ check('id="bar"' in html and 'class="used"' in html and 'class="baseline"' in ht
 # --- suggest-mig: the layouts hold exactly the 14 MIG instances placed
 rc, out, err = sim("-p", POL, "-i", cl, "--suggest-mig", mixed)
 check(rc == 0 and out.startswith("# mig-parted"), "suggest-mig runs")
+per_node = out[out.find("  a100-a100-0:"):]
 counts = {}
-for m in re.finditer(r'"([0-9]g\.[0-9]+gb)": ([0-9]+)', out):
+for m in re.finditer(r'"([0-9]g\.[0-9]+gb)": ([0-9]+)', per_node):
     counts[m.group(1)] = counts.get(m.group(1), 0) + int(m.group(2))
 check(counts == {"1g.5gb": 9, "1g.10gb": 3, "3g.20gb": 2}, f"suggested instances {counts}")
-check("version: v1\nmig-configs:\n  a100-a100-0:\n    - devices: [0]\n" in out, "mig-parted shape")
+# one layout for the whole group: 2 x 1g.5gb + 1g.10gb + 3g.20gb on 5 GPUs holds them (no
+# uniform layout does it in 4: a 3g leaves 4 slices, 1g.10gb takes 2, so at most 2 x 1g.5gb)
+check("  a100-uniform:  # group a100: its 14 placed instances on 5 GPUs, every GPU the same "
+      "layout\n    - devices: all\n      mig-enabled: true\n      mig-devices:\n"
+      '        "1g.5gb": 2\n        "1g.10gb": 1\n        "3g.20gb": 1\n' in out,
+      "uniform group layout\n" + out)
+check("version: v1\nmig-configs:\n  a100-uniform:" in out and
+      "\n  a100-a100-0:\n    - devices: [0]\n" in out, "mig-parted shape")
 try:
     import yaml  # python3-yaml (scripts/setup.sh test): the file must be YAML mig-parted reads
     y = yaml.safe_load(out)

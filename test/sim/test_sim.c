@@ -215,6 +215,11 @@ static void known_answers(void)
         CHECK_CONTAINS(mig, "a100-a100-0:\n    - devices: [0]\n      mig-enabled: true\n"
                             "      mig-devices:\n        \"1g.5gb\": 1\n");
         CHECK_CONTAINS(mig, "    - devices: [1]\n      mig-enabled: false\n");
+        /* one 1g.5gb pod: any layout with a 1g.5gb holds it on one GPU; the fullest wins */
+        CHECK_CONTAINS(mig, "  a100-uniform:  # group a100: its 1 placed instances on 1 GPUs, "
+                            "every GPU the same layout\n    - devices: all\n"
+                            "      mig-enabled: true\n      mig-devices:\n"
+                            "        \"1g.5gb\": 7\n  a100-a100-0:");
         free(mig);
         gpa_sim_free(s);
         gpa_sim_inventory_free(inv);
