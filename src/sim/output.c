@@ -68,7 +68,17 @@ static double gb(int64_t bytes)
 typedef struct agg {
     const char *name;
     size_t nodes, gpus, used, pods, placed, unplaced, baseline;
+    int64_t mem_req, mem_alloc;
 } agg;
+
+/* GPU memory a placed pod asked for: its gpu-memory annotation, else what it got. */
+static int64_t mem_requested(const gpa_sim *s, size_t i)
+{
+    const gpa_sim_pod *p = &s->pods[i];
+    const gpa_sim_tmpl *t = &s->tmpls[p->tmpl];
+    if (!t->gres) return 0;
+    return t->gpu_mem_req >= 0 ? t->gpu_mem_req : p->mem_alloc;
+}
 
 static size_t find_agg(agg *a, size_t *n, const char *name)
 {
@@ -90,8 +100,12 @@ static agg *group_aggs(const gpa_sim *s, size_t *n_out)
         a[k].used += s->nodes[i].used_gpus;
     }
     for (size_t i = 0; i < s->n_pods; i++)
-        if (s->pods[i].node >= 0)
-            a[find_agg(a, &n, grp(s, (size_t)s->pods[i].node)->name)].placed++;
+        if (s->pods[i].node >= 0) {
+            size_t k = find_agg(a, &n, grp(s, (size_t)s->pods[i].node)->name);
+            a[k].placed++;
+            a[k].mem_req += mem_requested(s, i);
+            a[k].mem_alloc += s->pods[i].mem_alloc;
+        }
     *n_out = n;
     return a;
 }
@@ -106,10 +120,13 @@ static agg *pool_aggs(const gpa_sim *s, size_t *n_out)
         size_t k = find_agg(a, &n, t->pool ? t->pool : "(no pool)");
         a[k].pods++;
         a[k].baseline += t->gres ? (size_t)t->gcount : 0;
-        if (s->pods[i].node >= 0)
+        if (s->pods[i].node >= 0) {
             a[k].placed++;
-        else
+            a[k].mem_req += mem_requested(s, i);
+            a[k].mem_alloc += s->pods[i].mem_alloc;
+        } else {
             a[k].unplaced++;
+        }
     }
     *n_out = n;
     return a;
@@ -166,6 +183,8 @@ cJSON *gpa_sim_result_json(const gpa_sim *s)
         cJSON_AddNumberToObject(o, "gpus", (double)a[i].gpus);
         cJSON_AddNumberToObject(o, "used", (double)a[i].used);
         cJSON_AddNumberToObject(o, "placed", (double)a[i].placed);
+        cJSON_AddNumberToObject(o, "memoryRequestedBytes", (double)a[i].mem_req);
+        cJSON_AddNumberToObject(o, "memoryAllocatedBytes", (double)a[i].mem_alloc);
         cJSON_AddItemToArray(ga, o);
     }
     free(a);
@@ -178,6 +197,8 @@ cJSON *gpa_sim_result_json(const gpa_sim *s)
         cJSON_AddNumberToObject(o, "placed", (double)a[i].placed);
         cJSON_AddNumberToObject(o, "unplaced", (double)a[i].unplaced);
         cJSON_AddNumberToObject(o, "wholeGpuBaseline", (double)a[i].baseline);
+        cJSON_AddNumberToObject(o, "memoryRequestedBytes", (double)a[i].mem_req);
+        cJSON_AddNumberToObject(o, "memoryAllocatedBytes", (double)a[i].mem_alloc);
         cJSON_AddItemToArray(pa, o);
     }
     free(a);
@@ -243,14 +264,20 @@ char *gpa_sim_result_text(const gpa_sim *s)
     agg *a = group_aggs(s, &na);
     sb_printf(&b, "\nnode groups:\n");
     for (size_t i = 0; a && i < na; i++)
-        sb_printf(&b, "  %-24s %zu nodes, %zu GPUs, %zu used, %zu pods placed\n", a[i].name,
-                  a[i].nodes, a[i].gpus, a[i].used, a[i].placed);
+        sb_printf(&b,
+                  "  %-24s %zu nodes, %zu GPUs, %zu used, %zu pods placed; GPU memory %.1f GB "
+                  "requested, %.1f GB allocated\n",
+                  a[i].name, a[i].nodes, a[i].gpus, a[i].used, a[i].placed, gb(a[i].mem_req),
+                  gb(a[i].mem_alloc));
     free(a);
     a = pool_aggs(s, &na);
     sb_printf(&b, "pools:\n");
     for (size_t i = 0; a && i < na; i++)
-        sb_printf(&b, "  %-24s %zu pods: %zu placed, %zu unplaced; baseline %zu GPUs\n", a[i].name,
-                  a[i].pods, a[i].placed, a[i].unplaced, a[i].baseline);
+        sb_printf(&b,
+                  "  %-24s %zu pods: %zu placed, %zu unplaced; baseline %zu GPUs; %.1f GB "
+                  "requested, %.1f GB allocated\n",
+                  a[i].name, a[i].pods, a[i].placed, a[i].unplaced, a[i].baseline, gb(a[i].mem_req),
+                  gb(a[i].mem_alloc));
     free(a);
     if (s->n_denied) sb_printf(&b, "\ndenied:\n");
     for (size_t i = 0; i < s->n_denied; i++)

@@ -87,6 +87,12 @@ pools = {p["pool"]: (p["placed"], p["unplaced"]) for p in j.get("pools", [])}
 check(pools == {"a100-mig": (14, 0), "shared": (3, 3), "train": (2, 1)}, f"pools {pools}")
 groups = {g["name"]: g["used"] for g in j.get("groups", [])}
 check(groups == {"a100": 3, "h100": 8, "shared": 1}, f"groups {groups}")
+a100 = [g for g in j.get("groups", []) if g["name"] == "a100"]
+# 9 x 4Gi + 3 x 9Gi + 2 x 18Gi asked; 9 x 1g.5gb + 3 x 1g.10gb + 2 x 3g.20gb = 115 GB given
+check(a100 and a100[0]["memoryRequestedBytes"] == 99 * 2**30 and
+      a100[0]["memoryAllocatedBytes"] == 115e9, f"a100 group memory {a100}")
+shared = [p for p in j.get("pools", []) if p["pool"] == "shared"]
+check(shared and shared[0]["memoryAllocatedBytes"] == 3 * 4e9, f"shared pool memory {shared}")
 # the two placed training pods share one NVLink domain (one h100 node here)
 train_nodes = {p["node"] for p in j.get("placements", []) if p["pod"].startswith("training/")}
 check(len(train_nodes) == 1, f"gang in one domain: {train_nodes}")
