@@ -384,6 +384,21 @@ class Workloads(unittest.TestCase):
                 self.assertNotIn("matchConditions", w)  # templates sit at per-kind paths
                 self.assertNotIn("reinvocationPolicy", w)
 
+    def test_reuse_values_from_an_older_chart(self):
+        """`helm upgrade --reuse-values` from a chart without webhook.workloads and the two
+        deadline values (null removes them here): it must render, with no workloads entry and
+        no deadline flags (the server's defaults), never with a deadline of 0 (off)."""
+        objs = c.render(extra=["--set", "webhook.workloads=null",
+                               "--set", "server.headerTimeoutSeconds=null",
+                               "--set", "server.minBodyBytesPerSecond=null"])
+        self.assertIsNone(workload_hook(objs))
+        args = " ".join(c.one(objs, "Deployment")["spec"]["template"]["spec"]["containers"][0]["args"])
+        self.assertNotIn("--header-timeout", args)
+        self.assertNotIn("--min-body-rate", args)
+        off = c.render(extra=["--set", "server.headerTimeoutSeconds=0"])
+        args = c.one(off, "Deployment")["spec"]["template"]["spec"]["containers"][0]["args"]
+        self.assertIn("--header-timeout=0s", args)
+
     def test_rules_are_the_builtin_kinds(self):
         w = workload_hook(c.render())
         got = rule_resources(w)
