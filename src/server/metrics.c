@@ -337,9 +337,10 @@ char *gpa_metrics_render(size_t *len_out)
                         hooks[h], op_names[o], result_names[r], v);
             }
 
-    out(&b, "# HELP gpu_admission_requests_by_kind_total Admission requests answered, by webhook, "
-            "object kind and result (at most %d kinds, the rest under kind=\"_other\").\n"
-            "# TYPE gpu_admission_requests_by_kind_total counter\n",
+    out(&b,
+        "# HELP gpu_admission_requests_by_kind_total Admission requests answered, by webhook, "
+        "object kind and result (at most %d kinds, the rest under kind=\"_other\").\n"
+        "# TYPE gpu_admission_requests_by_kind_total counter\n",
         GPA_METRICS_KIND_CAP);
     for (size_t k = 0; k < GPA_METRICS_KIND_CAP + 2; k++) {
         const char *kn = k == GPA_METRICS_KIND_CAP       ? "_other"

@@ -590,12 +590,14 @@ static void test_metrics(void)
     char *t = gpa_metrics_render(&len);
     CHECK(t && strlen(t) == len);
     int rules = 0;
-    for (const char *p = t; p && (p = strstr(p, "gpu_admission_rule_matches_total{rule=\"rule-")); p++)
+    for (const char *p = t; p && (p = strstr(p, "gpu_admission_rule_matches_total{rule=\"rule-"));
+         p++)
         rules++;
     CHECK_INT(rules, GPA_METRICS_LABEL_CAP);
     CHECK(t && strstr(t, "gpu_admission_rule_matches_total{rule=\"_other\"} 44\n") != NULL);
     CHECK(t && strstr(t, "gpu_admission_rule_matches_total{rule=\"rule-0\"} 2\n") != NULL);
-    CHECK(t && strstr(t, "gpu_admission_denials_total{reason=\"quote\\\"back\\\\slash\"} 1\n") != NULL);
+    CHECK(t &&
+          strstr(t, "gpu_admission_denials_total{reason=\"quote\\\"back\\\\slash\"} 1\n") != NULL);
     CHECK(t && strstr(t, "gpu_admission_requests_total{webhook=\"mutate\",operation=\"CREATE\","
                          "result=\"mutated\"} 2\n") != NULL);
     CHECK(t && strstr(t, "gpu_admission_requests_total{webhook=\"validate\",operation=\"unknown\","
@@ -610,17 +612,28 @@ static void test_metrics(void)
     CHECK(t && strstr(t, "gpu_admission_requests_by_kind_total{webhook=\"validate\","
                          "kind=\"_other\",result=\"allowed\"} 5\n") != NULL);
     /* cumulative buckets: 0.3 ms lands in le=0.0005, 0.5 s in le=1, 2 s only in +Inf */
-    CHECK(t && strstr(t, "gpu_admission_request_duration_seconds_bucket{webhook=\"mutate\",le=\"0.00025\"}"
-                         " 0\n") != NULL);
-    CHECK(t && strstr(t, "gpu_admission_request_duration_seconds_bucket{webhook=\"mutate\",le=\"0.0005\"}"
-                         " 1\n") != NULL);
-    CHECK(t && strstr(t, "gpu_admission_request_duration_seconds_bucket{webhook=\"mutate\",le=\"1\"} 2\n") !=
-                   NULL);
     CHECK(t &&
-          strstr(t, "gpu_admission_request_duration_seconds_bucket{webhook=\"validate\",le=\"1\"} 0\n") !=
+          strstr(t,
+                 "gpu_admission_request_duration_seconds_bucket{webhook=\"mutate\",le=\"0.00025\"}"
+                 " 0\n") != NULL);
+    CHECK(t &&
+          strstr(t,
+                 "gpu_admission_request_duration_seconds_bucket{webhook=\"mutate\",le=\"0.0005\"}"
+                 " 1\n") != NULL);
+    CHECK(
+        t &&
+        strstr(t,
+               "gpu_admission_request_duration_seconds_bucket{webhook=\"mutate\",le=\"1\"} 2\n") !=
+            NULL);
+    CHECK(t &&
+          strstr(
+              t,
+              "gpu_admission_request_duration_seconds_bucket{webhook=\"validate\",le=\"1\"} 0\n") !=
               NULL);
-    CHECK(t && strstr(t, "gpu_admission_request_duration_seconds_bucket{webhook=\"validate\",le=\"+Inf\"} "
-                         "1\n") != NULL);
+    CHECK(t &&
+          strstr(t,
+                 "gpu_admission_request_duration_seconds_bucket{webhook=\"validate\",le=\"+Inf\"} "
+                 "1\n") != NULL);
     /* buckets above 1 s reach the API server's timeouts (1..30 s): 2 s is under 2.5 */
     CHECK(t &&
           strstr(t,
@@ -629,8 +642,10 @@ static void test_metrics(void)
     CHECK(t &&
           strstr(t, "gpu_admission_request_duration_seconds_bucket{webhook=\"mutate\",le=\"60\"} "
                     "2\n") != NULL);
-    CHECK(t &&
-          strstr(t, "gpu_admission_request_duration_seconds_sum{webhook=\"mutate\"} 0.500300000\n") != NULL);
+    CHECK(
+        t &&
+        strstr(t, "gpu_admission_request_duration_seconds_sum{webhook=\"mutate\"} 0.500300000\n") !=
+            NULL);
     CHECK(t && strstr(t, "gpu_admission_http_errors_total{code=\"413\"} 1\n") != NULL);
     CHECK(t && strstr(t, "code=\"99\"") == NULL);
     CHECK(t && strstr(t, "gpu_admission_policy_revision_info{revision=\"abc123\"} 1\n") != NULL);
