@@ -505,7 +505,7 @@ static void quality(void)
     CHECK(bfd_total * 10 <= exact_total * 11);
 }
 
-/* Mangled inventories (bytes flipped, cut short, digits grown): every one is read or refused
+/* Mangled inventories and node Lists (bytes flipped, cut short): every one is read or refused
  * with a positioned message, and those read can be simulated; never a crash (ASan in CI). */
 static void mangled(void)
 {
@@ -515,14 +515,22 @@ static void mangled(void)
         "      taints: [{key: nvidia.com/gpu, effect: NoSchedule}]\n      mig: {3g.20gb: 1, "
         "1g.5gb: 2}\n      nvlinkIslandSize: 4\n    - name: ts\n      gpus: 4\n"
         "      timeSlicing: {replicas: 4}\n      labels: {gpu-admission.io/pool: shared}\n";
+    static const char nodes[] =
+        "{\"kind\":\"List\",\"items\":[{\"kind\":\"Node\",\"metadata\":{\"name\":\"n\","
+        "\"labels\":{\"nvidia.com/gpu.product\":\"NVIDIA-A100-40GB\",\"nvidia.com/gpu.count\":"
+        "\"2\",\"nvidia.com/gpu.replicas\":\"1\"}},\"spec\":{\"taints\":[{\"key\":\"k\","
+        "\"effect\":\"NoSchedule\"}]},\"status\":{\"allocatable\":{\"cpu\":\"8\","
+        "\"nvidia.com/mig-1g.5gb\":\"14\",\"pods\":\"110\"}}}]}";
     static const char junk[] = "-:{}[]#&*!|>'\"%@`,9 \n\t\\0";
     char w[2048] = "";
     deployment(w, sizeof w, "small", "inference", 3, "4Gi");
     int read_ok = 0, refused = 0;
     for (int i = 0; i < 1500; i++) {
-        char buf[sizeof base];
-        memcpy(buf, base, sizeof base);
-        size_t len = sizeof base - 1;
+        /* every other case a kubectl node List instead of a GPUInventory */
+        const char *src = i % 2 ? nodes : base;
+        char buf[sizeof base > sizeof nodes ? sizeof base : sizeof nodes];
+        size_t len = strlen(src);
+        memcpy(buf, src, len + 1);
         int edits = 1 + (int)rnd(3);
         for (int e = 0; e < edits && len > 0; e++) {
             size_t at = rnd((unsigned)len);
