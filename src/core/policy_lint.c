@@ -16,16 +16,11 @@
 #include <string.h>
 
 #include "gpu_admission/glob.h"
+#include "gpu_admission/strbuf.h"
 #include "policy_model.h"
 
-typedef struct lint_out {
-    char *buf;
-    size_t len, cap;
-    bool oom;
-} lint_out;
-
-__attribute__((format(printf, 3, 4))) static void say(lint_out *o, const gpa_rule *r,
-                                                      const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static void say(gpa_sb *o, const gpa_rule *r, const char *fmt,
+                                                      ...)
 {
     char msg[768];
     va_list ap;
@@ -33,25 +28,11 @@ __attribute__((format(printf, 3, 4))) static void say(lint_out *o, const gpa_rul
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     char line[1024];
-    int n = snprintf(line, sizeof line, "%s:%d:%d: warning: rule %s %s\n", r->pos.file,
-                     r->pos.line, r->pos.col, r->name, msg);
+    int n = snprintf(line, sizeof line, "%s:%d:%d: warning: rule %s %s\n", r->pos.file, r->pos.line,
+                     r->pos.col, r->name, msg);
     if (n < 0) return;
-    size_t need = (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
-    if (o->len + need + 1 > o->cap) {
-        size_t cap = o->cap ? o->cap * 2 : 1024;
-        while (cap < o->len + need + 1)
-            cap *= 2;
-        char *nb = realloc(o->buf, cap);
-        if (!nb) {
-            o->oom = true;
-            return;
-        }
-        o->buf = nb;
-        o->cap = cap;
-    }
-    memcpy(o->buf + o->len, line, need);
-    o->len += need;
-    o->buf[o->len] = '\0';
+    /* a line longer than the buffer is cut, not dropped */
+    gpa_sb_put(o, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 }
 
 static bool has_wildcard(const char *g)
@@ -106,7 +87,7 @@ static const char *trust_name(gpa_trust t)
     return t == GPA_TRUST_TRUSTED ? "trusted" : "untrusted";
 }
 
-static void lint_rule(lint_out *o, const gpa_policy *p, size_t idx)
+static void lint_rule(gpa_sb *o, const gpa_policy *p, size_t idx)
 {
     const gpa_rule *r = &p->rules[idx];
 
@@ -150,11 +131,12 @@ static void lint_rule(lint_out *o, const gpa_policy *p, size_t idx)
     }
     /* A pod may lower its trust with a label, never raise it. */
     if (r->trust == GPA_TRUST_TRUSTED && !can_trusted) {
-        say(o, r, "can never match: it asks for trusted pods, but every namespace it matches "
-                  "is untrusted and pods can only lower their trust");
+        say(o, r,
+            "can never match: it asks for trusted pods, but every namespace it matches "
+            "is untrusted and pods can only lower their trust");
         return;
     }
-    gpa_trust only = r->trust != GPA_TRUST_UNSET ? r->trust
+    gpa_trust only = r->trust != GPA_TRUST_UNSET     ? r->trust
                      : can_trusted && !can_untrusted ? GPA_TRUST_TRUSTED
                      : !can_trusted && can_untrusted ? GPA_TRUST_UNTRUSTED
                                                      : GPA_TRUST_UNSET;
@@ -179,12 +161,8 @@ static void lint_rule(lint_out *o, const gpa_policy *p, size_t idx)
 char *gpa_policy_warnings(const gpa_policy *p)
 {
     if (!p) return NULL;
-    lint_out o = {0};
+    gpa_sb o = {0};
     for (size_t i = 0; i < p->n_rules; i++)
         lint_rule(&o, p, i);
-    if (o.oom) {
-        free(o.buf);
-        return NULL;
-    }
-    return o.buf;
+    return gpa_sb_take(&o);
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_admission/strbuf.h"
 #include "gpu_admission/suite.h"
 
 #define MAX_LINES 3000
@@ -40,37 +41,11 @@ static bool split(lines *l, const char *s)
     return true;
 }
 
-typedef struct sb {
-    char *p;
-    size_t len, cap;
-    bool oom;
-} sb;
-
-static void put(sb *b, const char *s, size_t n)
+static void put_line(gpa_sb *b, char mark, const lines *l, size_t i)
 {
-    if (b->oom) return;
-    if (b->len + n + 1 > b->cap) {
-        size_t nc = b->cap ? b->cap * 2 : 512;
-        while (nc < b->len + n + 1)
-            nc *= 2;
-        char *np = realloc(b->p, nc);
-        if (!np) {
-            b->oom = true;
-            return;
-        }
-        b->p = np;
-        b->cap = nc;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-static void put_line(sb *b, char mark, const lines *l, size_t i)
-{
-    put(b, &mark, 1);
-    put(b, l->p[i], l->len[i]);
-    put(b, "\n", 1);
+    gpa_sb_put(b, &mark, 1);
+    gpa_sb_put(b, l->p[i], l->len[i]);
+    gpa_sb_put(b, "\n", 1);
 }
 
 static bool same(const lines *a, size_t i, const lines *b, size_t j)
@@ -88,7 +63,7 @@ char *gpa_text_diff(const char *a, const char *b, const char *label_a, const cha
 {
     if (!a || !b || strcmp(a, b) == 0) return NULL;
     lines la = {0}, lb = {0};
-    sb out = {0};
+    gpa_sb out = {0};
     step *steps = NULL;
     uint32_t *dp = NULL;
     size_t ns = 0;
@@ -124,7 +99,7 @@ char *gpa_text_diff(const char *a, const char *b, const char *label_a, const cha
     char head[512];
     snprintf(head, sizeof head, "--- %s\n+++ %s\n", label_a ? label_a : "a",
              label_b ? label_b : "b");
-    put(&out, head, strlen(head));
+    gpa_sb_put(&out, head, strlen(head));
     size_t k = 0;
     while (k < ns) {
         if (steps[k].op == 0) {
@@ -150,7 +125,7 @@ char *gpa_text_diff(const char *a, const char *b, const char *label_a, const cha
         }
         snprintf(head, sizeof head, "@@ -%zu,%zu +%zu,%zu @@\n", an ? a0 + 1 : a0, an,
                  bn ? b0 + 1 : b0, bn);
-        put(&out, head, strlen(head));
+        gpa_sb_put(&out, head, strlen(head));
         for (size_t q = start; q < stop; q++) {
             if (steps[q].op == 2)
                 put_line(&out, '+', &lb, steps[q].bi);
@@ -166,9 +141,6 @@ done:
     free(lb.len);
     free(steps);
     free(dp);
-    if (out.oom) {
-        free(out.p);
-        return NULL;
-    }
-    return out.p;
+    /* nothing written: an allocation failed before the diff began */
+    return gpa_sb_take(&out);
 }

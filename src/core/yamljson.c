@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_admission/strbuf.h"
 #include "gpu_admission/yamljson.h"
 #include "yaml_tree.h"
 
@@ -167,43 +168,6 @@ bool gpa_looks_like_json(const char *buf, size_t len)
 
 /* ---- writer ---- */
 
-typedef struct sbuf {
-    char *p;
-    size_t len, cap;
-    bool oom;
-} sbuf;
-
-static void sb_put(sbuf *b, const char *s, size_t n)
-{
-    if (b->oom) return;
-    if (b->len + n + 1 > b->cap) {
-        size_t nc = b->cap ? b->cap : 256;
-        while (nc < b->len + n + 1)
-            nc *= 2;
-        char *np = realloc(b->p, nc);
-        if (!np) {
-            b->oom = true;
-            return;
-        }
-        b->p = np;
-        b->cap = nc;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-static void sb_str(sbuf *b, const char *s)
-{
-    sb_put(b, s, strlen(s));
-}
-
-static void sb_indent(sbuf *b, int n)
-{
-    for (int i = 0; i < n; i++)
-        sb_put(b, " ", 1);
-}
-
 /* Can s be written as a plain scalar and read back as the same string? Conservative: only
  * characters that are never YAML syntax in this position, and nothing that resolves to
  * another type. */
@@ -227,35 +191,35 @@ static bool plain_safe(const char *s)
     return true;
 }
 
-static void write_string(sbuf *b, const char *s)
+static void write_string(gpa_sb *b, const char *s)
 {
     if (plain_safe(s)) {
-        sb_str(b, s);
+        gpa_sb_puts(b, s);
         return;
     }
-    sb_put(b, "\"", 1);
+    gpa_sb_put(b, "\"", 1);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         char esc[8];
         switch (*p) {
         case '"':
-            sb_str(b, "\\\"");
+            gpa_sb_puts(b, "\\\"");
             break;
         case '\\':
-            sb_str(b, "\\\\");
+            gpa_sb_puts(b, "\\\\");
             break;
         case '\n':
-            sb_str(b, "\\n");
+            gpa_sb_puts(b, "\\n");
             break;
         case '\t':
-            sb_str(b, "\\t");
+            gpa_sb_puts(b, "\\t");
             break;
         case '\r':
-            sb_str(b, "\\r");
+            gpa_sb_puts(b, "\\r");
             break;
         default:
             if (*p < 0x20 || *p == 0x7f) {
                 snprintf(esc, sizeof esc, "\\x%02x", *p);
-                sb_str(b, esc);
+                gpa_sb_puts(b, esc);
             } else if (*p >= 0xC2 && *p <= 0xEF && (p[1] & 0xC0) == 0x80) {
                 /* characters YAML reads as line breaks or refuses as non-printable must be
                  * escaped, or a double-quoted scalar would not read back the same */
@@ -269,34 +233,34 @@ static void write_string(sbuf *b, const char *s)
                          (p[2] & 0x3F);
                     n = 3;
                 } else {
-                    sb_put(b, (const char *)p, 1);
+                    gpa_sb_put(b, (const char *)p, 1);
                     break;
                 }
                 if ((cp >= 0x80 && cp <= 0x9F) || cp == 0x2028 || cp == 0x2029 || cp == 0xFEFF ||
                     cp == 0xFFFE || cp == 0xFFFF) {
                     snprintf(esc, sizeof esc, "\\u%04X", cp);
-                    sb_str(b, esc);
+                    gpa_sb_puts(b, esc);
                 } else {
-                    sb_put(b, (const char *)p, n);
+                    gpa_sb_put(b, (const char *)p, n);
                 }
                 p += n - 1;
             } else {
-                sb_put(b, (const char *)p, 1);
+                gpa_sb_put(b, (const char *)p, 1);
             }
         }
     }
-    sb_put(b, "\"", 1);
+    gpa_sb_put(b, "\"", 1);
 }
 
-static void write_scalar(sbuf *b, const cJSON *v)
+static void write_scalar(gpa_sb *b, const cJSON *v)
 {
     char num[64];
     if (cJSON_IsNull(v)) {
-        sb_str(b, "null");
+        gpa_sb_puts(b, "null");
     } else if (cJSON_IsTrue(v)) {
-        sb_str(b, "true");
+        gpa_sb_puts(b, "true");
     } else if (cJSON_IsFalse(v)) {
-        sb_str(b, "false");
+        gpa_sb_puts(b, "false");
     } else if (cJSON_IsNumber(v)) {
         double d = v->valuedouble;
         if (!isfinite(d))
@@ -305,11 +269,11 @@ static void write_scalar(sbuf *b, const cJSON *v)
             snprintf(num, sizeof num, "%.0f", d);
         else
             snprintf(num, sizeof num, "%.17g", d);
-        sb_str(b, num);
+        gpa_sb_puts(b, num);
     } else if (cJSON_IsString(v)) {
         write_string(b, v->valuestring ? v->valuestring : "");
     } else {
-        sb_str(b, "null");
+        gpa_sb_puts(b, "null");
     }
 }
 
@@ -318,41 +282,41 @@ static bool is_empty_container(const cJSON *v)
     return (cJSON_IsObject(v) || cJSON_IsArray(v)) && v->child == NULL;
 }
 
-static void write_value(sbuf *b, const cJSON *v, int indent);
+static void write_value(gpa_sb *b, const cJSON *v, int indent);
 
 /* Writes the value after "key:" or "- " (the caller wrote those). */
-static void write_after_key(sbuf *b, const cJSON *v, int indent)
+static void write_after_key(gpa_sb *b, const cJSON *v, int indent)
 {
     if (cJSON_IsObject(v) && v->child) {
-        sb_put(b, "\n", 1);
+        gpa_sb_put(b, "\n", 1);
         write_value(b, v, indent + 2);
     } else if (cJSON_IsArray(v) && v->child) {
-        sb_put(b, "\n", 1);
+        gpa_sb_put(b, "\n", 1);
         write_value(b, v, indent); /* "key:\n- a" is the usual Kubernetes style */
     } else if (is_empty_container(v)) {
-        sb_str(b, cJSON_IsObject(v) ? " {}\n" : " []\n");
+        gpa_sb_puts(b, cJSON_IsObject(v) ? " {}\n" : " []\n");
     } else {
-        sb_put(b, " ", 1);
+        gpa_sb_put(b, " ", 1);
         write_scalar(b, v);
-        sb_put(b, "\n", 1);
+        gpa_sb_put(b, "\n", 1);
     }
 }
 
-static void write_value(sbuf *b, const cJSON *v, int indent)
+static void write_value(gpa_sb *b, const cJSON *v, int indent)
 {
     if (cJSON_IsObject(v) && v->child) {
         for (const cJSON *c = v->child; c; c = c->next) {
             const char *key = c->string ? c->string : "";
-            sb_indent(b, indent);
+            gpa_sb_fill(b, ' ', (size_t)indent);
             if (strlen(key) > 512) {
                 /* YAML limits implicit keys to 1024 characters: use an explicit "? key" */
-                sb_str(b, "? ");
+                gpa_sb_puts(b, "? ");
                 write_string(b, key);
-                sb_put(b, "\n", 1);
-                sb_indent(b, indent);
-                sb_put(b, ":", 1);
+                gpa_sb_put(b, "\n", 1);
+                gpa_sb_fill(b, ' ', (size_t)indent);
+                gpa_sb_put(b, ":", 1);
                 if (cJSON_IsArray(c) && c->child) {
-                    sb_put(b, "\n", 1);
+                    gpa_sb_put(b, "\n", 1);
                     write_value(b, c, indent + 2);
                 } else {
                     write_after_key(b, c, indent);
@@ -360,51 +324,44 @@ static void write_value(sbuf *b, const cJSON *v, int indent)
                 continue;
             }
             write_string(b, key);
-            sb_put(b, ":", 1);
+            gpa_sb_put(b, ":", 1);
             write_after_key(b, c, indent);
         }
     } else if (cJSON_IsArray(v) && v->child) {
         for (const cJSON *c = v->child; c; c = c->next) {
-            sb_indent(b, indent);
-            sb_put(b, "-", 1);
+            gpa_sb_fill(b, ' ', (size_t)indent);
+            gpa_sb_put(b, "-", 1);
             if (cJSON_IsObject(c) && c->child) {
                 /* first key on the dash line, the rest aligned under it */
-                sb_put(b, " ", 1);
-                sbuf sub = {0};
+                gpa_sb_put(b, " ", 1);
+                gpa_sb sub = {0};
                 write_value(&sub, c, indent + 2);
                 if (sub.oom)
                     b->oom = true;
                 else if (sub.p)
-                    sb_str(b, sub.p + indent + 2);
+                    gpa_sb_puts(b, sub.p + indent + 2);
                 free(sub.p);
             } else if (cJSON_IsArray(c) && c->child) {
-                sb_put(b, "\n", 1);
+                gpa_sb_put(b, "\n", 1);
                 write_value(b, c, indent + 2);
             } else {
                 write_after_key(b, c, indent);
             }
         }
     } else if (is_empty_container(v)) {
-        sb_indent(b, indent);
-        sb_str(b, cJSON_IsObject(v) ? "{}\n" : "[]\n");
+        gpa_sb_fill(b, ' ', (size_t)indent);
+        gpa_sb_puts(b, cJSON_IsObject(v) ? "{}\n" : "[]\n");
     } else {
-        sb_indent(b, indent);
+        gpa_sb_fill(b, ' ', (size_t)indent);
         write_scalar(b, v);
-        sb_put(b, "\n", 1);
+        gpa_sb_put(b, "\n", 1);
     }
 }
 
 char *gpa_json_to_yaml(const cJSON *v)
 {
     if (!v) return NULL;
-    sbuf b = {0};
+    gpa_sb b = {0};
     write_value(&b, v, 0);
-    if (b.oom) {
-        free(b.p);
-        return NULL;
-    }
-    if (!b.p) {
-        b.p = strdup("");
-    }
-    return b.p;
+    return gpa_sb_done(&b);
 }

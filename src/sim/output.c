@@ -2,57 +2,12 @@
  * output.c - the simulator's answer: JSON, text, the HTML report and the mig-parted
  * suggestion. All read the packed state; none changes it.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_admission/strbuf.h"
 #include "sim_internal.h"
-
-typedef struct sbuf {
-    char *p;
-    size_t len, cap;
-    bool oom;
-} sbuf;
-
-__attribute__((format(printf, 2, 3))) static void sb_printf(sbuf *b, const char *fmt, ...)
-{
-    if (b->oom) return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            b->oom = true;
-            return;
-        }
-        if (b->p && b->len + (size_t)n < b->cap) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t nc = b->cap ? b->cap * 2 : 4096;
-        while (nc < b->len + (size_t)n + 1)
-            nc *= 2;
-        char *np = realloc(b->p, nc);
-        if (!np) {
-            b->oom = true;
-            return;
-        }
-        b->p = np;
-        b->cap = nc;
-    }
-}
-
-static char *sb_done(sbuf *b)
-{
-    if (b->oom) {
-        free(b->p);
-        return NULL;
-    }
-    if (!b->p) return strdup("");
-    return b->p;
-}
 
 static const gpa_sim_group *grp(const gpa_sim *s, size_t n)
 {
@@ -249,69 +204,69 @@ char *gpa_sim_result_text(const gpa_sim *s)
 {
     gpa_sim_totals t;
     gpa_sim_get_totals(&t, s);
-    sbuf b = {0};
+    gpa_sb b = {0};
     char nb[600];
-    sb_printf(&b, "pods: %zu (placed %zu, unplaced %zu, denied %zu, skipped objects %zu)\n", t.pods,
-              t.placed, t.unplaced, t.denied, t.skipped);
-    sb_printf(&b, "GPUs: %zu used of %zu; whole-GPU baseline %zu", t.gpus_used, t.gpus_total,
-              t.whole_gpu_baseline);
+    gpa_sb_printf(&b, "pods: %zu (placed %zu, unplaced %zu, denied %zu, skipped objects %zu)\n",
+                  t.pods, t.placed, t.unplaced, t.denied, t.skipped);
+    gpa_sb_printf(&b, "GPUs: %zu used of %zu; whole-GPU baseline %zu", t.gpus_used, t.gpus_total,
+                  t.whole_gpu_baseline);
     if (t.whole_gpu_baseline > t.gpus_used)
-        sb_printf(&b, " (%zu saved, %.1fx)", t.whole_gpu_baseline - t.gpus_used,
-                  t.gpus_used ? (double)t.whole_gpu_baseline / (double)t.gpus_used : 0.0);
-    sb_printf(&b, "\nGPU memory: %.1f GB requested, %.1f GB allocated\n", gb(t.mem_requested),
-              gb(t.mem_allocated));
+        gpa_sb_printf(&b, " (%zu saved, %.1fx)", t.whole_gpu_baseline - t.gpus_used,
+                      t.gpus_used ? (double)t.whole_gpu_baseline / (double)t.gpus_used : 0.0);
+    gpa_sb_printf(&b, "\nGPU memory: %.1f GB requested, %.1f GB allocated\n", gb(t.mem_requested),
+                  gb(t.mem_allocated));
     size_t na = 0;
     agg *a = group_aggs(s, &na);
-    sb_printf(&b, "\nnode groups:\n");
+    gpa_sb_printf(&b, "\nnode groups:\n");
     for (size_t i = 0; a && i < na; i++)
-        sb_printf(&b,
-                  "  %-24s %zu nodes, %zu GPUs, %zu used, %zu pods placed; GPU memory %.1f GB "
-                  "requested, %.1f GB allocated\n",
-                  a[i].name, a[i].nodes, a[i].gpus, a[i].used, a[i].placed, gb(a[i].mem_req),
-                  gb(a[i].mem_alloc));
+        gpa_sb_printf(&b,
+                      "  %-24s %zu nodes, %zu GPUs, %zu used, %zu pods placed; GPU memory %.1f GB "
+                      "requested, %.1f GB allocated\n",
+                      a[i].name, a[i].nodes, a[i].gpus, a[i].used, a[i].placed, gb(a[i].mem_req),
+                      gb(a[i].mem_alloc));
     free(a);
     a = pool_aggs(s, &na);
-    sb_printf(&b, "pools:\n");
+    gpa_sb_printf(&b, "pools:\n");
     for (size_t i = 0; a && i < na; i++)
-        sb_printf(&b,
-                  "  %-24s %zu pods: %zu placed, %zu unplaced; baseline %zu GPUs; %.1f GB "
-                  "requested, %.1f GB allocated\n",
-                  a[i].name, a[i].pods, a[i].placed, a[i].unplaced, a[i].baseline, gb(a[i].mem_req),
-                  gb(a[i].mem_alloc));
+        gpa_sb_printf(&b,
+                      "  %-24s %zu pods: %zu placed, %zu unplaced; baseline %zu GPUs; %.1f GB "
+                      "requested, %.1f GB allocated\n",
+                      a[i].name, a[i].pods, a[i].placed, a[i].unplaced, a[i].baseline,
+                      gb(a[i].mem_req), gb(a[i].mem_alloc));
     free(a);
-    if (s->n_denied) sb_printf(&b, "\ndenied:\n");
+    if (s->n_denied) gpa_sb_printf(&b, "\ndenied:\n");
     for (size_t i = 0; i < s->n_denied; i++)
-        sb_printf(&b, "  %s: %s\n", s->denied[i].pod, s->denied[i].message);
-    if (t.unplaced) sb_printf(&b, "\nunplaced:\n");
+        gpa_sb_printf(&b, "  %s: %s\n", s->denied[i].pod, s->denied[i].message);
+    if (t.unplaced) gpa_sb_printf(&b, "\nunplaced:\n");
     for (size_t i = 0; i < s->n_pods; i++)
         if (s->pods[i].node < 0)
-            sb_printf(&b, "  %s: %s (%s)\n", gpa_sim_pod_name(s, i, nb, sizeof nb),
-                      s->pods[i].reason ? s->pods[i].reason : "no room",
-                      s->pods[i].reason_detail ? s->pods[i].reason_detail : "");
-    return sb_done(&b);
+            gpa_sb_printf(&b, "  %s: %s (%s)\n", gpa_sim_pod_name(s, i, nb, sizeof nb),
+                          s->pods[i].reason ? s->pods[i].reason : "no room",
+                          s->pods[i].reason_detail ? s->pods[i].reason_detail : "");
+    return gpa_sb_done(&b);
 }
 
-static void html_esc(sbuf *b, const char *s)
+static void html_esc(gpa_sb *b, const char *s)
 {
     for (; *s; s++) {
         switch (*s) {
         case '<':
-            sb_printf(b, "&lt;");
+            gpa_sb_printf(b, "&lt;");
             break;
         case '>':
-            sb_printf(b, "&gt;");
+            gpa_sb_printf(b, "&gt;");
             break;
         case '&':
-            sb_printf(b, "&amp;");
+            gpa_sb_printf(b, "&amp;");
             break;
         case '"':
-            sb_printf(b, "&quot;");
+            gpa_sb_printf(b, "&quot;");
             break;
         case '\'':
-            sb_printf(b, "&#39;");
+            gpa_sb_printf(b, "&#39;");
             break;
         default:
-            sb_printf(b, "%c", *s);
+            gpa_sb_printf(b, "%c", *s);
         }
     }
 }
@@ -328,32 +283,33 @@ char *gpa_sim_report_html(const gpa_sim *s)
 {
     gpa_sim_totals t;
     gpa_sim_get_totals(&t, s);
-    sbuf b = {0};
+    gpa_sb b = {0};
     char nb[600];
-    sb_printf(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                  "<title>gpu-admission simulate</title>\n<style>"
-                  "body{font-family:sans-serif;margin:1em}"
-                  ".gpu{display:inline-block;margin:4px;vertical-align:top}"
-                  "text{font-size:9px;font-family:sans-serif}"
-                  "</style></head><body>\n<h1>GPU capacity simulation</h1>\n");
-    sb_printf(&b,
-              "<p id=\"summary\">%zu pods: %zu placed, %zu unplaced, %zu denied. GPU memory "
-              "%.1f GB requested, %.1f GB allocated.</p>\n",
-              t.pods, t.placed, t.unplaced, t.denied, gb(t.mem_requested), gb(t.mem_allocated));
+    gpa_sb_printf(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                      "<title>gpu-admission simulate</title>\n<style>"
+                      "body{font-family:sans-serif;margin:1em}"
+                      ".gpu{display:inline-block;margin:4px;vertical-align:top}"
+                      "text{font-size:9px;font-family:sans-serif}"
+                      "</style></head><body>\n<h1>GPU capacity simulation</h1>\n");
+    gpa_sb_printf(&b,
+                  "<p id=\"summary\">%zu pods: %zu placed, %zu unplaced, %zu denied. GPU memory "
+                  "%.1f GB requested, %.1f GB allocated.</p>\n",
+                  t.pods, t.placed, t.unplaced, t.denied, gb(t.mem_requested), gb(t.mem_allocated));
     /* the bar: used vs baseline, scaled to the larger */
     size_t mx = t.whole_gpu_baseline > t.gpus_used ? t.whole_gpu_baseline : t.gpus_used;
     if (!mx) mx = 1;
     double wu = 400.0 * (double)t.gpus_used / (double)mx;
     double wb = 400.0 * (double)t.whole_gpu_baseline / (double)mx;
-    sb_printf(&b,
-              "<svg id=\"bar\" width=\"620\" height=\"60\" xmlns=\"http://www.w3.org/2000/svg\">"
-              "<rect class=\"used\" x=\"150\" y=\"5\" width=\"%.1f\" height=\"20\" "
-              "fill=\"#2a7\"/><text x=\"0\" y=\"19\" style=\"font-size:12px\">GPUs used: %zu</text>"
-              "<rect class=\"baseline\" x=\"150\" y=\"33\" width=\"%.1f\" height=\"20\" "
-              "fill=\"#999\"/><text x=\"0\" y=\"47\" style=\"font-size:12px\">whole-GPU baseline: "
-              "%zu</text></svg>\n",
-              wu, t.gpus_used, wb, t.whole_gpu_baseline);
-    sb_printf(&b, "<h2>GPUs in use</h2>\n<div id=\"gpus\">\n");
+    gpa_sb_printf(
+        &b,
+        "<svg id=\"bar\" width=\"620\" height=\"60\" xmlns=\"http://www.w3.org/2000/svg\">"
+        "<rect class=\"used\" x=\"150\" y=\"5\" width=\"%.1f\" height=\"20\" "
+        "fill=\"#2a7\"/><text x=\"0\" y=\"19\" style=\"font-size:12px\">GPUs used: %zu</text>"
+        "<rect class=\"baseline\" x=\"150\" y=\"33\" width=\"%.1f\" height=\"20\" "
+        "fill=\"#999\"/><text x=\"0\" y=\"47\" style=\"font-size:12px\">whole-GPU baseline: "
+        "%zu</text></svg>\n",
+        wu, t.gpus_used, wb, t.whole_gpu_baseline);
+    gpa_sb_printf(&b, "<h2>GPUs in use</h2>\n<div id=\"gpus\">\n");
     for (size_t n = 0; n < s->inv->n_nodes; n++) {
         const gpa_sim_node *nd = &s->nodes[n];
         const gpa_sim_group *g = grp(s, n);
@@ -365,19 +321,19 @@ char *gpa_sim_report_html(const gpa_sim *s)
                             : 8;
             const double W = 320.0, H = 150.0, top = 16.0;
             double sw = W / slots;
-            sb_printf(&b, "<div class=\"gpu\"><svg class=\"gpu-svg\" data-node=\"");
+            gpa_sb_printf(&b, "<div class=\"gpu\"><svg class=\"gpu-svg\" data-node=\"");
             html_esc(&b, s->inv->nodes[n].name);
-            sb_printf(&b,
-                      "\" data-gpu=\"%d\" width=\"%.0f\" height=\"%.0f\" "
-                      "xmlns=\"http://www.w3.org/2000/svg\"><text x=\"2\" y=\"11\">",
-                      k, W + 2, H + top + 2);
+            gpa_sb_printf(&b,
+                          "\" data-gpu=\"%d\" width=\"%.0f\" height=\"%.0f\" "
+                          "xmlns=\"http://www.w3.org/2000/svg\"><text x=\"2\" y=\"11\">",
+                          k, W + 2, H + top + 2);
             html_esc(&b, s->inv->nodes[n].name);
-            sb_printf(&b, " GPU %d (%s)</text>", k, g->model ? g->model->name : "GPU");
+            gpa_sb_printf(&b, " GPU %d (%s)</text>", k, g->model ? g->model->name : "GPU");
             for (int i = 0; i < slots; i++)
-                sb_printf(&b,
-                          "<rect class=\"slot\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
-                          "height=\"%.1f\" fill=\"#f4f4f4\" stroke=\"#ccc\"/>",
-                          1 + i * sw, top, sw, H);
+                gpa_sb_printf(&b,
+                              "<rect class=\"slot\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+                              "height=\"%.1f\" fill=\"#f4f4f4\" stroke=\"#ccc\"/>",
+                              1 + i * sw, top, sw, H);
             size_t shown = 0;
             for (size_t j = 0; j < u->n_slots; j++) {
                 const gpa_sim_slot *sl = &u->slots[j];
@@ -396,11 +352,12 @@ char *gpa_sim_report_html(const gpa_sim *s)
                     w = W;
                 }
                 if (sl->pod < 0) {
-                    sb_printf(&b,
-                              "<rect class=\"free-instance\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
-                              "height=\"%.1f\" fill=\"none\" stroke=\"#888\" "
-                              "stroke-dasharray=\"3\"/>",
-                              x + 1, y + 1, w - 2, h - 2);
+                    gpa_sb_printf(
+                        &b,
+                        "<rect class=\"free-instance\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+                        "height=\"%.1f\" fill=\"none\" stroke=\"#888\" "
+                        "stroke-dasharray=\"3\"/>",
+                        x + 1, y + 1, w - 2, h - 2);
                     continue;
                 }
                 shown++;
@@ -408,28 +365,28 @@ char *gpa_sim_report_html(const gpa_sim *s)
                 /* the tenant label the engine writes on shared pools; elsewhere pods carry
                  * none, and the namespace stands in (tenants are sets of namespaces) */
                 const char *who = tm->tenant ? tm->tenant : tm->ns;
-                sb_printf(&b, "<g class=\"instance\" data-tenant=\"");
+                gpa_sb_printf(&b, "<g class=\"instance\" data-tenant=\"");
                 html_esc(&b, who);
-                sb_printf(&b, "\"><title>");
+                gpa_sb_printf(&b, "\"><title>");
                 html_esc(&b, gpa_sim_pod_name(s, (size_t)sl->pod, nb, sizeof nb));
-                sb_printf(&b,
-                          "</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-                          "fill=\"hsl(%u,60%%,70%%)\" stroke=\"#333\"/>",
-                          x + 1, y + 1, w - 2, h - 2, tenant_hue(who));
-                sb_printf(&b, "<text x=\"%.1f\" y=\"%.1f\" transform=\"rotate(%d %.1f %.1f)\">",
-                          x + 4, y + 11, sl->p && w < 100 ? 90 : 0, x + 4, y + 11);
+                gpa_sb_printf(&b,
+                              "</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+                              "fill=\"hsl(%u,60%%,70%%)\" stroke=\"#333\"/>",
+                              x + 1, y + 1, w - 2, h - 2, tenant_hue(who));
+                gpa_sb_printf(&b, "<text x=\"%.1f\" y=\"%.1f\" transform=\"rotate(%d %.1f %.1f)\">",
+                              x + 4, y + 11, sl->p && w < 100 ? 90 : 0, x + 4, y + 11);
                 if (sl->p) {
                     html_esc(&b, sl->p->name);
-                    sb_printf(&b, " ");
+                    gpa_sb_printf(&b, " ");
                 }
                 html_esc(&b, gpa_sim_pod_name(s, (size_t)sl->pod, nb, sizeof nb));
-                sb_printf(&b, "</text></g>");
+                gpa_sb_printf(&b, "</text></g>");
             }
-            sb_printf(&b, "</svg></div>\n");
+            gpa_sb_printf(&b, "</svg></div>\n");
         }
     }
-    sb_printf(&b, "</div>\n</body></html>\n");
-    return sb_done(&b);
+    gpa_sb_printf(&b, "</div>\n</body></html>\n");
+    return gpa_sb_done(&b);
 }
 
 /* The best uniform layout for a group: every GPU carries the same instances (one mig-parted
@@ -487,14 +444,14 @@ static void uniform_rec(uniform *u, size_t k, const gpa_mig_profile **inst, size
 
 char *gpa_sim_suggest_mig(const gpa_sim *s)
 {
-    sbuf b = {0}, body = {0};
-    sb_printf(&b,
-              "# mig-parted config from gpu-admission simulate. <group>-uniform: one layout for\n"
-              "# every GPU of a MIG node group, the one holding the group's placed instances in\n"
-              "# the fewest GPUs. <group>-<node>: per node in use, the layout the packing chose\n"
-              "# per GPU (GPUs without pods keep MIG off), which may need fewer GPUs still. Label\n"
-              "# nodes nvidia.com/mig.config=<entry> for the MIG manager to apply one.\n"
-              "version: v1\n");
+    gpa_sb b = {0}, body = {0};
+    gpa_sb_printf(
+        &b, "# mig-parted config from gpu-admission simulate. <group>-uniform: one layout for\n"
+            "# every GPU of a MIG node group, the one holding the group's placed instances in\n"
+            "# the fewest GPUs. <group>-<node>: per node in use, the layout the packing chose\n"
+            "# per GPU (GPUs without pods keep MIG off), which may need fewer GPUs still. Label\n"
+            "# nodes nvidia.com/mig.config=<entry> for the MIG manager to apply one.\n"
+            "version: v1\n");
     size_t written = 0;
     for (size_t gi = 0; gi < s->inv->n_groups; gi++) {
         const gpa_sim_group *g = &s->inv->groups[gi];
@@ -516,7 +473,7 @@ char *gpa_sim_suggest_mig(const gpa_sim *s)
         const gpa_mig_profile *inst[GPA_MIG_MAX_INSTANCES];
         uniform_rec(&un, 0, inst, 0);
         if (un.best_gpus < 0) continue;
-        sb_printf(
+        gpa_sb_printf(
             &body,
             "  %s-uniform:  # group %s: its %ld placed instances on %ld GPUs, every GPU the "
             "same layout%s\n    - devices: all\n      mig-enabled: true\n      mig-devices:\n",
@@ -524,7 +481,8 @@ char *gpa_sim_suggest_mig(const gpa_sim *s)
             un.best_gpus > (long)g->gpus * g->count ? " (more GPUs than the group has)" : "");
         for (size_t pi = 0; pi < g->model->n_profiles; pi++)
             if (un.best[pi])
-                sb_printf(&body, "        \"%s\": %d\n", g->model->profiles[pi].name, un.best[pi]);
+                gpa_sb_printf(&body, "        \"%s\": %d\n", g->model->profiles[pi].name,
+                              un.best[pi]);
         written++;
     }
     for (size_t n = 0; n < s->inv->n_nodes; n++) {
@@ -532,34 +490,34 @@ char *gpa_sim_suggest_mig(const gpa_sim *s)
         const gpa_sim_node *nd = &s->nodes[n];
         if ((g->mode != GPA_SIM_MIG_AUTO && g->mode != GPA_SIM_MIG_FIXED) || !nd->used_gpus)
             continue;
-        sb_printf(&body, "  %s-%s:\n", g->name, s->inv->nodes[n].name);
+        gpa_sb_printf(&body, "  %s-%s:\n", g->name, s->inv->nodes[n].name);
         written++;
         for (int k = 0; k < g->gpus; k++) {
             const gpa_sim_gpu *u = &nd->gpus[k];
-            sb_printf(&body, "    - devices: [%d]\n", k);
+            gpa_sb_printf(&body, "    - devices: [%d]\n", k);
             if (!u->n_pods) {
-                sb_printf(&body, "      mig-enabled: false\n");
+                gpa_sb_printf(&body, "      mig-enabled: false\n");
                 continue;
             }
-            sb_printf(&body, "      mig-enabled: true\n      mig-devices:\n");
+            gpa_sb_printf(&body, "      mig-enabled: true\n      mig-devices:\n");
             for (size_t pi = 0; pi < g->model->n_profiles; pi++) {
                 const gpa_mig_profile *p = &g->model->profiles[pi];
                 size_t c = 0;
                 for (size_t j = 0; j < u->n_slots; j++)
                     c += u->slots[j].p == p && u->slots[j].pod >= 0;
-                if (c) sb_printf(&body, "        \"%s\": %zu\n", p->name, c);
+                if (c) gpa_sb_printf(&body, "        \"%s\": %zu\n", p->name, c);
             }
         }
     }
-    char *bd = sb_done(&body);
+    char *bd = gpa_sb_done(&body);
     if (!bd) {
-        free(b.p);
+        gpa_sb_free(&b);
         return NULL;
     }
     if (written)
-        sb_printf(&b, "mig-configs:\n%s", bd);
+        gpa_sb_printf(&b, "mig-configs:\n%s", bd);
     else
-        sb_printf(&b, "mig-configs: {}\n");
+        gpa_sb_printf(&b, "mig-configs: {}\n");
     free(bd);
-    return sb_done(&b);
+    return gpa_sb_done(&b);
 }
