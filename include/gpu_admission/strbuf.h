@@ -1,6 +1,7 @@
 /*
  * strbuf.h - the growable string builder that the text writers (policy describe and lint,
- * JSON to YAML, the text diff, the simulator's reports) build their answers in.
+ * JSON to YAML, the text diff, the simulator's reports, the /metrics page) build their
+ * answers in.
  *
  * Transparent on purpose: a builder lives on the caller's stack, `gpa_sb b = {0};` is an
  * empty one, and recursive writers read b.p/b.len directly. An allocation failure latches

@@ -7,7 +7,6 @@
 #include "metrics.h"
 
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +14,7 @@
 #include <string.h>
 
 #include "gpu_admission/common.h"
+#include "gpu_admission/strbuf.h"
 #include "jsonlog.h"
 
 static const char *const op_names[] = {"CREATE", "UPDATE", "DELETE", "CONNECT", "unknown"};
@@ -249,41 +249,8 @@ void gpa_metrics_set_cert_expiry(time_t not_after)
 
 /* ---- rendering (GET /metrics only) ---- */
 
-typedef struct {
-    char *data;
-    size_t len, cap;
-    bool oom;
-} out_buf;
-
-__attribute__((format(printf, 2, 3))) static void out(out_buf *b, const char *fmt, ...)
-{
-    if (b->oom) return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            b->oom = true;
-            return;
-        }
-        if ((size_t)n < b->cap - b->len) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t ncap = b->cap * 2 + (size_t)n;
-        char *nd = realloc(b->data, ncap);
-        if (!nd) {
-            b->oom = true;
-            return;
-        }
-        b->data = nd;
-        b->cap = ncap;
-    }
-}
-
 /* Prometheus label values escape backslash, quote and newline. */
-static void out_label_value(out_buf *b, const char *s)
+static void out_label_value(gpa_sb *b, const char *s)
 {
     char tmp[512];
     size_t n = 0;
@@ -299,31 +266,31 @@ static void out_label_value(out_buf *b, const char *s)
         }
     }
     tmp[n] = '\0';
-    out(b, "%s", tmp);
+    gpa_sb_printf(b, "%s", tmp);
 }
 
-static void render_labels(out_buf *b, const char *metric, const char *label, label_table *t)
+static void render_labels(gpa_sb *b, const char *metric, const char *label, label_table *t)
 {
     size_t cap = sizeof t->slots / sizeof t->slots[0];
     for (size_t i = 0; i < cap; i++) {
         char *name = atomic_load_explicit(&t->slots[i].name, memory_order_acquire);
         if (!name) continue;
-        out(b, "%s{%s=\"", metric, label);
+        gpa_sb_printf(b, "%s{%s=\"", metric, label);
         out_label_value(b, name);
-        out(b, "\"} %lu\n", atomic_load_explicit(&t->slots[i].count, memory_order_relaxed));
+        gpa_sb_printf(b, "\"} %lu\n",
+                      atomic_load_explicit(&t->slots[i].count, memory_order_relaxed));
     }
     unsigned long other = atomic_load(&t->other);
-    if (other) out(b, "%s{%s=\"_other\"} %lu\n", metric, label, other);
+    if (other) gpa_sb_printf(b, "%s{%s=\"_other\"} %lu\n", metric, label, other);
 }
 
 char *gpa_metrics_render(size_t *len_out)
 {
-    out_buf b = {.cap = 16384};
-    b.data = malloc(b.cap);
-    if (!b.data) return NULL;
+    gpa_sb b = {0};
     static const char *const hooks[] = {"mutate", "validate"};
 
-    out(&b,
+    gpa_sb_printf(
+        &b,
         "# HELP gpu_admission_requests_total Admission requests answered, by webhook, operation "
         "and result.\n# TYPE gpu_admission_requests_total counter\n");
     for (int h = 0; h < 2; h++)
@@ -331,13 +298,14 @@ char *gpa_metrics_render(size_t *len_out)
             for (size_t r = 0; r < N_RESULTS; r++) {
                 unsigned long v = atomic_load(&m.requests[h][o][r]);
                 if (v)
-                    out(&b,
-                        "gpu_admission_requests_total"
-                        "{webhook=\"%s\",operation=\"%s\",result=\"%s\"} %lu\n",
-                        hooks[h], op_names[o], result_names[r], v);
+                    gpa_sb_printf(&b,
+                                  "gpu_admission_requests_total"
+                                  "{webhook=\"%s\",operation=\"%s\",result=\"%s\"} %lu\n",
+                                  hooks[h], op_names[o], result_names[r], v);
             }
 
-    out(&b,
+    gpa_sb_printf(
+        &b,
         "# HELP gpu_admission_requests_by_kind_total Admission requests answered, by webhook, "
         "object kind and result (at most %d kinds, the rest under kind=\"_other\").\n"
         "# TYPE gpu_admission_requests_by_kind_total counter\n",
@@ -351,118 +319,133 @@ char *gpa_metrics_render(size_t *len_out)
             for (size_t r = 0; r < N_RESULTS; r++) {
                 unsigned long v = atomic_load(&m.by_kind[k][h][r]);
                 if (!v) continue;
-                out(&b, "gpu_admission_requests_by_kind_total{webhook=\"%s\",kind=\"", hooks[h]);
+                gpa_sb_printf(&b, "gpu_admission_requests_by_kind_total{webhook=\"%s\",kind=\"",
+                              hooks[h]);
                 out_label_value(&b, kn);
-                out(&b, "\",result=\"%s\"} %lu\n", result_names[r], v);
+                gpa_sb_printf(&b, "\",result=\"%s\"} %lu\n", result_names[r], v);
             }
     }
 
-    out(&b, "# HELP gpu_admission_request_duration_seconds Time from request headers to response "
+    gpa_sb_printf(
+        &b, "# HELP gpu_admission_request_duration_seconds Time from request headers to response "
             "queued.\n# TYPE gpu_admission_request_duration_seconds histogram\n");
     for (int h = 0; h < 2; h++) {
         histogram *hg = &m.duration[h];
         unsigned long cum = 0;
         for (size_t i = 0; i < N_BUCKETS; i++) {
             cum += atomic_load(&hg->buckets[i]);
-            out(&b, "gpu_admission_request_duration_seconds_bucket{webhook=\"%s\",le=\"%s\"} %lu\n",
+            gpa_sb_printf(
+                &b, "gpu_admission_request_duration_seconds_bucket{webhook=\"%s\",le=\"%s\"} %lu\n",
                 hooks[h], bucket_labels[i], cum);
         }
         unsigned long count = atomic_load(&hg->count);
-        out(&b, "gpu_admission_request_duration_seconds_bucket{webhook=\"%s\",le=\"+Inf\"} %lu\n",
+        gpa_sb_printf(
+            &b, "gpu_admission_request_duration_seconds_bucket{webhook=\"%s\",le=\"+Inf\"} %lu\n",
             hooks[h], count);
-        out(&b, "gpu_admission_request_duration_seconds_sum{webhook=\"%s\"} %.9f\n", hooks[h],
-            (double)atomic_load(&hg->sum_ns) / 1e9);
-        out(&b, "gpu_admission_request_duration_seconds_count{webhook=\"%s\"} %lu\n", hooks[h],
-            count);
+        gpa_sb_printf(&b, "gpu_admission_request_duration_seconds_sum{webhook=\"%s\"} %.9f\n",
+                      hooks[h], (double)atomic_load(&hg->sum_ns) / 1e9);
+        gpa_sb_printf(&b, "gpu_admission_request_duration_seconds_count{webhook=\"%s\"} %lu\n",
+                      hooks[h], count);
     }
 
-    out(&b,
+    gpa_sb_printf(
+        &b,
         "# HELP gpu_admission_rule_matches_total Requests matched by each policy rule (at most %d "
         "rule names, the rest as _other).\n# TYPE gpu_admission_rule_matches_total counter\n",
         GPA_METRICS_LABEL_CAP);
     render_labels(&b, "gpu_admission_rule_matches_total", "rule", &m.rules);
 
-    out(&b, "# HELP gpu_admission_denials_total Denied requests by reason.\n"
-            "# TYPE gpu_admission_denials_total counter\n");
+    gpa_sb_printf(&b, "# HELP gpu_admission_denials_total Denied requests by reason.\n"
+                      "# TYPE gpu_admission_denials_total counter\n");
     render_labels(&b, "gpu_admission_denials_total", "reason", &m.reasons);
 
-    out(&b, "# HELP gpu_admission_policy_reloads_total Policy set reload attempts.\n"
-            "# TYPE gpu_admission_policy_reloads_total counter\n");
-    out(&b, "gpu_admission_policy_reloads_total{result=\"success\"} %lu\n",
-        atomic_load(&m.policy_reloads[1]));
-    out(&b, "gpu_admission_policy_reloads_total{result=\"failure\"} %lu\n",
-        atomic_load(&m.policy_reloads[0]));
+    gpa_sb_printf(&b, "# HELP gpu_admission_policy_reloads_total Policy set reload attempts.\n"
+                      "# TYPE gpu_admission_policy_reloads_total counter\n");
+    gpa_sb_printf(&b, "gpu_admission_policy_reloads_total{result=\"success\"} %lu\n",
+                  atomic_load(&m.policy_reloads[1]));
+    gpa_sb_printf(&b, "gpu_admission_policy_reloads_total{result=\"failure\"} %lu\n",
+                  atomic_load(&m.policy_reloads[0]));
 
     pthread_mutex_lock(&m.revision_lock);
     char rev[sizeof m.revision];
     memcpy(rev, m.revision, sizeof rev);
     pthread_mutex_unlock(&m.revision_lock);
-    out(&b,
+    gpa_sb_printf(
+        &b,
         "# HELP gpu_admission_policy_revision_info The revision of the policy set being served.\n"
         "# TYPE gpu_admission_policy_revision_info gauge\n");
-    if (rev[0]) out(&b, "gpu_admission_policy_revision_info{revision=\"%s\"} 1\n", rev);
+    if (rev[0]) gpa_sb_printf(&b, "gpu_admission_policy_revision_info{revision=\"%s\"} 1\n", rev);
 
-    out(&b, "# HELP gpu_admission_cert_reloads_total Serving certificate reload attempts.\n"
-            "# TYPE gpu_admission_cert_reloads_total counter\n");
-    out(&b, "gpu_admission_cert_reloads_total{result=\"success\"} %lu\n",
-        atomic_load(&m.cert_reloads[1]));
-    out(&b, "gpu_admission_cert_reloads_total{result=\"failure\"} %lu\n",
-        atomic_load(&m.cert_reloads[0]));
+    gpa_sb_printf(&b,
+                  "# HELP gpu_admission_cert_reloads_total Serving certificate reload attempts.\n"
+                  "# TYPE gpu_admission_cert_reloads_total counter\n");
+    gpa_sb_printf(&b, "gpu_admission_cert_reloads_total{result=\"success\"} %lu\n",
+                  atomic_load(&m.cert_reloads[1]));
+    gpa_sb_printf(&b, "gpu_admission_cert_reloads_total{result=\"failure\"} %lu\n",
+                  atomic_load(&m.cert_reloads[0]));
 
-    out(&b,
+    gpa_sb_printf(
+        &b,
         "# HELP gpu_admission_cert_expiry_timestamp_seconds notAfter of the serving certificate.\n"
         "# TYPE gpu_admission_cert_expiry_timestamp_seconds gauge\n");
-    out(&b, "gpu_admission_cert_expiry_timestamp_seconds %lld\n", atomic_load(&m.cert_expiry));
+    gpa_sb_printf(&b, "gpu_admission_cert_expiry_timestamp_seconds %lld\n",
+                  atomic_load(&m.cert_expiry));
 
-    out(&b, "# HELP gpu_admission_inflight_requests Webhook requests being received or answered.\n"
+    gpa_sb_printf(
+        &b, "# HELP gpu_admission_inflight_requests Webhook requests being received or answered.\n"
             "# TYPE gpu_admission_inflight_requests gauge\n");
-    out(&b, "gpu_admission_inflight_requests %ld\n", atomic_load(&m.inflight));
+    gpa_sb_printf(&b, "gpu_admission_inflight_requests %ld\n", atomic_load(&m.inflight));
 
-    out(&b, "# HELP gpu_admission_open_connections Open connections on the webhook (HTTPS) "
-            "port.\n# TYPE gpu_admission_open_connections gauge\n");
-    out(&b, "gpu_admission_open_connections %ld\n", atomic_load(&m.open_conns));
-    out(&b, "# HELP gpu_admission_connections_evicted_total Idle webhook connections closed to "
+    gpa_sb_printf(&b,
+                  "# HELP gpu_admission_open_connections Open connections on the webhook (HTTPS) "
+                  "port.\n# TYPE gpu_admission_open_connections gauge\n");
+    gpa_sb_printf(&b, "gpu_admission_open_connections %ld\n", atomic_load(&m.open_conns));
+    gpa_sb_printf(
+        &b, "# HELP gpu_admission_connections_evicted_total Idle webhook connections closed to "
             "make room for a new one, by the limit that was reached.\n"
             "# TYPE gpu_admission_connections_evicted_total counter\n");
     for (int i = 0; i < GPA_CONN_LIMIT_N; i++)
-        out(&b, "gpu_admission_connections_evicted_total{limit=\"%s\"} %lu\n", limit_names[i],
-            atomic_load(&m.conn_evicted[i]));
-    out(&b, "# HELP gpu_admission_connections_refused_total New webhook connections refused "
-            "because every connection at the limit was mid-request.\n"
-            "# TYPE gpu_admission_connections_refused_total counter\n");
+        gpa_sb_printf(&b, "gpu_admission_connections_evicted_total{limit=\"%s\"} %lu\n",
+                      limit_names[i], atomic_load(&m.conn_evicted[i]));
+    gpa_sb_printf(&b,
+                  "# HELP gpu_admission_connections_refused_total New webhook connections refused "
+                  "because every connection at the limit was mid-request.\n"
+                  "# TYPE gpu_admission_connections_refused_total counter\n");
     for (int i = 0; i < GPA_CONN_LIMIT_N; i++)
-        out(&b, "gpu_admission_connections_refused_total{limit=\"%s\"} %lu\n", limit_names[i],
-            atomic_load(&m.conn_refused[i]));
-    out(&b, "# HELP gpu_admission_connections_closed_total Webhook connections the server "
+        gpa_sb_printf(&b, "gpu_admission_connections_refused_total{limit=\"%s\"} %lu\n",
+                      limit_names[i], atomic_load(&m.conn_refused[i]));
+    gpa_sb_printf(
+        &b, "# HELP gpu_admission_connections_closed_total Webhook connections the server "
             "closed itself, by reason.\n# TYPE gpu_admission_connections_closed_total counter\n");
     for (int i = 0; i < GPA_CONN_CLOSE_N; i++)
-        out(&b, "gpu_admission_connections_closed_total{reason=\"%s\"} %lu\n", close_names[i],
-            atomic_load(&m.conn_closed[i]));
+        gpa_sb_printf(&b, "gpu_admission_connections_closed_total{reason=\"%s\"} %lu\n",
+                      close_names[i], atomic_load(&m.conn_closed[i]));
 
-    out(&b,
+    gpa_sb_printf(
+        &b,
         "# HELP gpu_admission_http_errors_total Error responses the server sent, by status code.\n"
         "# TYPE gpu_admission_http_errors_total counter\n");
     for (int c = 0; c < 200; c++) {
         unsigned long v = atomic_load(&m.http_errors[c]);
-        if (v) out(&b, "gpu_admission_http_errors_total{code=\"%d\"} %lu\n", c + 400, v);
+        if (v) gpa_sb_printf(&b, "gpu_admission_http_errors_total{code=\"%d\"} %lu\n", c + 400, v);
     }
 
-    out(&b,
+    gpa_sb_printf(
+        &b,
         "# HELP gpu_admission_log_lines_dropped_total Log lines dropped because the log queue was "
         "full "
         "(stderr not keeping up).\n# TYPE gpu_admission_log_lines_dropped_total counter\n"
         "gpu_admission_log_lines_dropped_total %lu\n",
         gpa_log_dropped());
 
-    out(&b,
+    gpa_sb_printf(
+        &b,
         "# HELP gpu_admission_build_info Version of the running binary.\n"
         "# TYPE gpu_admission_build_info gauge\ngpu_admission_build_info{version=\"%s\"} 1\n",
         gpa_version());
 
-    if (b.oom) {
-        free(b.data);
-        return NULL;
-    }
-    *len_out = b.len;
-    return b.data;
+    size_t len = b.len;
+    char *text = gpa_sb_take(&b);
+    if (text) *len_out = len;
+    return text;
 }
