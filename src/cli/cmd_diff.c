@@ -212,22 +212,8 @@ int gpa_cmd_diff(int argc, char **argv)
     counts c = {0};
     int rc = 0;
     for (size_t i = 0; i < n_inputs && rc == 0; i++) {
-        const char *src = strcmp(inputs[i], "-") == 0 ? "stdin" : inputs[i];
-        size_t len = 0;
-        char *buf = gpa_cli_read_file(inputs[i], &len);
-        if (!buf) {
-            fprintf(stderr, "gpu-admission diff: cannot read %s: %s\n", src, strerror(errno));
-            rc = 2;
-            break;
-        }
         gpa_objects *objs = NULL;
-        if (gpa_objects_read(&objs, buf, len, src, &err) != GPA_OK) {
-            fprintf(stderr, "gpu-admission diff: %s\n", err.message);
-            rc = 2;
-        }
-        /* the reader keeps what it needs: a 60 MB dump need not stay twice in memory */
-        free(buf);
-        buf = NULL;
+        if (gpa_cli_read_objects(&objs, "diff", inputs[i]) != 0) rc = 2;
         for (size_t k = 0; rc == 0 && k < gpa_objects_count(objs); k++) {
             const cJSON *obj = gpa_objects_get(objs, k);
             char label[300];
@@ -257,7 +243,6 @@ int gpa_cmd_diff(int argc, char **argv)
             cJSON_Delete(entries);
         }
         gpa_objects_free(objs);
-        free(buf);
     }
     if (rc == 0) {
         if (json) {

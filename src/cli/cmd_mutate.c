@@ -358,7 +358,7 @@ int gpa_cmd_mutate(int argc, char **argv)
         return 1;
     }
     if (!o.file) o.file = "-";
-    const char *name = strcmp(o.file, "-") == 0 ? "stdin" : o.file;
+    const char *name = gpa_cli_input_name(o.file);
 
     gpa_error err = {0};
     gpa_policy *p = NULL;
@@ -368,9 +368,8 @@ int gpa_cmd_mutate(int argc, char **argv)
         return 1;
     }
     size_t len = 0;
-    char *buf = gpa_cli_read_file(o.file, &len);
+    char *buf = gpa_cli_read_input(&len, "mutate", o.file);
     if (!buf) {
-        fprintf(stderr, "gpu-admission mutate: cannot read %s: %s\n", name, strerror(errno));
         gpa_policy_unref(p);
         return 1;
     }

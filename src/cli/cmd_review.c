@@ -220,16 +220,14 @@ int gpa_cmd_review(int argc, char **argv)
         return 1;
     }
     size_t len = 0;
-    char *body = gpa_cli_read_file(file, &len);
+    char *body = gpa_cli_read_input(&len, "review", file);
     if (!body) {
-        fprintf(stderr, "gpu-admission review: cannot read %s: %s\n",
-                strcmp(file, "-") == 0 ? "stdin" : file, strerror(errno));
         gpa_policy_unref(p);
         return 1;
     }
-    int code = is_review(body, len) ? answer(p, hook, body, len, NULL)
-                                    : answer_objects(p, hook, body, len,
-                                                     strcmp(file, "-") == 0 ? "stdin" : file, ns);
+    int code = is_review(body, len)
+                   ? answer(p, hook, body, len, NULL)
+                   : answer_objects(p, hook, body, len, gpa_cli_input_name(file), ns);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "gpu-admission review: cannot write stdout: %s\n", strerror(errno));
         code = 1;

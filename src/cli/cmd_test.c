@@ -468,19 +468,8 @@ static int record(const options *o)
     size_t n_cases = 0;
     for (size_t i = 0; i < o->paths.n && rc == 0; i++) {
         const char *path = o->paths.v[i];
-        const char *src = strcmp(path, "-") == 0 ? "stdin" : path;
-        size_t len = 0;
-        char *buf = gpa_cli_read_file(path, &len);
-        if (!buf) {
-            fprintf(stderr, "gpu-admission test: cannot read %s: %s\n", src, strerror(errno));
-            rc = 2;
-            break;
-        }
         gpa_objects *objs = NULL;
-        if (gpa_objects_read(&objs, buf, len, src, &err) != GPA_OK) {
-            fprintf(stderr, "gpu-admission test: %s\n", err.message);
-            rc = 2;
-        }
+        if (gpa_cli_read_objects(&objs, "test", path) != 0) rc = 2;
         for (size_t k = 0; rc == 0 && k < gpa_objects_count(objs); k++) {
             const cJSON *obj = gpa_objects_get(objs, k);
             char label[300];
@@ -522,7 +511,6 @@ static int record(const options *o)
             n_cases++;
         }
         gpa_objects_free(objs);
-        free(buf);
     }
     gpa_policy_unref(p);
     if (rc == 0 && n_cases == 0) {

@@ -2,7 +2,6 @@
  * main.c - the gpu-admission binary: dispatches to one subcommand per file.
  * Nothing here knows about policies or pods; it only routes argv.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,42 +31,6 @@ static void usage(FILE *f)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\nRun 'gpu-admission <command> --help' for a command's flags.\n");
-}
-
-char *gpa_cli_read_file(const char *path, size_t *len_out)
-{
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 65536, len = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        size_t got = fread(buf + len, 1, cap - len - 1, f);
-        len += got;
-        if (got == 0) break;
-        if (cap - len - 1 == 0) {
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                errno = ENOMEM;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-    }
-    int failed = buf && ferror(f);
-    if (f != stdin) fclose(f);
-    if (failed) {
-        free(buf);
-        errno = EIO;
-        return NULL;
-    }
-    if (buf) {
-        buf[len] = '\0';
-        *len_out = len;
-    }
-    return buf;
 }
 
 int gpa_cli_flag_value(const char **out, int argc, char **argv, int *i, const char *lng,
