@@ -16,7 +16,6 @@ person to look at.
 usage: test_cli_simulate.py --bin GPU_ADMISSION --src SOURCE_DIR [--chromium CHROMIUM]
                             [--screenshot PNG]
 """
-import argparse
 import json
 import os
 import re
@@ -24,29 +23,14 @@ import subprocess
 import sys
 import tempfile
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--bin", required=True)
-ap.add_argument("--src", required=True)
-ap.add_argument("--chromium")
-ap.add_argument("--screenshot")
-args = ap.parse_args()
-BIN, SRC = os.path.abspath(args.bin), os.path.abspath(args.src)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from clitest import check, finish, parse_args, runner  # noqa: E402
+
+args = parse_args("--chromium", "--screenshot")
+BIN, SRC = args.bin, args.src
 T = os.path.join(SRC, "test", "sim")
 POL = os.path.join(T, "policies")
-failures = checks = 0
-
-
-def check(cond, what):
-    global failures, checks
-    checks += 1
-    if not cond:
-        failures += 1
-        print("FAIL:", what, file=sys.stderr)
-
-
-def sim(*argv):
-    p = subprocess.run([BIN, "simulate", *argv], capture_output=True, text=True, timeout=120)
-    return p.returncode, p.stdout, p.stderr
+sim = runner(BIN, "simulate")
 
 
 tmp = tempfile.mkdtemp(prefix="gpa-sim-")
@@ -191,5 +175,4 @@ if args.chromium:
         check(png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20000, f"screenshot is a real PNG ({len(png)} bytes)")
         print("screenshot:", shot)
 
-print(f"{checks} checks, {failures} failed")
-sys.exit(1 if failures else 0)
+finish()

@@ -10,35 +10,19 @@ YAML Lists, multi-document input and stdin; exit 2 on errors with file:line:col.
 
 usage: test_cli_diff.py --bin GPU_ADMISSION --src SOURCE_DIR
 """
-import argparse
 import json
 import os
-import subprocess
 import sys
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--bin", required=True)
-ap.add_argument("--src", required=True)
-args = ap.parse_args()
-BIN, SRC = os.path.abspath(args.bin), os.path.abspath(args.src)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from clitest import check, finish, parse_args, runner  # noqa: E402
+
+args = parse_args()
+BIN, SRC = args.bin, args.src
 OLD = os.path.join(SRC, "policies")
 NEW = os.path.join(SRC, "test", "tools", "policies-changed")
 LIST = os.path.join(SRC, "test", "tools", "fixtures", "cluster-pods.json")
-failures = checks = 0
-
-
-def check(cond, what):
-    global failures, checks
-    checks += 1
-    if not cond:
-        failures += 1
-        print("FAIL:", what, file=sys.stderr)
-
-
-def diff(*argv, stdin=None):
-    p = subprocess.run([BIN, "diff", *argv], input=stdin, capture_output=True, text=True,
-                       timeout=120)
-    return p.returncode, p.stdout, p.stderr
+diff = runner(BIN, "diff")
 
 
 # ---- the policy change on the cluster's List: exactly the affected objects ----
@@ -153,5 +137,4 @@ bad_pod = '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"x"},"spec":"no"}'
 rc, out, err = diff("--old", OLD, "--new", NEW, "-", stdin=bad_pod)
 check(rc == 2 and "stdin:1: Pod x:" in err, "an object the webhook answers 400 -> 2: %r" % err)
 
-print("%d checks, %d failed" % (checks, failures))
-sys.exit(1 if failures else 0)
+finish()

@@ -9,7 +9,6 @@ even with <, &, ]]>, control and non-ASCII characters; -o json, --output-file, -
 
 usage: test_cli_test.py --bin GPU_ADMISSION --src SOURCE_DIR
 """
-import argparse
 import json
 import os
 import re
@@ -18,28 +17,13 @@ import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--bin", required=True)
-ap.add_argument("--src", required=True)
-args = ap.parse_args()
-BIN, SRC = os.path.abspath(args.bin), os.path.abspath(args.src)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from clitest import check, finish, parse_args, runner  # noqa: E402
+
+args = parse_args()
+BIN, SRC = args.bin, args.src
 POLICIES = os.path.join(SRC, "policies")
-failures = 0
-checks = 0
-
-
-def check(cond, what):
-    global failures, checks
-    checks += 1
-    if not cond:
-        failures += 1
-        print("FAIL:", what, file=sys.stderr)
-
-
-def run(*argv, stdin=None, cwd=None):
-    p = subprocess.run([BIN, "test", *argv], input=stdin, capture_output=True, text=True,
-                       cwd=cwd, timeout=120)
-    return p.returncode, p.stdout, p.stderr
+run = runner(BIN, "test")
 
 
 def write(d, name, text):
@@ -320,5 +304,4 @@ with tempfile.TemporaryDirectory() as d:
     rc, out, err = run(rec)
     check(rc == 0 and "1 passed, 0 failed" in out, "recorded workload passes: %s %s" % (out, err))
 
-print("%d checks, %d failed" % (checks, failures))
-sys.exit(1 if failures else 0)
+finish()
