@@ -12,6 +12,7 @@
 
 #include "gpu_admission/engine.h"
 #include "gpu_admission/policy.h"
+#include "golden_common.h"
 
 typedef struct gcase {
     char name[256];
@@ -29,9 +30,8 @@ typedef struct gcase {
     bool failed;
 } gcase;
 
-char *read_file(const char *path, size_t *len);
+/* golden_runner.c */
 void unsubst_revision(cJSON *v, const char *rev);
-size_t list_cases(const char *cases_dir, char ***out);
 bool run_case(gcase *c, const char *cases_dir, const char *name);
 void free_case(gcase *c);
 

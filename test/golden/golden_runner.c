@@ -15,7 +15,6 @@
  * A test program: it reads files and writes into DIR, nothing else. It never decides what a
  * case expects: every expectation is written in the case's case.yaml.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -40,32 +39,6 @@ static int failures;
     } while (0)
 
 /* ---------------------------------------------------------------- files */
-
-char *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    size_t r;
-    while (buf && (r = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-        n += r;
-        if (cap - n - 1 == 0) {
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    if (buf) buf[n] = '\0';
-    if (len) *len = n;
-    return buf;
-}
 
 static bool write_file(const char *path, const char *data)
 {
@@ -102,105 +75,7 @@ static cJSON *load_docs(const char *path, char *why, size_t cap)
     return docs;
 }
 
-/* ---------------------------------------------------------------- policies */
-
-typedef struct policy_entry {
-    char *key;
-    gpa_policy *p;
-} policy_entry;
-
-static policy_entry policies[64];
-static size_t n_policies;
-static const char *policies_dir;
-
-/* `policy:` is a directory name under POLICIES, or a list of files relative to it. */
-static gpa_policy *get_policy(const cJSON *spec, char *why, size_t cap)
-{
-    char *key = cJSON_PrintUnformatted(spec);
-    for (size_t i = 0; i < n_policies; i++) {
-        if (strcmp(policies[i].key, key) == 0) {
-            free(key);
-            return policies[i].p;
-        }
-    }
-    gpa_policy *p = NULL;
-    gpa_error err = {0};
-    int rc;
-    if (cJSON_IsString(spec)) {
-        char path[PATH_MAX];
-        snprintf(path, sizeof path, "%s/%s", policies_dir, spec->valuestring);
-        rc = gpa_policy_load_dir(&p, path, &err);
-    } else if (cJSON_IsArray(spec)) {
-        size_t n = (size_t)cJSON_GetArraySize(spec), i = 0;
-        gpa_policy_source *src = calloc(n, sizeof *src);
-        char **paths = calloc(n, sizeof *paths);
-        const cJSON *f;
-        rc = GPA_OK;
-        cJSON_ArrayForEach(f, spec)
-        {
-            char path[PATH_MAX];
-            snprintf(path, sizeof path, "%s/%s", policies_dir, cJSON_GetStringValue(f));
-            paths[i] = strdup(path);
-            src[i].path = paths[i];
-            src[i].data = read_file(path, &src[i].len);
-            if (!src[i].data) {
-                snprintf(err.message, sizeof err.message, "cannot read %.1000s", path);
-                rc = GPA_EIO;
-            }
-            i++;
-        }
-        if (rc == GPA_OK) rc = gpa_policy_load_sources(&p, src, n, &err);
-        for (i = 0; i < n; i++) {
-            free((char *)src[i].data);
-            free(paths[i]);
-        }
-        free(src);
-        free(paths);
-    } else {
-        snprintf(err.message, sizeof err.message, "policy must be a name or a list of files");
-        rc = GPA_EINVAL;
-    }
-    if (rc != GPA_OK || n_policies == sizeof policies / sizeof policies[0]) {
-        snprintf(why, cap, "policy %s: %s", key, err.message);
-        free(key);
-        gpa_policy_unref(p);
-        return NULL;
-    }
-    policies[n_policies].key = key;
-    policies[n_policies].p = p;
-    n_policies++;
-    return p;
-}
-
 /* ---------------------------------------------------------------- cases */
-
-/* RFC 7386 merge patch, used by cases that adapt a real fixture (an annotation, a label). */
-static void merge_patch(cJSON *target, const cJSON *patch)
-{
-    const cJSON *p;
-    cJSON_ArrayForEach(p, patch)
-    {
-        if (cJSON_IsNull(p)) {
-            cJSON_DeleteItemFromObjectCaseSensitive(target, p->string);
-            continue;
-        }
-        cJSON *t = cJSON_GetObjectItemCaseSensitive(target, p->string);
-        if (cJSON_IsObject(p) && cJSON_IsObject(t)) {
-            merge_patch(t, p);
-        } else if (cJSON_IsObject(p)) {
-            cJSON *o = cJSON_CreateObject();
-            merge_patch(o, p);
-            if (t)
-                cJSON_ReplaceItemInObjectCaseSensitive(target, p->string, o);
-            else
-                cJSON_AddItemToObject(target, p->string, o);
-        } else if (t) {
-            cJSON_ReplaceItemInObjectCaseSensitive(target, p->string, cJSON_Duplicate(p, 1));
-        } else {
-            cJSON_AddItemToObject(target, p->string, cJSON_Duplicate(p, 1));
-        }
-    }
-}
 
 /* pod: FILE | {inline}; podDocument: N; podTemplate: [keys to a pod template]; podMerge. */
 static cJSON *build_pod(gcase *c, const char *field, char **verbatim, char *why, size_t cap)
@@ -584,31 +459,6 @@ static void emit_case(gcase *c, const char *outdir)
     }
 }
 
-static int cmp_names(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-size_t list_cases(const char *cases_dir, char ***out)
-{
-    DIR *d = opendir(cases_dir);
-    size_t n = 0, cap = 0;
-    char **names = NULL;
-    struct dirent *de;
-    while (d && (de = readdir(d))) {
-        if (de->d_name[0] == '.') continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 64;
-            names = realloc(names, cap * sizeof *names);
-        }
-        names[n++] = strdup(de->d_name);
-    }
-    if (d) closedir(d);
-    if (n) qsort(names, n, sizeof *names, cmp_names);
-    *out = names;
-    return n;
-}
-
 bool run_case(gcase *c, const char *cases_dir, const char *name)
 {
     memset(c, 0, sizeof *c);
@@ -711,10 +561,7 @@ int main(int argc, char **argv)
         free(names[i]);
     }
     free(names);
-    for (size_t i = 0; i < n_policies; i++) {
-        free(policies[i].key);
-        gpa_policy_unref(policies[i].p);
-    }
+    free_policies();
     printf("%zu golden cases, %zu with a patch, %d failed\n", ran, patched, failures);
     if (ran == 0) return 1;
     return failures ? 1 : 0;

@@ -23,8 +23,6 @@
  * patched), the mutating hook skips the object untouched, a dryRun request gets the same
  * bytes, and v1beta1 gets the same decision.
  */
-#include <dirent.h>
-#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,38 +34,13 @@
 #include "gpu_admission/review.h"
 #include "gpu_admission/workload.h"
 #include "gpu_admission/yamljson.h"
+#include "golden_common.h"
 
-static const char *policies_dir;
 static int failures;
-
-static char *read_all(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 4096, n = 0;
-    char *b = malloc(cap);
-    size_t r;
-    while (b && (r = fread(b + n, 1, cap - n - 1, f)) > 0) {
-        n += r;
-        if (cap - n - 1 == 0) {
-            char *nb = realloc(b, cap * 2);
-            if (!nb) {
-                free(b);
-                b = NULL;
-                break;
-            }
-            b = nb;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    if (b) b[n] = '\0';
-    return b;
-}
 
 static cJSON *load_docs(const char *path)
 {
-    char *buf = read_all(path);
+    char *buf = read_file(path, NULL);
     if (!buf) return NULL;
     cJSON *docs = NULL;
     gpa_error err = {0};
@@ -75,90 +48,6 @@ static cJSON *load_docs(const char *path)
         fprintf(stderr, "%s: %s\n", path, err.message);
     free(buf);
     return docs;
-}
-
-static void merge_patch(cJSON *target, const cJSON *patch)
-{
-    const cJSON *p;
-    cJSON_ArrayForEach(p, patch)
-    {
-        if (cJSON_IsNull(p)) {
-            cJSON_DeleteItemFromObjectCaseSensitive(target, p->string);
-            continue;
-        }
-        cJSON *t = cJSON_GetObjectItemCaseSensitive(target, p->string);
-        if (cJSON_IsObject(p) && cJSON_IsObject(t)) {
-            merge_patch(t, p);
-        } else if (cJSON_IsObject(p)) {
-            cJSON *o = cJSON_CreateObject();
-            merge_patch(o, p);
-            if (t)
-                cJSON_ReplaceItemInObjectCaseSensitive(target, p->string, o);
-            else
-                cJSON_AddItemToObject(target, p->string, o);
-        } else if (t) {
-            cJSON_ReplaceItemInObjectCaseSensitive(target, p->string, cJSON_Duplicate(p, 1));
-        } else {
-            cJSON_AddItemToObject(target, p->string, cJSON_Duplicate(p, 1));
-        }
-    }
-}
-
-typedef struct pol {
-    char *key;
-    gpa_policy *p;
-} pol;
-static pol pols[32];
-static size_t n_pols;
-
-static gpa_policy *get_policy(const cJSON *spec)
-{
-    char *key = cJSON_PrintUnformatted(spec);
-    for (size_t i = 0; i < n_pols; i++)
-        if (strcmp(pols[i].key, key) == 0) {
-            free(key);
-            return pols[i].p;
-        }
-    gpa_policy *p = NULL;
-    gpa_error err = {0};
-    int rc = GPA_EINVAL;
-    if (cJSON_IsString(spec)) {
-        char path[PATH_MAX];
-        snprintf(path, sizeof path, "%s/%s", policies_dir, spec->valuestring);
-        rc = gpa_policy_load_dir(&p, path, &err);
-    } else if (cJSON_IsArray(spec)) {
-        size_t n = (size_t)cJSON_GetArraySize(spec), i = 0;
-        gpa_policy_source *src = calloc(n, sizeof *src);
-        char **paths = calloc(n, sizeof *paths);
-        const cJSON *f;
-        rc = GPA_OK;
-        cJSON_ArrayForEach(f, spec)
-        {
-            char path[PATH_MAX];
-            snprintf(path, sizeof path, "%s/%s", policies_dir, cJSON_GetStringValue(f));
-            paths[i] = strdup(path);
-            src[i].path = paths[i];
-            src[i].data = read_all(path);
-            src[i].len = src[i].data ? strlen(src[i].data) : 0;
-            if (!src[i].data) rc = GPA_EIO;
-            i++;
-        }
-        if (rc == GPA_OK) rc = gpa_policy_load_sources(&p, src, n, &err);
-        for (i = 0; i < n; i++) {
-            free((char *)src[i].data);
-            free(paths[i]);
-        }
-        free(src);
-        free(paths);
-    }
-    if (rc != GPA_OK || n_pols == sizeof pols / sizeof pols[0]) {
-        fprintf(stderr, "policy %s: %s\n", key, err.message);
-        free(key);
-        gpa_policy_unref(p);
-        return NULL;
-    }
-    pols[n_pols++] = (pol){key, p};
-    return p;
 }
 
 /* The node at a concrete template path ("spec.workerGroupSpecs[0].template"). */
@@ -365,8 +254,10 @@ static bool run_case(const char *dir, const char *name, FILE *docs)
     cJSON_ArrayForEach(r, runs)
     {
         run++;
-        gpa_policy *p = get_policy(cJSON_GetObjectItemCaseSensitive(r, "policy"));
+        char why[1200];
+        gpa_policy *p = get_policy(cJSON_GetObjectItemCaseSensitive(r, "policy"), why, sizeof why);
         if (!p) {
+            fprintf(stderr, "%s\n", why);
             FAIL("policy does not load");
             continue;
         }
@@ -437,28 +328,6 @@ static bool run_case(const char *dir, const char *name, FILE *docs)
     return !bad;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static size_t list_cases(const char *dir, char ***out)
-{
-    DIR *d = opendir(dir);
-    size_t n = 0, cap = 64;
-    char **names = malloc(cap * sizeof *names);
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-        if (e->d_name[0] == '.') continue;
-        if (n == cap) names = realloc(names, (cap *= 2) * sizeof *names);
-        names[n++] = strdup(e->d_name);
-    }
-    if (d) closedir(d);
-    qsort(names, n, sizeof *names, cmp_str);
-    *out = names;
-    return n;
-}
-
 int main(int argc, char **argv)
 {
     bool docs = argc == 4 && strcmp(argv[1], "--docs") == 0;
@@ -480,10 +349,7 @@ int main(int argc, char **argv)
         free(names[i]);
     }
     free(names);
-    for (size_t i = 0; i < n_pols; i++) {
-        free(pols[i].key);
-        gpa_policy_unref(pols[i].p);
-    }
+    free_policies();
     if (!docs) printf("%zu workload cases, %d failed\n", n, failures);
     if (n == 0) return 1;
     return failures ? 1 : 0;
