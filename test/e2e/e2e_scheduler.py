@@ -26,13 +26,12 @@ usage: e2e_scheduler.py --k8s-bin DIR --gpu-admission BIN --source-dir SRC --wor
 import argparse
 import json
 import os
-import shutil
-import signal
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run_e2e import Checks, Cluster, Fatal, Procs, note, run, wait_for  # noqa: E402
+from run_e2e import (Cluster, Fatal, cluster_args, end_run, note, run, setup_failed,  # noqa: E402
+                     start_run, tools_missing, wait_for)
 
 NAMESPACES = ["inference", "big", "team-a", "team-b", "training", "other"]
 
@@ -217,32 +216,14 @@ def scenario(c, ck, label, nodes, pods):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--k8s-bin", required=True)
-    ap.add_argument("--gpu-admission", required=True)
-    ap.add_argument("--source-dir", required=True)
-    ap.add_argument("--work", required=True)
-    ap.add_argument("--kubectl", default=shutil.which("kubectl"))
-    ap.add_argument("--helm", default=shutil.which("helm"))
-    ap.add_argument("--etcd", default=shutil.which("etcd") or "/usr/bin/etcd")
+    cluster_args(ap)
     args = ap.parse_args()
-    for tool in ("kubectl", "helm", "etcd"):
-        p = getattr(args, tool)
-        if not p or not os.access(p, os.X_OK):
-            print("e2e: %s not found (run scripts/setup.sh test)" % tool)
-            return 1
+    if tools_missing(args):
+        return 1
     if not os.access(os.path.join(args.k8s_bin, "kube-scheduler"), os.X_OK):
         print("e2e: no kube-scheduler in %s (test/e2e/build-apiserver.sh builds it)" % args.k8s_bin)
         return 1
-    work = os.path.abspath(args.work)
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(os.path.join(work, "logs"))
-    procs = Procs(os.path.join(work, "logs"))
-    ck = Checks()
-
-    def on_signal(signum, _frame):
-        raise SystemExit(128 + signum)
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
+    work, procs, ck = start_run(args.work)
     t0 = time.monotonic()
     c = Cluster(args, work, procs)
     c.policy_dirs = [os.path.join(args.source_dir, "test", "sim", "policies")]
@@ -264,10 +245,7 @@ def main():
             start_scheduler(c)
             ck.expect("setup/cluster-up", True)
         except Exception as e:
-            ck.expect(step, False, e)
-            for name in list(procs.procs):
-                print("--- %s log tail ---\n%s" % (name, procs.log_tail(name)))
-            return 1
+            return setup_failed(ck, procs, step, e)
         for label, nodes, pods in inventories():
             t = time.monotonic()
             try:
@@ -302,15 +280,7 @@ def main():
                 if procs.alive(name):
                     print("--- %s log tail ---\n%s" % (name, procs.log_tail(name)))
     finally:
-        procs.stop_all()
-        n_fail = len(ck.failed())
-        print("e2e: %d checks passed, %d failed (%.1fs)" %
-              (len(ck.results) - n_fail, n_fail, time.monotonic() - t0), flush=True)
-        if n_fail == 0:
-            shutil.rmtree(work, ignore_errors=True)
-        else:
-            shutil.rmtree(os.path.join(work, "etcd"), ignore_errors=True)
-            note("logs kept in " + os.path.join(work, "logs"))
+        end_run(procs, ck, work, t0)
     return 1 if ck.failed() else 0
 
 

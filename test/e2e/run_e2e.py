@@ -886,17 +886,73 @@ SCENARIOS = [
 
 
 # --------------------------------------------------------------------------------------------
+# What every e2e driver (this one, e2e_scheduler.py) does around its scenarios.
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--k8s-bin", required=True, help="dir with kube-apiserver, kube-controller-manager")
+def cluster_args(ap):
+    """The flags every driver takes: the binaries, the sources and the scratch directory."""
+    ap.add_argument("--k8s-bin", required=True, help="dir with the Kubernetes binaries built by "
+                    "build-apiserver.sh")
     ap.add_argument("--gpu-admission", required=True, help="the gpu-admission binary")
     ap.add_argument("--source-dir", required=True, help="repository root (policies/, helm/)")
     ap.add_argument("--work", required=True, help="scratch dir (wiped first; logs stay on failure)")
     ap.add_argument("--kubectl", default=shutil.which("kubectl"))
     ap.add_argument("--helm", default=shutil.which("helm"))
     ap.add_argument("--etcd", default=shutil.which("etcd") or "/usr/bin/etcd")
+
+
+def tools_missing(args):
+    """True (and says which) when kubectl, helm or etcd is not executable."""
+    for tool in ("kubectl", "helm", "etcd"):
+        p = getattr(args, tool)
+        if not p or not os.access(p, os.X_OK):
+            print("e2e: %s not found (run scripts/setup.sh test)" % tool)
+            return True
+    return False
+
+
+def start_run(work):
+    """A wiped scratch dir with logs/, its Procs and a fresh Checks. SIGTERM and SIGINT become
+    SystemExit so the driver's finally block still stops every process it started."""
+    work = os.path.abspath(work)
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(os.path.join(work, "logs"))
+
+    def on_signal(signum, _frame):
+        raise SystemExit(128 + signum)
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    return work, Procs(os.path.join(work, "logs")), Checks()
+
+
+def setup_failed(ck, procs, step, e):
+    """A setup step failed: recorded as that check, every process's log tail printed."""
+    ck.expect(step, False, e)
+    for name in list(procs.procs):
+        print("--- %s log tail ---\n%s" % (name, procs.log_tail(name)))
+    return 1
+
+
+def end_run(procs, ck, work, t0):
+    """Stops every process and prints the summary; the scratch dir goes when every check passed,
+    else only etcd's data goes (big and useless for diagnosis) and the logs stay."""
+    procs.stop_all()
+    n_fail = len(ck.failed())
+    print("e2e: %d checks passed, %d failed (%.1fs)" %
+          (len(ck.results) - n_fail, n_fail, time.monotonic() - t0), flush=True)
+    if n_fail == 0:
+        shutil.rmtree(work, ignore_errors=True)
+    else:
+        shutil.rmtree(os.path.join(work, "etcd"), ignore_errors=True)
+        note("logs kept in " + os.path.join(work, "logs"))
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    cluster_args(ap)
     ap.add_argument("--only", action="append", default=[], metavar="SCENARIO",
                     help="run only this scenario (repeatable); see --list")
     ap.add_argument("--list", action="store_true", help="list scenarios and exit")
@@ -918,22 +974,10 @@ def main():
     if unknown:
         print("e2e: unknown scenario(s): %s (see --list)" % ", ".join(sorted(unknown)))
         return 2
-    for tool in ("kubectl", "helm", "etcd"):
-        p = getattr(args, tool)
-        if not p or not os.access(p, os.X_OK):
-            print("e2e: %s not found (run scripts/setup.sh test)" % tool)
-            return 1
+    if tools_missing(args):
+        return 1
 
-    work = os.path.abspath(args.work)
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(os.path.join(work, "logs"))
-    procs = Procs(os.path.join(work, "logs"))
-    ck = Checks()
-
-    def on_signal(signum, _frame):
-        raise SystemExit(128 + signum)
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
+    work, procs, ck = start_run(args.work)
     t0 = time.monotonic()
     c = Cluster(args, work, procs)
     step = "setup/pki"
@@ -961,10 +1005,7 @@ def main():
                     step = "setup/" + args.suite
                     suite.setup(c)
         except Exception as e:
-            ck.expect(step, False, e)
-            for name in list(procs.procs):
-                print("--- %s log tail ---\n%s" % (name, procs.log_tail(name)))
-            return 1
+            return setup_failed(ck, procs, step, e)
         if args.no_webhook:
             return 0
         for name, fn in scenarios:
@@ -979,16 +1020,7 @@ def main():
         if ck.failed() and procs.alive("gpu-admission"):
             print("--- gpu-admission log tail ---\n" + procs.log_tail("gpu-admission"))
     finally:
-        procs.stop_all()
-        n_fail = len(ck.failed())
-        print("e2e: %d checks passed, %d failed (%.1fs)" %
-              (len(ck.results) - n_fail, n_fail, time.monotonic() - t0), flush=True)
-        if n_fail == 0:
-            shutil.rmtree(work, ignore_errors=True)
-        else:
-            # etcd's data is big and useless for diagnosis; keep the logs.
-            shutil.rmtree(os.path.join(work, "etcd"), ignore_errors=True)
-            note("logs kept in " + os.path.join(work, "logs"))
+        end_run(procs, ck, work, t0)
     return 1 if ck.failed() else 0
 
 
