@@ -26,21 +26,13 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from workload_kinds import WORKLOAD_KINDS  # noqa: E402
+
 RESPONSE_KEYS = {"uid", "allowed", "patchType", "patch", "warnings", "auditAnnotations", "status"}
 PATCH_OPS = {"add", "remove", "replace", "move", "copy", "test"}
 V1 = "admission.k8s.io/v1"
 V1BETA1 = "admission.k8s.io/v1beta1"
-
-
-# The built-in workload kinds (docs/policy.md "workloads"): (API group, kind).
-WORKLOAD_KINDS = {
-    ("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "DaemonSet"),
-    ("apps", "ReplicaSet"), ("batch", "Job"), ("batch", "CronJob"),
-    ("", "ReplicationController"), ("", "PodTemplate"), ("kubeflow.org", "PyTorchJob"),
-    ("kubeflow.org", "TFJob"), ("kubeflow.org", "MPIJob"), ("jobset.x-k8s.io", "JobSet"),
-    ("ray.io", "RayCluster"), ("ray.io", "RayJob"),
-    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"),
-}
 
 
 class Sweep:

@@ -17,6 +17,9 @@ import sys
 
 import yaml
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from workload_kinds import WORKLOAD_KINDS  # noqa: E402
+
 here = pathlib.Path(__file__).resolve().parent
 root = here.parent.parent
 out = here / "corpus"
@@ -71,17 +74,6 @@ def review(pod, ns, op="CREATE", version="v1", old=None, uid="f0000000-0000-4000
         "options": {"apiVersion": "meta.k8s.io/v1", "kind": "CreateOptions"},
     }
     return {"apiVersion": "admission.k8s.io/" + version, "kind": "AdmissionReview", "request": req}
-
-
-# The built-in workload kinds (docs/policy.md "workloads") by (API group, kind).
-WORKLOAD_KINDS = {
-    ("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "DaemonSet"),
-    ("apps", "ReplicaSet"), ("batch", "Job"), ("batch", "CronJob"),
-    ("", "ReplicationController"), ("", "PodTemplate"), ("kubeflow.org", "PyTorchJob"),
-    ("kubeflow.org", "TFJob"), ("kubeflow.org", "MPIJob"), ("jobset.x-k8s.io", "JobSet"),
-    ("ray.io", "RayCluster"), ("ray.io", "RayJob"),
-    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"),
-}
 
 
 def workload_review(obj, ns, op="CREATE", old=None):
