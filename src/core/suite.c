@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "gpu_admission/objects.h"
+#include "gpu_admission/strbuf.h"
 #include "suite_internal.h"
 #include "yaml_tree.h"
 
@@ -20,8 +21,7 @@ typedef struct pctx {
     const char *path;
     gpa_suite_read_fn read;
     void *rctx;
-    char *errs;
-    size_t errs_len;
+    gpa_sb errs; /* every error, one a line */
     int n_errs;
     bool oom;
 } pctx;
@@ -38,16 +38,11 @@ static void perr(pctx *c, int line, int col, const char *fmt, ...)
     va_end(ap);
     char head[600];
     snprintf(head, sizeof head, "%s:%d:%d: ", c->path, line, col);
-    size_t add = strlen(head) + strlen(msg) + 2;
-    char *n = realloc(c->errs, c->errs_len + add);
-    if (!n) {
+    gpa_sb_printf(&c->errs, "%s%s%s", c->errs.len ? "\n" : "", head, msg);
+    if (c->errs.oom)
         c->oom = true;
-        return;
-    }
-    c->errs = n;
-    c->errs_len +=
-        (size_t)snprintf(n + c->errs_len, add, "%s%s%s", c->errs_len ? "\n" : "", head, msg);
-    c->n_errs++;
+    else
+        c->n_errs++;
 }
 
 static const char *kind_name(const gpa_ynode *n)
@@ -527,12 +522,12 @@ int gpa_suite_file_parse(gpa_suite_file **out, const char *buf, size_t len, cons
     gpa_ystream_free(ys);
     if (c.oom || c.n_errs) {
         rc = c.oom ? gpa_fail(err, GPA_ENOMEM, "out of memory reading %s", path)
-                   : gpa_fail(err, GPA_EPARSE, "%s", c.errs);
-        free(c.errs);
+                   : gpa_fail(err, GPA_EPARSE, "%s", c.errs.p);
+        gpa_sb_free(&c.errs);
         gpa_suite_file_free(f);
         return rc;
     }
-    free(c.errs);
+    gpa_sb_free(&c.errs);
     *out = f;
     return GPA_OK;
 }
