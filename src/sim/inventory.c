@@ -438,7 +438,7 @@ static int read_inventory(gpa_sim_inventory *inv, rd *r, const gpa_ynode *doc)
     if (!groups || groups->kind != GPA_YN_SEQ)
         return fail_at(r, groups ? groups : spec, "spec.nodeGroups must be a list");
     for (size_t i = 0; i < groups->n; i++) {
-        gpa_sim_group *g;
+        gpa_sim_group *g = NULL;
         if (add_group(inv, &g, r) || read_group(g, r, groups->kids[i])) return r->err->code;
         for (size_t k = 0; k + 1 < inv->n_groups; k++)
             if (strcmp(inv->groups[k].name, g->name) == 0)
@@ -490,7 +490,7 @@ static int read_node(gpa_sim_inventory *inv, rd *r, const gpa_ynode *item)
     const char *nm;
     if (!name) return fail_at(r, item, "a Node needs metadata.name");
     if (want_str(&nm, r, name, "metadata.name")) return r->err->code;
-    gpa_sim_group *g;
+    gpa_sim_group *g = NULL; /* add_group sets it; Release (-O3) cannot tell */
     if (add_group(inv, &g, r)) return r->err->code;
     g->count = 1;
     g->cpu_milli = g->mem = -1;
