@@ -263,6 +263,23 @@ static int read_yaml(gpa_objects *o, const char *buf, size_t len, gpa_error *err
     return rc;
 }
 
+static int not_utf8(const gpa_objects *o, const char *buf, size_t at, gpa_error *err)
+{
+    int line = 1, col = 1;
+    for (size_t i = 0; i < at; i++) {
+        if (buf[i] == '\n') {
+            line++;
+            col = 1;
+        } else {
+            col++;
+        }
+    }
+    return gpa_fail(err, GPA_EPARSE,
+                    "%s:%d:%d: a NUL byte: the input is not UTF-8 text (UTF-16 or UTF-32?); "
+                    "Kubernetes objects are read as UTF-8 only",
+                    o->source, line, col);
+}
+
 int gpa_objects_read(gpa_objects **out, const char *buf, size_t len, const char *source_name,
                      gpa_error *err)
 {
@@ -275,8 +292,13 @@ int gpa_objects_read(gpa_objects **out, const char *buf, size_t len, const char 
         free(o);
         return gpa_fail(err, GPA_ENOMEM, "out of memory");
     }
-    int rc = gpa_looks_like_json(buf ? buf : "", len) ? read_json(o, buf, len, err)
-                                                      : read_yaml(o, buf ? buf : "", len, err);
+    /* libyaml would decode UTF-16/32 (a NUL in every other byte), but the API server sends
+     * and stores UTF-8 only: refuse here so review, test, diff and simulate refuse what the
+     * webhook refuses instead of answering an input the server never would. */
+    const char *nul = buf ? memchr(buf, '\0', len) : NULL;
+    int rc = nul ? not_utf8(o, buf, (size_t)(nul - buf), err)
+             : gpa_looks_like_json(buf ? buf : "", len) ? read_json(o, buf, len, err)
+                                                        : read_yaml(o, buf ? buf : "", len, err);
     if (rc != GPA_OK) {
         gpa_objects_free(o);
         return rc;

@@ -162,5 +162,19 @@ int main(void)
     o = read_str("", "empty", GPA_OK, &e);
     CHECK_INT(gpa_objects_count(o), 0);
     gpa_objects_free(o);
+    /* UTF-16 (what PowerShell's > writes) is refused with the first NUL's position, as the
+     * webhook refuses it, instead of being decoded by libyaml */
+    {
+        const char u16[] = "\xff\xfek\0i\0n\0d\0:\0 \0P\0o\0d\0\n\0";
+        gpa_objects *w = NULL;
+        memset(&e, 0, sizeof e);
+        CHECK_INT(gpa_objects_read(&w, u16, sizeof u16 - 1, "u16.yaml", &e), GPA_EPARSE);
+        CHECK(w == NULL);
+        CHECK(strstr(e.message, "u16.yaml:1:4: a NUL byte") != NULL);
+        const char nul2[] = "kind: Pod\nmetadata: {name: a\0}\n";
+        CHECK_INT(gpa_objects_read(&w, nul2, sizeof nul2 - 1, "n.yaml", &e), GPA_EPARSE);
+        CHECK(strstr(e.message, "n.yaml:2:19:") != NULL);
+    }
+
     return check_done();
 }
