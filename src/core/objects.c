@@ -13,7 +13,7 @@
 #include "gpu_admission/objects.h"
 #include "gpu_admission/yamljson.h"
 #include "review_json.h"
-#include "yaml_tree.h"
+#include "gpu_admission/yaml_tree.h"
 
 typedef struct entry {
     cJSON *obj;

@@ -11,7 +11,7 @@
 
 #include "arena.h"
 #include "policy_model.h"
-#include "yaml_tree.h"
+#include "gpu_admission/yaml_tree.h"
 
 #define GPA_POLICY_MAX_ERRORS 50
 

@@ -15,7 +15,7 @@
 #include "gpu_admission/objects.h"
 #include "gpu_admission/strbuf.h"
 #include "suite_internal.h"
-#include "yaml_tree.h"
+#include "gpu_admission/yaml_tree.h"
 
 typedef struct pctx {
     const char *path;

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <yaml.h>
 
-#include "yaml_tree.h"
+#include "gpu_admission/yaml_tree.h"
 
 static bool all_digits(const char *s, size_t n)
 {

@@ -16,7 +16,7 @@
 
 #include "gpu_admission/strbuf.h"
 #include "gpu_admission/yamljson.h"
-#include "yaml_tree.h"
+#include "gpu_admission/yaml_tree.h"
 
 #define TAG_PREFIX "tag:yaml.org,2002:"
 

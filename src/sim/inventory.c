@@ -14,7 +14,7 @@
 
 #include "gpu_admission/quantity.h"
 #include "sim_internal.h"
-#include "yaml_tree.h"
+#include "gpu_admission/yaml_tree.h"
 
 typedef struct rd {
     const char *src;

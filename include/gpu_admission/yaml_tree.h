@@ -1,7 +1,8 @@
 /*
  * yaml_tree.h - a YAML stream as a small tree of nodes that remember where they were written.
- * Private to src/core: shared by the policy loader (which needs line:col for every error) and
- * yamljson (which needs plain-vs-quoted to type scalars).
+ * Public so every reader of user-written YAML reports the same file:line:col: the policy loader,
+ * yamljson (which needs plain-vs-quoted to type scalars), the test-suite reader and the
+ * simulator's inventory reader (src/sim, which may only use public headers).
  *
  * The builder refuses anchors, aliases and nesting deeper than GPA_YAML_MAX_DEPTH, so no input
  * can make it expand or recurse without bound. Duplicate mapping keys are not fatal here: the
