@@ -12,6 +12,7 @@
 #define GPA_YAML_TREE_H
 
 #include <stddef.h>
+#include <string.h>
 #include "gpu_admission/common.h"
 
 #define GPA_YAML_MAX_DEPTH 64
@@ -69,6 +70,15 @@ static inline gpa_ynode *gpa_ymap_key(const gpa_ynode *m, size_t i)
 static inline gpa_ynode *gpa_ymap_val(const gpa_ynode *m, size_t i)
 {
     return m->kids[2 * i + 1];
+}
+/* The value of key in mapping m; NULL when m is NULL or not a mapping, or has no such key
+ * (keys are unique: the builder drops repeats). */
+static inline const gpa_ynode *gpa_ymap_get(const gpa_ynode *m, const char *key)
+{
+    if (!m || m->kind != GPA_YN_MAP) return NULL;
+    for (size_t i = 0; i < m->n; i++)
+        if (strcmp(gpa_ymap_key(m, i)->value, key) == 0) return gpa_ymap_val(m, i);
+    return NULL;
 }
 
 #endif

@@ -50,14 +50,6 @@ static const char *kind_name(const gpa_ynode *n)
     return n->kind == GPA_YN_MAP ? "a mapping" : n->kind == GPA_YN_SEQ ? "a list" : "a scalar";
 }
 
-static const gpa_ynode *map_get(const gpa_ynode *m, const char *key)
-{
-    if (!m || m->kind != GPA_YN_MAP) return NULL;
-    for (size_t i = 0; i < m->n; i++)
-        if (strcmp(gpa_ymap_key(m, i)->value, key) == 0) return gpa_ymap_val(m, i);
-    return NULL;
-}
-
 /* Unknown keys are errors (see the file comment). */
 static void known_keys(pctx *c, const gpa_ynode *m, const char *const *keys, const char *where)
 {
@@ -239,23 +231,24 @@ static void parse_expect(pctx *c, gpa_tcase *t, const gpa_ynode *m)
     known_keys(c, m, keys, "expect");
     const gpa_ynode *v;
     int b;
-    if ((v = map_get(m, "allowed")) && (b = want_bool(c, v, "expect.allowed")) >= 0) {
+    if ((v = gpa_ymap_get(m, "allowed")) && (b = want_bool(c, v, "expect.allowed")) >= 0) {
         t->has |= EX_ALLOWED;
         t->allowed = b;
     }
-    if ((v = map_get(m, "rule"))) {
+    if ((v = gpa_ymap_get(m, "rule"))) {
         t->has |= EX_RULE;
         want_string_or_null(c, v, &t->rule, "expect.rule");
     }
-    if ((v = map_get(m, "pool"))) {
+    if ((v = gpa_ymap_get(m, "pool"))) {
         t->has |= EX_POOL;
         want_string_or_null(c, v, &t->pool, "expect.pool");
     }
-    if ((v = map_get(m, "reason"))) {
+    if ((v = gpa_ymap_get(m, "reason"))) {
         t->has |= EX_REASON;
         want_string_or_null(c, v, &t->reason, "expect.reason");
     }
-    if ((v = map_get(m, "message")) && (t->message_src = want_string(c, v, "expect.message"))) {
+    if ((v = gpa_ymap_get(m, "message")) &&
+        (t->message_src = want_string(c, v, "expect.message"))) {
         if (compile(c, &t->message, v, "expect.message"))
             t->has |= EX_MESSAGE;
         else {
@@ -263,7 +256,7 @@ static void parse_expect(pctx *c, gpa_tcase *t, const gpa_ynode *m)
             t->message_src = NULL;
         }
     }
-    if ((v = map_get(m, "warnings"))) {
+    if ((v = gpa_ymap_get(m, "warnings"))) {
         if (v->kind != GPA_YN_SEQ || v->n == 0) {
             perr(c, v->line, v->col,
                  "expect.warnings must be a non-empty list of regular expressions");
@@ -286,23 +279,23 @@ static void parse_expect(pctx *c, gpa_tcase *t, const gpa_ynode *m)
             t->has |= EX_WARNINGS;
         }
     }
-    if ((v = map_get(m, "noWarnings")) && (b = want_bool(c, v, "expect.noWarnings")) >= 0) {
+    if ((v = gpa_ymap_get(m, "noWarnings")) && (b = want_bool(c, v, "expect.noWarnings")) >= 0) {
         t->has |= EX_NO_WARNINGS;
         t->no_warnings = b;
         if (b && (t->has & EX_WARNINGS))
             perr(c, v->line, v->col, "noWarnings: true contradicts expect.warnings");
     }
-    if ((v = map_get(m, "resources")) && resources_ok(c, v) && (t->resources = to_json(c, v)))
+    if ((v = gpa_ymap_get(m, "resources")) && resources_ok(c, v) && (t->resources = to_json(c, v)))
         t->has |= EX_RESOURCES;
-    if ((v = map_get(m, "object"))) {
+    if ((v = gpa_ymap_get(m, "object"))) {
         if (v->kind != GPA_YN_MAP)
             perr(c, v->line, v->col, "expect.object must be a mapping (part of the object)");
         else if ((t->expect_object = to_json(c, v)))
             t->has |= EX_OBJECT;
     }
-    if ((v = map_get(m, "objectExact")) && (b = want_bool(c, v, "expect.objectExact")) >= 0) {
+    if ((v = gpa_ymap_get(m, "objectExact")) && (b = want_bool(c, v, "expect.objectExact")) >= 0) {
         t->exact = b;
-        if (!map_get(m, "object"))
+        if (!gpa_ymap_get(m, "object"))
             perr(c, v->line, v->col, "objectExact needs expect.object (the whole object)");
     }
     if (t->has == 0)
@@ -329,21 +322,21 @@ static void parse_case(pctx *c, gpa_tcase *t, const gpa_ynode *m)
     }
     known_keys(c, m, keys, "a case");
     const gpa_ynode *v;
-    if ((v = map_get(m, "name")))
+    if ((v = gpa_ymap_get(m, "name")))
         t->name = want_string(c, v, "name");
     else
         perr(c, m->line, m->col, "a case needs a name");
     if (t->name && !t->name[0]) perr(c, v->line, v->col, "a case name must not be empty");
-    if ((v = map_get(m, "object")))
+    if ((v = gpa_ymap_get(m, "object")))
         t->object = want_object(c, v, "object");
     else
         perr(c, m->line, m->col, "case \"%.80s\" needs an object", t->name ? t->name : "");
     bool review = t->object && is_review(t->object);
-    if ((v = map_get(m, "namespace"))) {
+    if ((v = gpa_ymap_get(m, "namespace"))) {
         if (review) perr(c, v->line, v->col, "namespace comes from the AdmissionReview object");
         t->namespace_ = want_string(c, v, "namespace");
     }
-    if ((v = map_get(m, "operation"))) {
+    if ((v = gpa_ymap_get(m, "operation"))) {
         if (review) perr(c, v->line, v->col, "operation comes from the AdmissionReview object");
         t->operation = want_string(c, v, "operation");
         if (t->operation && strcmp(t->operation, "CREATE") && strcmp(t->operation, "UPDATE") &&
@@ -351,11 +344,11 @@ static void parse_case(pctx *c, gpa_tcase *t, const gpa_ynode *m)
             perr(c, v->line, v->col, "operation must be CREATE, UPDATE or DELETE, not \"%.40s\"",
                  t->operation);
     }
-    if ((v = map_get(m, "oldObject"))) {
+    if ((v = gpa_ymap_get(m, "oldObject"))) {
         if (review) perr(c, v->line, v->col, "oldObject comes from the AdmissionReview object");
         t->old_object = want_object(c, v, "oldObject");
     }
-    if ((v = map_get(m, "webhook"))) {
+    if ((v = gpa_ymap_get(m, "webhook"))) {
         char *w = want_string(c, v, "webhook");
         if (w && strcmp(w, "both") == 0)
             t->hooks = GPA_JUDGE_BOTH;
@@ -368,8 +361,8 @@ static void parse_case(pctx *c, gpa_tcase *t, const gpa_ynode *m)
         free(w);
     }
     int b;
-    if ((v = map_get(m, "skip")) && (b = want_bool(c, v, "skip")) >= 0) t->skip = b;
-    if ((v = map_get(m, "expect")))
+    if ((v = gpa_ymap_get(m, "skip")) && (b = want_bool(c, v, "skip")) >= 0) t->skip = b;
+    if ((v = gpa_ymap_get(m, "expect")))
         parse_expect(c, t, v);
     else
         perr(c, m->line, m->col,
@@ -386,12 +379,12 @@ static void parse_suite(pctx *c, gpa_tsuite *s, const gpa_ynode *doc)
     s->path = strdup(c->path);
     if (!s->path) c->oom = true;
     known_keys(c, doc, top, "a GPUPolicyTest");
-    const gpa_ynode *av = map_get(doc, "apiVersion");
+    const gpa_ynode *av = gpa_ymap_get(doc, "apiVersion");
     if (!av || av->kind != GPA_YN_SCALAR || strcmp(av->value, GPA_SUITE_API_VERSION) != 0)
         perr(c, av ? av->line : doc->line, av ? av->col : doc->col,
              "apiVersion must be " GPA_SUITE_API_VERSION);
-    const gpa_ynode *md = map_get(doc, "metadata");
-    const gpa_ynode *nm = md && md->kind == GPA_YN_MAP ? map_get(md, "name") : NULL;
+    const gpa_ynode *md = gpa_ymap_get(doc, "metadata");
+    const gpa_ynode *nm = md && md->kind == GPA_YN_MAP ? gpa_ymap_get(md, "name") : NULL;
     if (md && md->kind != GPA_YN_MAP) perr(c, md->line, md->col, "metadata must be a mapping");
     if (nm) {
         s->name = want_string(c, nm, "metadata.name");
@@ -404,14 +397,14 @@ static void parse_suite(pctx *c, gpa_tsuite *s, const gpa_ynode *doc)
         s->name = strndup(b, n);
         if (!s->name) c->oom = true;
     }
-    const gpa_ynode *spec = map_get(doc, "spec");
+    const gpa_ynode *spec = gpa_ymap_get(doc, "spec");
     if (!spec || spec->kind != GPA_YN_MAP) {
         perr(c, spec ? spec->line : doc->line, spec ? spec->col : doc->col,
              "spec must be a mapping with policies and cases");
         return;
     }
     known_keys(c, spec, spec_keys, "spec");
-    const gpa_ynode *pol = map_get(spec, "policies");
+    const gpa_ynode *pol = gpa_ymap_get(spec, "policies");
     if (!pol) {
         perr(c, spec->line, spec->col, "spec.policies (the policy directory) is required");
     } else {
@@ -420,7 +413,7 @@ static void parse_suite(pctx *c, gpa_tsuite *s, const gpa_ynode *doc)
         if (rel && rel[0] && !(s->policies = resolve(c->path, rel))) c->oom = true;
         free(rel);
     }
-    const gpa_ynode *cases = map_get(spec, "cases");
+    const gpa_ynode *cases = gpa_ymap_get(spec, "cases");
     if (!cases || cases->kind != GPA_YN_SEQ || cases->n == 0) {
         const gpa_ynode *at = cases ? cases : spec;
         perr(c, at->line, at->col, "spec.cases must be a non-empty list of cases");
@@ -481,7 +474,7 @@ void gpa_suite_file_free(gpa_suite_file *f)
 
 static bool is_suite_doc(const gpa_ynode *d)
 {
-    const gpa_ynode *k = map_get(d, "kind");
+    const gpa_ynode *k = gpa_ymap_get(d, "kind");
     return k && k->kind == GPA_YN_SCALAR && strcmp(k->value, GPA_SUITE_KIND) == 0;
 }
 

@@ -38,14 +38,6 @@ static const char *kind_name(const gpa_ynode *n)
     return n->kind == GPA_YN_MAP ? "a mapping" : n->kind == GPA_YN_SEQ ? "a list" : "a scalar";
 }
 
-static const gpa_ynode *map_get(const gpa_ynode *m, const char *key)
-{
-    if (!m || m->kind != GPA_YN_MAP) return NULL;
-    for (size_t i = 0; i < m->n; i++)
-        if (strcmp(gpa_ymap_key(m, i)->value, key) == 0) return gpa_ymap_val(m, i);
-    return NULL;
-}
-
 static bool is_null(const gpa_ynode *n)
 {
     return !n || (n->kind == GPA_YN_SCALAR && !n->quoted &&
@@ -427,14 +419,14 @@ static int add_group(gpa_sim_inventory *inv, gpa_sim_group **out, rd *r)
 
 static int read_inventory(gpa_sim_inventory *inv, rd *r, const gpa_ynode *doc)
 {
-    const gpa_ynode *spec = map_get(doc, "spec");
+    const gpa_ynode *spec = gpa_ymap_get(doc, "spec");
     if (!spec || spec->kind != GPA_YN_MAP)
         return fail_at(r, spec ? spec : doc, "GPUInventory needs spec: {nodeGroups: [...]}");
     for (size_t i = 0; i < spec->n; i++)
         if (strcmp(gpa_ymap_key(spec, i)->value, "nodeGroups") != 0)
             return fail_at(r, gpa_ymap_key(spec, i), "unknown spec field %s (nodeGroups)",
                            gpa_ymap_key(spec, i)->value);
-    const gpa_ynode *groups = map_get(spec, "nodeGroups");
+    const gpa_ynode *groups = gpa_ymap_get(spec, "nodeGroups");
     if (!groups || groups->kind != GPA_YN_SEQ)
         return fail_at(r, groups ? groups : spec, "spec.nodeGroups must be a list");
     for (size_t i = 0; i < groups->n; i++) {
@@ -482,11 +474,11 @@ static long long label_int(const gpa_sim_kv *l, size_t n, const char *key, long 
 static int read_node(gpa_sim_inventory *inv, rd *r, const gpa_ynode *item)
 {
     if (item->kind != GPA_YN_MAP) return fail_at(r, item, "a List item must be a mapping");
-    const gpa_ynode *kind = map_get(item, "kind");
+    const gpa_ynode *kind = gpa_ymap_get(item, "kind");
     if (kind && kind->kind == GPA_YN_SCALAR && strcmp(kind->value, "Node") != 0)
         return fail_at(r, kind, "expected kind Node in the List, got %s", kind->value);
-    const gpa_ynode *meta = map_get(item, "metadata");
-    const gpa_ynode *name = map_get(meta, "name");
+    const gpa_ynode *meta = gpa_ymap_get(item, "metadata");
+    const gpa_ynode *name = gpa_ymap_get(meta, "name");
     const char *nm;
     if (!name) return fail_at(r, item, "a Node needs metadata.name");
     if (want_str(&nm, r, name, "metadata.name")) return r->err->code;
@@ -495,15 +487,15 @@ static int read_node(gpa_sim_inventory *inv, rd *r, const gpa_ynode *item)
     g->count = 1;
     g->cpu_milli = g->mem = -1;
     g->max_pods = -1;
-    if (read_labels(g, r, map_get(meta, "labels"))) return r->err->code;
+    if (read_labels(g, r, gpa_ymap_get(meta, "labels"))) return r->err->code;
     if (!gpa_sim_label(g->labels, g->n_labels, "kubernetes.io/hostname") &&
         add_kv(&g->labels, &g->n_labels, "kubernetes.io/hostname", nm))
         return gpa_fail(r->err, GPA_ENOMEM, "out of memory");
-    const gpa_ynode *spec = map_get(item, "spec");
-    if (read_taints(g, r, map_get(spec, "taints"))) return r->err->code;
-    const gpa_ynode *status = map_get(item, "status");
-    const gpa_ynode *alloc = map_get(status, "allocatable");
-    if (!alloc) alloc = map_get(status, "capacity");
+    const gpa_ynode *spec = gpa_ymap_get(item, "spec");
+    if (read_taints(g, r, gpa_ymap_get(spec, "taints"))) return r->err->code;
+    const gpa_ynode *status = gpa_ymap_get(item, "status");
+    const gpa_ynode *alloc = gpa_ymap_get(status, "allocatable");
+    if (!alloc) alloc = gpa_ymap_get(status, "capacity");
     const char *product = gpa_sim_label(g->labels, g->n_labels, "nvidia.com/gpu.product");
     g->model = product_model(product);
     /* The group name reported per node: the product (nodes of one product form one group in
@@ -638,10 +630,10 @@ int gpa_sim_inventory_read(gpa_sim_inventory **out, const char *buf, size_t len,
                          kind_name(doc));
             break;
         }
-        const gpa_ynode *kind = map_get(doc, "kind");
+        const gpa_ynode *kind = gpa_ymap_get(doc, "kind");
         const char *k = kind && kind->kind == GPA_YN_SCALAR ? kind->value : "";
         if (strcmp(k, "GPUInventory") == 0) {
-            const gpa_ynode *av = map_get(doc, "apiVersion");
+            const gpa_ynode *av = gpa_ymap_get(doc, "apiVersion");
             if (!av || av->kind != GPA_YN_SCALAR ||
                 strcmp(av->value, "gpu-admission.io/v1alpha1") != 0)
                 rc = fail_at(&r, av ? av : doc,
@@ -650,7 +642,7 @@ int gpa_sim_inventory_read(gpa_sim_inventory **out, const char *buf, size_t len,
             else
                 rc = read_inventory(inv, &r, doc);
         } else if (strcmp(k, "List") == 0 || strcmp(k, "NodeList") == 0) {
-            const gpa_ynode *items = map_get(doc, "items");
+            const gpa_ynode *items = gpa_ymap_get(doc, "items");
             if (!items || items->kind != GPA_YN_SEQ) {
                 rc = fail_at(&r, doc, "a List needs items");
                 break;
