@@ -364,6 +364,13 @@ int gpa_review_workload(gpa_decision *out, bool *judged, const gpa_policy *p, co
     if (!deny && c.n_refused) {
         /* warn: each refusal becomes a warning line, ahead of the allowed templates' lines */
         size_t nr = c.n_refused < WL_MAX_MESSAGES ? c.n_refused : WL_MAX_MESSAGES;
+        /* the refusals take the first lines of the WL_MAX_WARNINGS; the allowed templates'
+         * lines past that, and the refusals not kept, go into the "... and N more" count */
+        size_t keep = nr + c.n_warn > WL_MAX_WARNINGS ? WL_MAX_WARNINGS - nr : c.n_warn;
+        for (size_t i = keep; i < c.n_warn; i++)
+            free(c.warn[i]);
+        c.dropped_warn += (c.n_warn - keep) + (c.n_refused - nr);
+        c.n_warn = keep;
         char **nw = realloc(c.warn, (c.n_warn + nr) * sizeof *nw);
         if (!nw) goto oom;
         c.warn = nw;

@@ -319,6 +319,36 @@ static void test_policy_block(void)
     CHECK_CONTAINS(a.warnings, "spec.template: denied by GPU policy rule blocked");
     CHECK_STR(a.outcome, "warned");
     answer_clear(&a);
+    /* warn with more than 256 templates (a fuzz finding): the refusal line comes first and
+     * the answer stays at 16 lines plus the "... and N more" line, N counting every line not
+     * shown (15 allowed templates shown of the 256 judged) */
+    {
+        size_t n = 300, cap = 512 + n * 256;
+        char *obj = malloc(cap);
+        size_t at = (size_t)snprintf(obj, cap,
+                                     "{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\","
+                                     "\"spec\":{\"tfReplicaSpecs\":{");
+        for (size_t i = 0; i < n; i++)
+            at += (size_t)snprintf(obj + at, cap - at,
+                                   "%s\"W%zu\":{\"template\":" GPU_TPL("{}") "}", i ? "," : "", i);
+        snprintf(obj + at, cap - at, "}}}");
+        char *bb = review_of("kubeflow.org", "TFJob", "CREATE", "default", obj, NULL, NULL);
+        a = run(p, GPA_HOOK_VALIDATE, bb);
+        CHECK(a.allowed);
+        size_t lines = 1;
+        for (const char *q = a.warnings ? a.warnings : ""; *q; q++)
+            lines += *q == '\n';
+        CHECK_INT(lines, 17);
+        CHECK(a.warnings &&
+              strncmp(a.warnings, "spec.tfReplicaSpecs.W256.template: more than 256",
+                      strlen("spec.tfReplicaSpecs.W256.template: more than 256")) == 0);
+        const char *last = a.warnings ? strrchr(a.warnings, '\n') : NULL;
+        CHECK(last != NULL);
+        if (last) CHECK_STR(last + 1, "... and 241 more template lines");
+        answer_clear(&a);
+        free(bb);
+        free(obj);
+    }
     gpa_policy_unref(p);
     /* off: workloads are not judged */
     p = load(WL_HDR "    enforcement: \"off\"\n", &err);
