@@ -1,6 +1,6 @@
 /*
  * mig.h - the built-in MIG catalog: which profiles each GPU model can be partitioned into.
- * The data lives in one table in src/core/mig.c with its source named there.
+ * The data lives in one table in src/core/k8s/mig.c with its source named there.
  */
 #ifndef GPA_MIG_H
 #define GPA_MIG_H

@@ -4,7 +4,7 @@
  * A gpa_policy is built completely or not at all: the loader either returns a whole valid set
  * or GPA_EPOLICY with every "file:line:col: message" it found. Once built it is never
  * modified, so any number of threads may read it; the last gpa_policy_unref frees it.
- * The struct layout is private to the core (src/core/policy_model.h).
+ * The struct layout is private to the core (src/core/policy/policy_model.h).
  */
 #ifndef GPA_POLICY_H
 #define GPA_POLICY_H

@@ -8,7 +8,7 @@
  * `oom` and every later append is a no-op, so a writer checks once, at the end (gpa_sb_done
  * or gpa_sb_take), instead of after each call.
  *
- * Not the AdmissionReview codec's buffer (src/core/review_buf.h): that one is tuned for the
+ * Not the AdmissionReview codec's buffer (src/core/format/json_write.h): that one is tuned for the
  * request path (inline appends, JSON and base64 writers); this one is for the offline tools.
  */
 #ifndef GPA_STRBUF_H

@@ -73,8 +73,4 @@ void gpa_case_result_clear(gpa_case_result *r);
  * object after mutation (for resources; may be NULL). NULL when memory runs out. */
 cJSON *gpa_suite_record_expect(const gpa_policy *p, const gpa_judgement *j, const cJSON *object);
 
-/* A unified diff (3 lines of context) between two texts, "--- label_a" / "+++ label_b"
- * headers; NULL when they are equal or memory runs out. */
-char *gpa_text_diff(const char *a, const char *b, const char *label_a, const char *label_b);
-
 #endif

@@ -410,12 +410,12 @@ class Workloads(unittest.TestCase):
             self.assertNotEqual((g, r), ("", "pods"))
 
     def test_rules_follow_the_server(self):
-        # The server's own table of built-in kinds (src/core/workload.c): a kind added there
+        # The server's own table of built-in kinds (src/core/k8s/workload.c): a kind added there
         # without a rule here would never be sent by the API server.
-        with open(os.path.join(c.SRC, "src", "core", "workload.c")) as f:
+        with open(os.path.join(c.SRC, "src", "core", "k8s", "workload.c")) as f:
             src = f.read()
         table = re.search(r"BUILTIN\[\]\s*=\s*\{(.*?)\n\};", src, re.S)
-        self.assertIsNotNone(table, "BUILTIN table not found in src/core/workload.c")
+        self.assertIsNotNone(table, "BUILTIN table not found in src/core/k8s/workload.c")
         kinds = set(re.findall(r'\{\s*"([a-z0-9.-]*)",\s*"([A-Za-z]+)",', table.group(1)))
         self.assertGreaterEqual(len(kinds), 15)
         self.assertEqual(kinds, set(BUILTIN_WORKLOADS))

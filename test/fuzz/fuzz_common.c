@@ -1,6 +1,6 @@
 /*
  * fuzz_common.c - helpers for the fuzz targets (see fuzz_common.h). The RFC 6902 applier here
- * is deliberately a separate implementation from src/core/jsonpatch.c: the property "the API
+ * is deliberately a separate implementation from src/core/format/jsonpatch.c: the property "the API
  * server can apply our patch and gets exactly the mutated pod" must not be checked by the code
  * under test.
  *

@@ -36,7 +36,7 @@ const char *fz_policy_name(size_t i);
 int fz_policy_find(const char *name);
 
 /* RFC 6902 applied strictly (add/remove/replace/move/copy/test), written independently of
- * src/core/jsonpatch.c. Returns 0 on success, -1 with a reason in why. doc is replaced. */
+ * src/core/format/jsonpatch.c. Returns 0 on success, -1 with a reason in why. doc is replaced. */
 int fz_ref_patch_apply(cJSON **doc, const cJSON *ops, char *why, size_t whylen);
 
 #endif

@@ -1,6 +1,6 @@
 /*
  * fuzz_json.c - fuzz target: the codec's strict JSON reader (gpa_review_parse_json, which is
- * src/core/review_json.c plus a deep copy) against cJSON and an independent UTF-8 check.
+ * src/core/format/json_read.c plus a deep copy) against cJSON and an independent UTF-8 check.
  * Properties: invalid UTF-8 anywhere is refused as such, at its first byte, whatever else is
  * wrong with the text; a document the reader accepts is one cJSON accepts too, read node for
  * node the same (member order, exact doubles, valueint, the tail in child->prev); the codec's

@@ -18,6 +18,7 @@
 #include "gpu_admission/impact.h"
 #include "gpu_admission/objects.h"
 #include "gpu_admission/suite.h"
+#include "gpu_admission/textdiff.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

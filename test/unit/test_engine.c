@@ -11,7 +11,7 @@
 #include "check.h"
 #include "gpu_admission/engine.h"
 #include "gpu_admission/patch.h"
-#include "policy_model.h"
+#include "policy/policy_model.h"
 
 #define S(x) ((char *)(x))
 

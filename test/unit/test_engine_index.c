@@ -12,7 +12,7 @@
 
 #include "check.h"
 #include "gpu_admission/engine.h"
-#include "policy_model.h"
+#include "policy/policy_model.h"
 
 static const char *POLICY =
     "apiVersion: gpu-admission.io/v1alpha1\n"

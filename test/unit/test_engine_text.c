@@ -14,7 +14,7 @@
 
 #include "check.h"
 #include "gpu_admission/engine.h"
-#include "policy_model.h"
+#include "policy/policy_model.h"
 
 /* eight 2-byte characters */
 #define E8       "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"

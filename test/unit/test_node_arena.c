@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "node_arena.h"
-#include "pod.h"
+#include "util/node_arena.h"
+#include "engine/pod.h"
 
 /* Walks a container's children both ways and checks cJSON's list invariants. */
 static bool list_ok(const cJSON *parent, int want_n)

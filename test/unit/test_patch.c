@@ -1,5 +1,5 @@
 /*
- * test_patch.c - RFC 6901 pointer escaping and RFC 6902 diff/apply (src/core/jsonpatch.c).
+ * test_patch.c - RFC 6901 pointer escaping and RFC 6902 diff/apply (src/core/format/jsonpatch.c).
  *
  * Checks exact ops for the shapes the engine produces (object keys added/removed, scalars
  * replaced, arrays extended at explicit indexes), the applier's error cases and atomicity,

@@ -11,7 +11,7 @@
 
 #include "check.h"
 #include "gpu_admission/policy.h"
-#include "policy_model.h"
+#include "policy/policy_model.h"
 
 #define HDR "apiVersion: gpu-admission.io/v1alpha1\nkind: GPUPolicy\nspec:\n" /* lines 1-3 */
 

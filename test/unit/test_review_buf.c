@@ -1,5 +1,5 @@
 /*
- * test_review_buf.c - the answer writer (src/core/review_buf.c) against cJSON's own printer:
+ * test_review_buf.c - the answer writer (src/core/format/json_write.c) against cJSON's own printer:
  * every fast path of gpa_rbuf_json_value / gpa_rbuf_json_str* must give exactly the bytes
  * cJSON_PrintUnformatted gives, and must never read a string past its NUL. Strings are placed
  * at the very end of their own allocation (at varied alignments), so an ASan build of this
@@ -24,7 +24,7 @@
 
 #include "check.h"
 #include "gpu_admission/review.h"
-#include "review_buf.h"
+#include "format/json_write.h"
 
 /* ---- strings that end exactly at the end of their allocation ------------------------------ */
 

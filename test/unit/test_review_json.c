@@ -1,5 +1,5 @@
 /*
- * test_review_json.c - the codec's arena JSON reader (src/core/review_json.c) against cJSON:
+ * test_review_json.c - the codec's arena JSON reader (src/core/format/json_read.c) against cJSON:
  * every JSON fixture and thousands of generated documents (escapes, unicode, numbers of every
  * shape, deep and wide nesting, whitespace) must give the same tree, node for node, as
  * cJSON_Parse; everything RFC 8259 forbids must be refused; trees must survive
@@ -16,8 +16,8 @@
 #include <cjson/cJSON.h>
 
 #include "check.h"
-#include "review_buf.h"
-#include "review_json.h"
+#include "format/json_write.h"
+#include "format/json_read.h"
 
 #include <openssl/evp.h>
 #include "json_same.h"

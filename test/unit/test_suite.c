@@ -10,6 +10,7 @@
 #include "check.h"
 #include "gpu_admission/policy.h"
 #include "gpu_admission/suite.h"
+#include "gpu_admission/textdiff.h"
 #include "gpu_admission/yamljson.h"
 
 static const char *POD = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: small\n  namespace: "

@@ -1,0 +1,272 @@
+/*
+ * engine_internal.h - the per-request state shared by the engine's files (private to
+ * src/core): engine_decision.c (violations, warnings, enforcement), engine_match.c (tenancy,
+ * trust, rule matching), engine_mutate.c (placement on a copy), engine_affinity.c (node and
+ * pod (anti-)affinity), engine_validate.c (the checks).
+ *
+ * Lives on the caller's stack for one request; never outlives it and never holds a pointer
+ * into anything but the request, the policy and the decision being built.
+ */
+#ifndef GPA_ENGINE_INTERNAL_H
+#define GPA_ENGINE_INTERNAL_H
+
+#include "gpu_admission/engine.h"
+#include "util/node_arena.h"
+#include "policy/policy_model.h"
+#include "engine/pod.h"
+
+/* engine_index.c: a glob's literal prefix (<= 8 bytes) as a word; mask 0 = no prefilter. */
+typedef struct gpa_glob_key {
+    uint64_t prefix, mask;
+} gpa_glob_key;
+
+/* The same keys sorted for lookup: one bucket per literal-prefix length (0-8 bytes), each
+ * sorted by (prefix, position), so the keys a namespace may match are found by one binary
+ * search per length instead of a walk over all of them. */
+typedef struct gpa_glob_entry {
+    uint64_t prefix;
+    size_t pos; /* index in rule_keys / tenant_globs */
+} gpa_glob_entry;
+
+typedef struct gpa_glob_lookup {
+    size_t n_buckets;
+    struct {
+        uint64_t mask;
+        size_t n;
+        gpa_glob_entry *e;
+    } b[9];
+} gpa_glob_lookup;
+
+/* A string and its length (known, so copying it needs no strlen). */
+typedef struct gpa_sv {
+    const char *s;
+    size_t n;
+} gpa_sv;
+
+/* Warning lines that depend only on the policy, formatted (and cut to the warning limit)
+ * once at load: placing a pod then copies them instead of formatting them again. The texts
+ * are the formats below, exactly what the engine writes without an index. */
+#define GPA_W_PLACED        "placed in pool %s by rule %s"
+#define GPA_W_RENAMED       "%s rewritten to %s by rule %s"
+#define GPA_W_TOLERATION    "toleration %s %s%s%s %s added for pool %s"
+#define GPA_W_RUNTIME_CLASS "runtimeClassName %s set for pool %s"
+#define GPA_W_NODE_AFFINITY "node affinity %s %s [%s] added for pool %s"
+#define GPA_W_LABEL         "label %s=%s added for tenant isolation"
+#define GPA_W_ISOLATION     "pod anti-affinity added: no other tenant's pods on the same %s node"
+
+typedef struct gpa_pool_text {
+    gpa_sv name;
+    gpa_sv runtime_class;   /* GPA_W_RUNTIME_CLASS; s NULL when the pool sets none */
+    gpa_sv *tolerations;    /* GPA_W_TOLERATION per toleration */
+    gpa_sv *node_selector;  /* GPA_W_NODE_AFFINITY per nodeSelector entry */
+    gpa_sv pool_label;      /* GPA_W_LABEL for the pool label */
+    gpa_sv isolation;       /* GPA_W_ISOLATION */
+    gpa_sv affinity_suffix; /* "] added for pool <name>": the end of a GPA_W_NODE_AFFINITY */
+    /* bit i: profiles[i] is a media-extension ("+") profile, never picked automatically;
+     * valid when n_profiles <= 64 */
+    uint64_t plus_profiles;
+} gpa_pool_text;
+
+typedef struct gpa_rule_text {
+    gpa_sv name;
+    gpa_sv placed;  /* GPA_W_PLACED (rules that place) */
+    gpa_sv renamed; /* GPA_W_RENAMED for time-slicing and mps pools */
+} gpa_rule_text;
+
+typedef struct gpa_engine_index {
+    gpa_pool_text *pools; /* per pool, in pool order */
+    gpa_rule_text *rules; /* per rule, in rule order */
+    gpa_sv revision;
+    uint64_t gpu_res_first[4]; /* bit c: some name in policy.gpu_resources begins with byte c */
+    size_t n_rules;
+    gpa_glob_key *rule_keys; /* per rule, in rule order */
+    size_t n_tenant_globs;
+    struct {
+        gpa_glob_key key;
+        const char *pattern;
+        size_t tenant;
+    } * tenant_globs; /* every tenant glob, tenant order then written order */
+    gpa_glob_lookup rules_lk, tenants_lk;
+} gpa_engine_index;
+
+/* The first 8 bytes of a namespace, zero-padded, to test against gpa_glob_key. */
+uint64_t gpa_ns_word(const char *ns);
+#define GPA_GLOB_CANDIDATES 64
+/* Up to this many keys a walk is cheaper than the binary searches. */
+#define GPA_GLOB_WALK_MAX 32
+/* The positions whose key may match ns_word, ascending, into out (room for
+ * GPA_GLOB_CANDIDATES); exactly the keys gpa_glob_key_may_match lets through. SIZE_MAX when
+ * there are more (the caller walks every key instead). */
+size_t gpa_glob_lookup_find(const gpa_glob_lookup *l, uint64_t ns_word, size_t *out);
+static inline bool gpa_glob_key_may_match(const gpa_glob_key *k, uint64_t ns_word)
+{
+    return (ns_word & k->mask) == k->prefix;
+}
+
+typedef struct gpa_violation {
+    const char *reason; /* static id */
+    char *message;
+} gpa_violation;
+
+typedef struct gpa_eng {
+    const gpa_policy *p;
+    const gpa_request *req;
+    gpa_decision *d;
+    bool create; /* CREATE: spec checks; otherwise only what an update can change */
+    const char *ns;
+    gpa_pod orig;
+
+    /* tenancy, resolved on first use */
+    bool tenancy_done;
+    const char *tenant; /* tenant name, or the namespace when in no tenant */
+    gpa_trust ns_trust; /* from the namespace */
+    gpa_trust trust;    /* after the pod's own trust label */
+
+    /* GPU demand */
+    int64_t gpus;
+    bool gpu_named; /* some container names a GPU resource (even with a bad value) */
+    bool has_mem;   /* a parseable gpu-memory annotation */
+    bool mem_bad;   /* an annotation that is not a quantity */
+    int64_t mem_bytes;
+
+    /* matching and placement */
+    bool matched_done;
+    const gpa_rule *rule;
+    const gpa_pool *pool;       /* NULL for deny rules and unmatched pods */
+    const gpa_mig_profile *mig; /* profile a mig pool gives this pod (NULL: none fits) */
+    /* placement gave the copy its only nodeSelectorTerm, holding exactly the pool's node
+     * requirements (the pod had none): the check on the copy reads them, not the term */
+    bool node_term_is_reqs;
+
+    gpa_violation *viol;
+    size_t n_viol, cap_viol;
+    size_t cap_warn, cap_explain, cap_audit;
+    bool oom; /* sticky: an allocation failed somewhere; the request fails with GPA_ENOMEM */
+    gpa_narena *arena; /* the decision's node arena (d->priv_arena), made on first use */
+    /* last: gpa_eng_init zeroes what comes before it (only scans.n here) */
+    gpa_scan_cache scans; /* GPU resources per container, scanned once */
+} gpa_eng;
+
+/* engine_decision.c */
+/* The request's node arena (owned by the decision); NULL on OOM (sets e->oom). */
+gpa_narena *gpa_eng_arena(gpa_eng *e);
+void gpa_eng_init(gpa_eng *e, gpa_decision *d, const gpa_policy *p, const gpa_request *req);
+void gpa_eng_violation(gpa_eng *e, const char *reason, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void gpa_eng_warn(gpa_eng *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The warning made of parts[0..n) joined (cut like any warning): a copy of a line built at
+ * load, or of pieces whose lengths are known, without a formatting pass. */
+void gpa_eng_warn_parts(gpa_eng *e, const gpa_sv *parts, size_t n);
+static inline void gpa_eng_warn_sv(gpa_eng *e, gpa_sv line)
+{
+    gpa_eng_warn_parts(e, &line, 1);
+}
+/* Cuts s of length n (in place) to below 120 bytes on a UTF-8 boundary, marking the cut with
+ * "..."; returns the new length. */
+size_t gpa_eng_shorten(char *s, size_t n);
+/* The placed pool's and the matched rule's load-time texts; NULL without an index. */
+static inline const gpa_pool_text *gpa_eng_pool_text(const gpa_eng *e)
+{
+    const gpa_engine_index *x = e->p->engine_index;
+    return x && e->pool ? &x->pools[e->pool - e->p->pools] : NULL;
+}
+static inline const gpa_rule_text *gpa_eng_rule_text(const gpa_eng *e)
+{
+    const gpa_engine_index *x = e->p->engine_index;
+    return x && e->rule ? &x->rules[e->rule - e->p->rules] : NULL;
+}
+void gpa_eng_explain(gpa_eng *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void gpa_eng_audit(gpa_eng *e, const char *key, const char *value);
+void gpa_eng_audit_sv(gpa_eng *e, gpa_sv key, gpa_sv value);
+void gpa_eng_drop_warnings_from(gpa_eng *e, size_t n);
+/* Turns violations into the decision (enforcement), frees engine state; returns GPA_OK or
+ * GPA_ENOMEM (decision cleared). */
+int gpa_eng_finish(gpa_eng *e, gpa_error *err);
+/* The start both webhooks share: argument checks, the DELETE/CONNECT short cut, GPU demand and
+ * the first matching rule. false: stop and return *rc (the decision is already final). */
+bool gpa_eng_start(gpa_eng *e, gpa_decision *out, const gpa_policy *p, const gpa_request *req,
+                   gpa_error *err, int *rc);
+
+/* engine_match.c */
+void gpa_eng_tenancy(gpa_eng *e);
+const char *gpa_trust_name(gpa_trust t);
+/* Reads GPU count and memory annotation of the original pod. */
+void gpa_eng_demand(gpa_eng *e);
+/* Finds the first matching rule (GPU pods only) and the MIG profile it gives. */
+void gpa_eng_match(gpa_eng *e);
+
+/* engine_validate.c: every check POLICY.md lists, on the pod as it will be stored. */
+void gpa_eng_check(gpa_eng *e, const gpa_pod *v);
+
+/* engine_affinity.c */
+/* One required node expression the placement adds: key op [value]. */
+typedef struct gpa_node_req {
+    const char *key;
+    const char *op; /* "In" or "Gt" */
+    const char *value;
+    const gpa_sv *line; /* its GPA_W_NODE_AFFINITY line when built at load, else NULL */
+} gpa_node_req;
+
+#define GPA_MAX_NODE_REQS 64 /* on the stack; larger nodeSelectors go to the heap */
+/* Most nodeSelectorTerms a placed pod may carry. Each term gets the pool's requirements (one
+ * patch op per term), so an unbounded count let a 3 MiB pod with ~47,000 terms blow the
+ * answer up to ~29 MB and the server to ~250 MB; real pods have a handful. */
+#define GPA_MAX_NODE_TERMS 64
+/* Room for every requirement of the placed pool: stack when it fits, else malloc'd (caller
+ * frees *heap). NULL on OOM (sets e->oom). */
+gpa_node_req *gpa_eng_node_reqs_buf(gpa_eng *e, gpa_node_req *stack, size_t *cap,
+                                    gpa_node_req **heap);
+/* The pool's node requirements for this pod (nodeSelector, MIG product, island size).
+ * buf holds generated values. Returns the count. */
+size_t gpa_eng_node_reqs(gpa_eng *e, gpa_node_req *out, size_t cap, char *buf, size_t bufcap);
+/* Adds the requirements to every nodeSelectorTerm of spec (creating what is missing). */
+void gpa_eng_add_node_affinity(gpa_eng *e, cJSON *spec, const gpa_node_req *reqs, size_t n);
+/* The pod's required nodeSelectorTerms array, NULL when it has none. */
+const cJSON *gpa_eng_node_terms(const gpa_pod *v);
+/* The first requirement the pod's own nodeSelector/affinity contradicts, or -1. terms is
+ * gpa_eng_node_terms(v); reqs_term: instead, the pod's only term holds exactly reqs (what
+ * placement leaves on a pod that had none: e->node_term_is_reqs), judged without reading
+ * it. detail gets a human description of the contradiction. */
+int gpa_eng_node_conflict(const gpa_pod *v, const cJSON *terms, bool reqs_term,
+                          const gpa_node_req *reqs, size_t n, char *detail, size_t cap);
+/* Topology (mutation 4) and isolation (mutation 5) pod (anti-)affinity. */
+void gpa_eng_add_topology(gpa_eng *e, cJSON *pod, bool *changed);
+void gpa_eng_add_isolation(gpa_eng *e, cJSON *pod);
+/* The group label a topology pool recognises on this pod (first in groupLabels order). */
+const char *gpa_eng_group_label(const gpa_eng *e, const gpa_pod *v, const char **value);
+/* Does the pod's required anti-affinity hold the isolation term for (pool, tenant)? */
+bool gpa_eng_has_isolation_term(const gpa_pod *v, const char *pool, const char *tenant);
+/* The isolation term is there but without its namespaceSelector: {} - what Kubernetes before
+ * 1.22 stores (it drops the field), so the term only sees the pod's own namespace. */
+bool gpa_eng_isolation_lost_namespace_selector(const gpa_pod *v, const char *pool,
+                                               const char *tenant);
+
+/* engine_cow.c: the copy placement mutates, in arena a, sharing every part it never writes;
+ * containers: whether container resources may be renamed (copied, not shared). */
+cJSON *gpa_eng_cow_copy(gpa_narena *a, const cJSON *pod, bool containers);
+/* item (a member of parent, an owned node of the copy) made writable: a reference to an
+ * object or array is replaced in parent by an owned one whose members are references.
+ * Returns the node to write into; NULL on OOM. */
+cJSON *gpa_eng_cow_own(gpa_narena *a, cJSON *parent, cJSON *item);
+/* An independent deep copy of a copy-on-write copy (decision.mutated). */
+cJSON *gpa_eng_cow_materialize(const cJSON *copy);
+
+/* Small builders of arena nodes used by the mutation files; NULL on OOM (sets e->oom).
+ * Keys must be static or arena strings; values are copied into the arena. */
+cJSON *gpa_eng_child_obj(gpa_eng *e, cJSON *parent, const char *key);
+cJSON *gpa_eng_child_arr(gpa_eng *e, cJSON *parent, const char *key);
+bool gpa_eng_set_str(gpa_eng *e, cJSON *obj, const char *key, const char *value);
+/* The same when the caller has looked key up already: cur is obj's member key (NULL when
+ * absent). */
+bool gpa_eng_put_str(gpa_eng *e, cJSON *obj, cJSON *cur, const char *key, const char *value);
+/* The same with the value's length known. */
+bool gpa_eng_put_sv(gpa_eng *e, cJSON *obj, cJSON *cur, const char *key, gpa_sv value);
+
+/* A Pod CREATE as the API server runs it: the mutating decision (mout, patch_only honoured)
+ * and the validating decision on the mutated pod (vout; left "allowed", nothing else, when
+ * the mutating one denies). The mutated pod is never deep-copied: it is validated as the
+ * working copy placement built. For judging workload templates (review_workload.c). */
+int gpa_engine_mutate_validate(gpa_decision *mout, gpa_decision *vout, const gpa_policy *p,
+                               const gpa_request *req, gpa_error *err);
+
+#endif
