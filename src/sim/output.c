@@ -9,11 +9,6 @@
 #include "gpu_admission/strbuf.h"
 #include "sim_internal.h"
 
-static const gpa_sim_group *grp(const gpa_sim *s, size_t n)
-{
-    return &s->inv->groups[s->inv->nodes[n].group];
-}
-
 static double gb(int64_t bytes)
 {
     return (double)bytes / 1e9;
@@ -25,15 +20,6 @@ typedef struct agg {
     size_t nodes, gpus, used, pods, placed, unplaced, baseline;
     int64_t mem_req, mem_alloc;
 } agg;
-
-/* GPU memory a placed pod asked for: its gpu-memory annotation, else what it got. */
-static int64_t mem_requested(const gpa_sim *s, size_t i)
-{
-    const gpa_sim_pod *p = &s->pods[i];
-    const gpa_sim_tmpl *t = &s->tmpls[p->tmpl];
-    if (!t->gres) return 0;
-    return t->gpu_mem_req >= 0 ? t->gpu_mem_req : p->mem_alloc;
-}
 
 static size_t find_agg(agg *a, size_t *n, const char *name)
 {
@@ -49,16 +35,16 @@ static agg *group_aggs(const gpa_sim *s, size_t *n_out)
     size_t n = 0;
     if (!a) return NULL;
     for (size_t i = 0; i < s->inv->n_nodes; i++) {
-        size_t k = find_agg(a, &n, grp(s, i)->name);
+        size_t k = find_agg(a, &n, gpa_sim_grp(s, i)->name);
         a[k].nodes++;
-        a[k].gpus += (size_t)grp(s, i)->gpus;
+        a[k].gpus += (size_t)gpa_sim_grp(s, i)->gpus;
         a[k].used += s->nodes[i].used_gpus;
     }
     for (size_t i = 0; i < s->n_pods; i++)
         if (s->pods[i].node >= 0) {
-            size_t k = find_agg(a, &n, grp(s, (size_t)s->pods[i].node)->name);
+            size_t k = find_agg(a, &n, gpa_sim_grp(s, (size_t)s->pods[i].node)->name);
             a[k].placed++;
-            a[k].mem_req += mem_requested(s, i);
+            a[k].mem_req += gpa_sim_mem_requested(s, i);
             a[k].mem_alloc += s->pods[i].mem_alloc;
         }
     *n_out = n;
@@ -77,7 +63,7 @@ static agg *pool_aggs(const gpa_sim *s, size_t *n_out)
         a[k].baseline += t->gres ? (size_t)t->gcount : 0;
         if (s->pods[i].node >= 0) {
             a[k].placed++;
-            a[k].mem_req += mem_requested(s, i);
+            a[k].mem_req += gpa_sim_mem_requested(s, i);
             a[k].mem_alloc += s->pods[i].mem_alloc;
         } else {
             a[k].unplaced++;
@@ -161,7 +147,7 @@ cJSON *gpa_sim_result_json(const gpa_sim *s)
     for (size_t n = 0; n < s->inv->n_nodes; n++) {
         const gpa_sim_node *nd = &s->nodes[n];
         if (!nd->pods) continue; /* only nodes in use: an inventory may hold thousands */
-        const gpa_sim_group *gr = grp(s, n);
+        const gpa_sim_group *gr = gpa_sim_grp(s, n);
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "name", s->inv->nodes[n].name);
         cJSON_AddStringToObject(o, "group", gr->name);
@@ -312,7 +298,7 @@ char *gpa_sim_report_html(const gpa_sim *s)
     gpa_sb_printf(&b, "<h2>GPUs in use</h2>\n<div id=\"gpus\">\n");
     for (size_t n = 0; n < s->inv->n_nodes; n++) {
         const gpa_sim_node *nd = &s->nodes[n];
-        const gpa_sim_group *g = grp(s, n);
+        const gpa_sim_group *g = gpa_sim_grp(s, n);
         for (int k = 0; k < g->gpus; k++) {
             const gpa_sim_gpu *u = &nd->gpus[k];
             if (!u->n_pods) continue;
@@ -486,7 +472,7 @@ char *gpa_sim_suggest_mig(const gpa_sim *s)
         written++;
     }
     for (size_t n = 0; n < s->inv->n_nodes; n++) {
-        const gpa_sim_group *g = grp(s, n);
+        const gpa_sim_group *g = gpa_sim_grp(s, n);
         const gpa_sim_node *nd = &s->nodes[n];
         if ((g->mode != GPA_SIM_MIG_AUTO && g->mode != GPA_SIM_MIG_FIXED) || !nd->used_gpus)
             continue;

@@ -1,5 +1,9 @@
 /*
- * sim_internal.h - the simulator's data model, shared by its files only.
+ * sim_internal.h - the simulator's data model, shared by its files only: the inventory
+ * (inventory.c fills it), a run's templates, pods, GPU slots, static-feasibility classes and
+ * topology keys, and the functions one simulator file offers the others.
+ *
+ * Never included outside src/sim; nothing here is part of the public sim.h.
  */
 #ifndef GPA_SIM_INTERNAL_H
 #define GPA_SIM_INTERNAL_H
@@ -165,11 +169,93 @@ struct gpa_sim {
     bool ran;
 };
 
+/* One way to put a pod on a node: the GPUs each unit of its demand goes to, and how good a
+ * fit it is, compared entry by entry, lower first: the empty GPUs it opens, 1 when the node
+ * holds no pod yet, the room it leaves (the tightest fit is smallest), the GPU index. */
+typedef struct gpa_sim_opt {
+    int n;
+    int gpu[GPA_SIM_MAX_GPUS_PER_NODE];
+    long long score[4];
+} gpa_sim_opt;
+
+/* Per placement attempt: which topology values each term allows or forbids. aff_ok[a] and
+ * anti[k] are arrays over the value ids of the term's / key's topology key (gpa_sim_topo). */
+typedef struct gpa_sim_aff_view {
+    bool aff_free;          /* no placed pod matches any affinity term: self-match allowed */
+    unsigned char **aff_ok; /* per affinity term: value id -> 1 when a matching pod is there */
+    unsigned char **anti;   /* per topology key: value id -> 1 when forbidden */
+    bool any_anti;
+} gpa_sim_aff_view;
+
+/* The group node n belongs to. Inline: the packer asks it for every node it scores. */
+static inline const gpa_sim_group *gpa_sim_grp(const gpa_sim *s, size_t n)
+{
+    return &s->inv->groups[s->inv->nodes[n].group];
+}
+
+/* A GPU no pod holds any part of, so a whole-GPU pod may take it. */
+static inline bool gpa_sim_gpu_whole_free(const gpa_sim_gpu *u)
+{
+    return u->n_pods == 0;
+}
+
+/* ---- functions one simulator file offers the others, by file; a file calls only files
+ * listed below its own (sim.c explains the order) ---- */
+
+/* sim_results.c */
+/* GPU memory placed pod i asked for: its gpu-memory annotation, else what it got. */
+int64_t gpa_sim_mem_requested(const gpa_sim *s, size_t i);
+/* GPU memory bytes of one card of node n's group (0 unknown). */
+int64_t gpa_sim_card_mem(const gpa_sim *s, size_t node);
+
+/* sim_slots.c */
+/* The ways template t fits node n's GPUs (capacity only, not cpu/memory): up to cap, each
+ * scored; 0 when none. */
+int gpa_sim_options(const gpa_sim *s, size_t n, const gpa_sim_tmpl *t, gpa_sim_opt *out, int cap);
+/* Whether node n has the cpu, memory and pod count left for t. */
+bool gpa_sim_resources_fit(const gpa_sim *s, size_t n, const gpa_sim_tmpl *t);
+/* Places pod pi on node n as o says; GPA_ENOMEM leaves the run unusable. */
+int gpa_sim_apply(gpa_sim *s, size_t pi, size_t n, const gpa_sim_opt *o);
+/* Undoes the last gpa_sim_apply of pod pi exactly (the exact solver's backtracking). */
+void gpa_sim_unapply(gpa_sim *s, size_t pi, const gpa_sim_opt *o);
+/* GPUs holding at least one pod, over all nodes. */
+size_t gpa_sim_gpus_used(const gpa_sim *s);
+
+/* sim_affinity.c */
+/* The id of a topology key (node label) in s->topos, adding it on first use; < 0 on error. */
+int gpa_sim_topo_id(gpa_sim *s, const char *key, gpa_error *err);
+/* Builds the view for template ti against the pods placed so far; free it with
+ * gpa_sim_view_free even when this fails. */
+int gpa_sim_view_build(gpa_sim_aff_view *v, gpa_sim *s, size_t ti, gpa_error *err);
+void gpa_sim_view_free(gpa_sim_aff_view *v, const gpa_sim *s, const gpa_sim_tmpl *t);
+/* Node n satisfies t's affinity terms (self_ok: any node with the topology keys will do). */
+bool gpa_sim_view_aff_ok(const gpa_sim_aff_view *v, const gpa_sim *s, const gpa_sim_tmpl *t,
+                         size_t n, bool self_ok);
+/* Node n is in no topology domain the view forbids. */
+bool gpa_sim_view_anti_ok(const gpa_sim_aff_view *v, const gpa_sim *s, size_t n);
+
+/* sim_feasible.c */
+/* A Kubernetes label selector against a labels object; a nil selector matches nothing. */
+bool gpa_sim_selector_matches(const cJSON *sel, const cJSON *labels);
+/* What node n offers for t's GPU resource: the demand kind, or GK_NONE; *prof the MIG
+ * profile for GK_MIG. */
+gpa_sim_gkind gpa_sim_offer(const gpa_sim *s, size_t n, const gpa_sim_tmpl *t,
+                            const gpa_mig_profile **prof);
+/* Sets t->sig to t's static-feasibility class, computing the class's nodes when new. */
+int gpa_sim_classify(gpa_sim *s, gpa_sim_tmpl *t, gpa_error *err);
+
+/* sim_intake.c */
 /* Queues `copies` pods like gpa_sim_add_pod, recording the engine's pool. */
 int gpa_sim_add_pod_pool(gpa_sim *s, const cJSON *pod, const char *name, long long copies,
                          const char *pool, gpa_error *err);
 
-/* GPU memory bytes of one card of node n's group (0 unknown). */
-int64_t gpa_sim_card_mem(const gpa_sim *s, size_t node);
+/* sim_util.c */
+/* Grows array p (capacity *cap elements of elem bytes) to hold need; NULL on ENOMEM (p is
+ * then untouched and still owned by the caller). */
+void *gpa_sim_grow(void *p, size_t *cap, size_t need, size_t elem);
+/* v is one of the strings in the JSON array values. */
+bool gpa_sim_str_in(const cJSON *values, const char *v);
+/* Node n's label key, NULL when absent. */
+const char *gpa_sim_node_label(const gpa_sim *s, size_t n, const char *key);
 
 #endif

@@ -9,13 +9,12 @@
 #define GPA_POD_H
 
 #include <cjson/cJSON.h>
+#include "gpu_admission/labels.h" /* GPA_LABEL_TENANT, GPA_ANN_GPU_MEMORY */
 #include "policy/policy_model.h"
 
 #define GPA_LABEL_POOL     "gpu-admission.io/pool"
-#define GPA_LABEL_TENANT   "gpu-admission.io/tenant"
 #define GPA_LABEL_TRUST    "gpu-admission.io/trust"
 #define GPA_LABEL_GROUP    "gpu-admission.io/group"
-#define GPA_ANN_GPU_MEMORY "gpu-admission.io/gpu-memory"
 #define GPA_ANN_RULE       "gpu-admission.io/rule"
 #define GPA_ANN_POLICY     "gpu-admission.io/policy"
 #define GPA_ANN_TOPOLOGY   "gpu-admission.io/topology"
