@@ -18,6 +18,7 @@ typedef struct gpa_http_state {
     atomic_bool draining;         /* SIGTERM seen: /readyz 503, responses say Connection: close */
     atomic_long open_conns;       /* webhook listener connections, for the drain wait */
     struct gpa_conn_guard *guard; /* webhook listener's limits and deadlines (conn_guard.h) */
+    const struct gpa_ns_guard *ns_guard; /* --ignore-label-namespaces (namespace_guard.h) */
 } gpa_http_state;
 
 /* Queues a response with a copy-free static or owned body. free_body: body was malloc'd

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cpu_budget.h"
+#include "gpu_admission/namespace_guard.h"
 #include "jsonlog.h"
 
 typedef enum { K_STR, K_UINT, K_SIZE, K_DURATION, K_LEVEL, K_RATE } kind;
@@ -54,6 +55,8 @@ static const option options[] = {
      3600000},
     {"min-body-rate", "GPU_ADMISSION_MIN_BODY_RATE", K_RATE, O(min_body_rate), 0, 0, 1ul << 30},
     {"log-level", "GPU_ADMISSION_LOG_LEVEL", K_LEVEL, O(log_level), 0, 0, 0},
+    {"ignore-label-namespaces", "GPU_ADMISSION_IGNORE_LABEL_NAMESPACES", K_STR,
+     O(ignore_label_namespaces), S(ignore_label_namespaces), 0, 0},
 };
 #define N_OPTIONS (sizeof options / sizeof options[0])
 
@@ -91,7 +94,10 @@ const char *gpa_serve_usage(void)
            "                              this, 0 = no deadline (default 10s)\n"
            "  --min-body-rate RATE        slowest request body, averaged over 10 s, 0 = no\n"
            "                              minimum (default 1KiB/s; 512/s, 4Ki)\n"
-           "  --log-level LEVEL           debug | info | warn | error (default info)\n";
+           "  --log-level LEVEL           debug | info | warn | error (default info)\n"
+           "  --ignore-label-namespaces LIST  namespaces (comma-separated) allowed to carry\n"
+           "                              the gpu-admission.io/ignore label; a Namespace\n"
+           "                              review adding it elsewhere is refused (default: none)\n";
 }
 
 int gpa_parse_size(size_t *out, const char *s)
@@ -332,5 +338,8 @@ int gpa_serve_config_parse(gpa_serve_config *cfg, int argc, char **argv, gpa_get
                         "--tls-cert FILE and --tls-key FILE");
     if (!cfg->listen[0] || !cfg->metrics_listen[0])
         return gpa_fail(err, GPA_EINVAL, "--listen and --metrics-listen must not be empty");
-    return GPA_OK;
+    gpa_ns_guard g;
+    int grc = gpa_ns_guard_parse(&g, cfg->ignore_label_namespaces, err);
+    gpa_ns_guard_free(&g);
+    return grc;
 }

@@ -32,6 +32,8 @@ typedef struct gpa_serve_config {
     unsigned header_timeout_ms; /* handshake + request headers; 0 = no deadline */
     unsigned min_body_rate;     /* bytes/s over GPA_BODY_RATE_WINDOW_MS; 0 = no minimum */
     int log_level;              /* gpa_log_level */
+    char ignore_label_namespaces[4096]; /* comma-separated names allowed to carry the
+                                           gpu-admission.io/ignore label; "" = none */
     bool help;                  /* --help was given: print gpa_serve_usage and exit 0 */
 } gpa_serve_config;
 

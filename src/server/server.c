@@ -38,6 +38,7 @@
 #include "reload.h"
 #include "tls_store.h"
 #include "webhook_http.h"
+#include "gpu_admission/namespace_guard.h"
 
 enum { KIND_POLICY = 1, KIND_CERT = 2 };
 
@@ -281,6 +282,13 @@ int gpa_server_run(const gpa_serve_config *cfg)
     gpa_http_state st = {.max_body = cfg->max_body, .require_client_cert = cfg->client_ca[0]};
     atomic_init(&st.draining, false);
     atomic_init(&st.open_conns, 0);
+    /* Checked by gpa_serve_config_parse: this parse cannot fail on the name list. */
+    gpa_ns_guard ns_guard = {0};
+    if (gpa_ns_guard_parse(&ns_guard, cfg->ignore_label_namespaces, &err) != GPA_OK) {
+        startup_error("bad --ignore-label-namespaces", err.message);
+        goto out;
+    }
+    st.ns_guard = &ns_guard;
 
     /* Startup with an invalid policy set or certificate fails fast: a webhook that starts
      * without its policy would either deny everything or allow everything. */
@@ -401,6 +409,7 @@ int gpa_server_run(const gpa_serve_config *cfg)
         gpa_log_int(&l, "header_timeout_ms", cfg->header_timeout_ms);
         gpa_log_int(&l, "min_body_rate", cfg->min_body_rate);
         gpa_log_bool(&l, "client_ca", cfg->client_ca[0] != '\0');
+        gpa_log_str(&l, "ignore_label_namespaces", cfg->ignore_label_namespaces);
         gpa_log_str(&l, "policy_revision", rev);
         gpa_log_str(&l, "cert_fingerprint", fp);
         gpa_log_end(&l);
@@ -422,6 +431,7 @@ out:
     gpa_dir_watch_close(&watch);
     close(sfd);
     free(client_ca);
+    gpa_ns_guard_free(&ns_guard);
     gpa_tls_store_shutdown();
     gpa_policy_store_shutdown();
     return rc;

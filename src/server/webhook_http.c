@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "conn_guard.h"
+#include "gpu_admission/namespace_guard.h"
 #include "gpu_admission/review.h"
 #include "jsonlog.h"
 #include "metrics.h"
@@ -195,7 +196,8 @@ static enum MHD_Result answer_review(struct MHD_Connection *c, gpa_http_state *s
     gpa_error err = {0};
     /* The codec reads a NUL-terminated copy so no parser can run past the body. */
     rq->buf[rq->len] = '\0';
-    gpa_review_handle(&r, gpa_policy_snap_policy(snap), rq->hook, rq->buf, rq->len, &err);
+    gpa_review_handle_guarded(&r, gpa_policy_snap_policy(snap), st->ns_guard, rq->hook, rq->buf,
+                              rq->len, &err);
 
     double secs = elapsed_s(&rq->start);
     enum MHD_Result ret;

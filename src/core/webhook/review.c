@@ -22,6 +22,7 @@
 #include "format/json_write.h"
 #include "format/json_read.h"
 #include "webhook/review_workload.h"
+#include "webhook/review_namespace.h"
 
 #define API_V1      "admission.k8s.io/v1"
 #define API_V1BETA1 "admission.k8s.io/v1beta1"
@@ -543,6 +544,12 @@ static int write_response(gpa_review_result *out, const envelope *env, size_t in
 int gpa_review_handle(gpa_review_result *out, const gpa_policy *p, gpa_hook hook, const char *body,
                       size_t len, gpa_error *err)
 {
+    return gpa_review_handle_guarded(out, p, NULL, hook, body, len, err);
+}
+
+int gpa_review_handle_guarded(gpa_review_result *out, const gpa_policy *p, const gpa_ns_guard *g,
+                              gpa_hook hook, const char *body, size_t len, gpa_error *err)
+{
     memset(out, 0, sizeof *out);
     if (!body || len == 0)
         return bad_request(out, err, "empty request body: expected an AdmissionReview");
@@ -574,7 +581,19 @@ int gpa_review_handle(gpa_review_result *out, const gpa_policy *p, gpa_hook hook
     int rc = GPA_OK;
     out->kind = (char *)(env.kind_name ? env.kind_name : env.judge ? "Pod" : NULL);
     gpa_wl_kind wk;
-    if (env.workload && gpa_wl_find(&wk, p, env.kind_group, env.kind_group_len, env.kind_name)) {
+    if (env.workload && gpa_review_is_namespace(env.kind_group, env.kind_group_len, env.kind_name)) {
+        /* The ignore-label lock (review_namespace.c); needs no policy. */
+        bool judged = false;
+        const char *nwhy = NULL;
+        rc = gpa_review_namespace(&out->decision, &judged, g, env.object, &nwhy);
+        if (rc == GPA_EREQUEST) return bad_request(out, err, nwhy);
+        if (rc != GPA_OK) {
+            out->http_status = 500;
+            out->outcome = "error";
+            return gpa_fail(err, GPA_ENOMEM, "out of memory judging the namespace");
+        }
+        env.judge = judged;
+    } else if (env.workload && gpa_wl_find(&wk, p, env.kind_group, env.kind_group_len, env.kind_name)) {
         if (!p) return bad_request(out, err, "no policy loaded");
         bool judged = false;
         rc = gpa_review_workload(&out->decision, &judged, p, &wk, env.op, env.object,

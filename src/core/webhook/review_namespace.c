@@ -1,0 +1,143 @@
+/*
+ * review_namespace.c - the lock on the namespace label gpu-admission.io/ignore (see
+ * gpu_admission/namespace_guard.h for why it exists): the exempt list read from
+ * `serve --ignore-label-namespaces`, and the Namespace CREATE/UPDATE the validating webhook
+ * is sent when the chart lets the label skip the mutating webhook.
+ *
+ * Only the new object counts: removing the label is always allowed (so a namespace labelled
+ * under an older release can always be cleaned up), adding or keeping it needs the namespace's
+ * name in the list. Must never: allow the label on a name not in the list, or judge a
+ * namespace by anything but its own name and labels.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "webhook/review_namespace.h"
+
+/* RFC 1123 label, what the API server accepts as a namespace name. */
+static bool valid_ns_name(const char *s, size_t n)
+{
+    if (n == 0 || n > 63) return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+        if (!alnum && !(c == '-' && i > 0 && i + 1 < n)) return false;
+    }
+    return true;
+}
+
+void gpa_ns_guard_free(gpa_ns_guard *g)
+{
+    if (!g) return;
+    for (size_t i = 0; i < g->n; i++)
+        free(g->names[i]);
+    free(g->names);
+    g->names = NULL;
+    g->n = 0;
+}
+
+int gpa_ns_guard_parse(gpa_ns_guard *g, const char *list, gpa_error *err)
+{
+    g->names = NULL;
+    g->n = 0;
+    if (!list) return GPA_OK;
+    const char *p = list;
+    while (*p) {
+        const char *end = strchr(p, ',');
+        if (!end) end = p + strlen(p);
+        const char *a = p, *b = end;
+        while (a < b && *a == ' ')
+            a++;
+        while (b > a && b[-1] == ' ')
+            b--;
+        size_t n = (size_t)(b - a);
+        /* An empty entry is allowed only as the whole list ("" = none): "a,,b" is a typo. */
+        if ((n == 0 && !(a == list && *end == '\0')) || (*end == ',' && end[1] == '\0')) {
+            gpa_ns_guard_free(g);
+            return gpa_fail(err, GPA_EINVAL, "--ignore-label-namespaces: empty name in '%.200s'",
+                            list);
+        }
+        if (n > 0) {
+            if (!valid_ns_name(a, n)) {
+                gpa_ns_guard_free(g);
+                return gpa_fail(err, GPA_EINVAL,
+                                "--ignore-label-namespaces: '%.*s' is not a namespace name "
+                                "(a-z, 0-9 and '-', at most 63, starting and ending with a "
+                                "letter or digit)",
+                                (int)(n > 80 ? 80 : n), a);
+            }
+            char **grown = realloc(g->names, (g->n + 1) * sizeof *grown);
+            char *name = grown ? strndup(a, n) : NULL;
+            if (grown) g->names = grown;
+            if (!name) {
+                gpa_ns_guard_free(g);
+                return gpa_fail(err, GPA_ENOMEM, "out of memory");
+            }
+            g->names[g->n++] = name;
+        }
+        p = *end ? end + 1 : end;
+    }
+    return GPA_OK;
+}
+
+bool gpa_ns_guard_allows(const gpa_ns_guard *g, const char *ns)
+{
+    if (!g || !ns) return false;
+    for (size_t i = 0; i < g->n; i++)
+        if (strcmp(g->names[i], ns) == 0) return true;
+    return false;
+}
+
+bool gpa_review_is_namespace(const char *group, size_t group_len, const char *kind)
+{
+    return kind && strcmp(kind, "Namespace") == 0 && (!group || group_len == 0);
+}
+
+static const cJSON *member(const cJSON *o, const char *key)
+{
+    return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
+}
+
+int gpa_review_namespace(gpa_decision *out, bool *judged, const gpa_ns_guard *g, const cJSON *obj,
+                         const char **why)
+{
+    *judged = false;
+    const cJSON *md = member(obj, "metadata");
+    if (!cJSON_IsObject(md)) {
+        *why = "namespace metadata must be an object";
+        return GPA_EREQUEST;
+    }
+    const cJSON *labels = member(md, "labels");
+    if (labels && !cJSON_IsNull(labels) && !cJSON_IsObject(labels)) {
+        *why = "namespace metadata.labels must be an object";
+        return GPA_EREQUEST;
+    }
+    const cJSON *label = member(labels, GPA_IGNORE_LABEL);
+    if (!label) return GPA_OK;
+    if (!cJSON_IsString(label)) {
+        *why = "namespace label " GPA_IGNORE_LABEL " must be a string";
+        return GPA_EREQUEST;
+    }
+    const cJSON *name = member(md, "name");
+    if (!cJSON_IsString(name) || !name->valuestring[0]) {
+        *why = "namespace metadata.name must be a non-empty string";
+        return GPA_EREQUEST;
+    }
+    *judged = true;
+    if (gpa_ns_guard_allows(g, name->valuestring)) {
+        out->allowed = true;
+        return GPA_OK;
+    }
+    out->allowed = false;
+    out->reason = "ignore-label-not-exempt";
+    char msg[512];
+    snprintf(msg, sizeof msg,
+             "namespace \"%.63s\" may not carry the label " GPA_IGNORE_LABEL
+             ": only the namespaces the gpu-admission release exempts may (chart value "
+             "webhook.ignoreLabel.namespaces, serve --ignore-label-namespaces); remove the "
+             "label, or ask the cluster's administrators to exempt the namespace",
+             name->valuestring);
+    out->message = strdup(msg);
+    return out->message ? GPA_OK : GPA_ENOMEM;
+}
