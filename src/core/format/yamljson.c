@@ -100,8 +100,13 @@ static int node_to_json(cJSON **out, const gpa_ynode *n, gpa_error *err)
                 return gpa_fail(err, GPA_EPARSE, "%d:%d: key contains a NUL character", k->line,
                                 k->col);
             }
-            /* keys are strings in JSON whatever they look like ("1", "true", "null") */
-            cJSON_AddItemToObject(c, k->value, v);
+            /* keys are strings in JSON whatever they look like ("1", "true", "null"); cJSON
+             * copies the key, so adding can run out of memory */
+            if (!cJSON_AddItemToObject(c, k->value, v)) {
+                cJSON_Delete(v);
+                cJSON_Delete(c);
+                return gpa_fail(err, GPA_ENOMEM, "out of memory");
+            }
         } else {
             cJSON_AddItemToArray(c, v);
         }
