@@ -1,10 +1,11 @@
 /*
  * inventory.c - the simulator's nodes, from a GPUInventory or a `kubectl get nodes` List.
  *
- * Read through the policy loader's position-keeping YAML tree so every error can say
- * file:line:col. GPUInventory groups expand into `count` identical nodes whose GPU Feature
- * Discovery labels are generated the way GFD and the MIG manager would publish them; a node
- * List is read back through those same labels, so both inputs meet the packer as one model.
+ * Read through the position-keeping YAML tree and the typed reader (yaml_read.h: the one
+ * null and tag rule of every YAML reader) so every error can say file:line:col. GPUInventory groups
+ * expand into `count` identical nodes whose GPU Feature Discovery labels are generated the way GFD
+ * and the MIG manager would publish them; a node List is read back through those same labels, so
+ * both inputs meet the packer as one model.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -14,23 +15,32 @@
 
 #include "gpu_admission/quantity.h"
 #include "sim_internal.h"
-#include "gpu_admission/yaml_tree.h"
+#include "gpu_admission/yaml_read.h"
 
+/* The reader stops at the first problem: its collector keeps that one error, which becomes
+ * the gpa_error the caller prints. */
 typedef struct rd {
     const char *src;
     gpa_error *err;
+    gpa_yread y;
 } rd;
+
+/* The error just reported, as the call's result. */
+static int failed(rd *r)
+{
+    if (r->y.oom || !r->y.n_errs || !r->y.errs[0].text)
+        return gpa_fail(r->err, GPA_ENOMEM, "out of memory");
+    return gpa_fail(r->err, GPA_EINVAL, "%s", r->y.errs[0].text);
+}
 
 __attribute__((format(printf, 3, 4))) static int fail_at(rd *r, const gpa_ynode *n, const char *fmt,
                                                          ...)
 {
-    char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    gpa_yread_verror_at(&r->y, n ? n->line : 1, n ? n->col : 1, fmt, ap);
     va_end(ap);
-    return gpa_fail(r->err, GPA_EINVAL, "%s:%d:%d: %s", r->src, n ? n->line : 1, n ? n->col : 1,
-                    msg);
+    return failed(r);
 }
 
 static const char *kind_name(const gpa_ynode *n)
@@ -38,27 +48,21 @@ static const char *kind_name(const gpa_ynode *n)
     return n->kind == GPA_YN_MAP ? "a mapping" : n->kind == GPA_YN_SEQ ? "a list" : "a scalar";
 }
 
-static bool is_null(const gpa_ynode *n)
-{
-    return !n || (n->kind == GPA_YN_SCALAR && !n->quoted &&
-                  gpa_yaml_resolve_plain(n->value, n->len) == GPA_YS_NULL);
-}
-
+/* Any non-null scalar, as written (`name: 1` is the name "1"). */
 static int want_str(const char **out, rd *r, const gpa_ynode *n, const char *what)
 {
-    if (n->kind != GPA_YN_SCALAR || is_null(n))
+    if (!gpa_yread_tag_ok(&r->y, n)) return failed(r);
+    if (!(*out = gpa_yread_text(n)))
         return fail_at(r, n, "%s must be a string, got %s", what,
-                       is_null(n) ? "null" : kind_name(n));
-    *out = n->value;
+                       gpa_yread_is_null(n) ? "null" : kind_name(n));
     return GPA_OK;
 }
 
 static int want_int(long long *out, rd *r, const gpa_ynode *n, const char *what, long long lo,
                     long long hi)
 {
-    if (n->kind != GPA_YN_SCALAR || n->quoted ||
-        gpa_yaml_resolve_plain(n->value, n->len) != GPA_YS_INT)
-        return fail_at(r, n, "%s must be an integer", what);
+    if (!gpa_yread_tag_ok(&r->y, n)) return failed(r);
+    if (gpa_yread_type(n) != GPA_YT_INT) return fail_at(r, n, "%s must be an integer", what);
     errno = 0;
     long long v = strtoll(n->value, NULL, 10);
     if (errno == ERANGE || v < lo || v > hi)
@@ -69,6 +73,7 @@ static int want_int(long long *out, rd *r, const gpa_ynode *n, const char *what,
 
 static int want_qty(int64_t *out, rd *r, const gpa_ynode *n, const char *what)
 {
+    if (!gpa_yread_tag_ok(&r->y, n)) return failed(r);
     if (n->kind != GPA_YN_SCALAR) return fail_at(r, n, "%s must be a quantity", what);
     gpa_quantity q;
     gpa_error qe;
@@ -80,6 +85,7 @@ static int want_qty(int64_t *out, rd *r, const gpa_ynode *n, const char *what)
 
 static int want_milli(int64_t *out, rd *r, const gpa_ynode *n, const char *what)
 {
+    if (!gpa_yread_tag_ok(&r->y, n)) return failed(r);
     if (n->kind != GPA_YN_SCALAR) return fail_at(r, n, "%s must be a quantity", what);
     gpa_quantity q;
     gpa_error qe;
@@ -121,7 +127,7 @@ static int set_kv(gpa_sim_kv **arr, size_t *n, const char *k, const char *v)
 
 static int read_labels(gpa_sim_group *g, rd *r, const gpa_ynode *n)
 {
-    if (is_null(n)) return GPA_OK;
+    if (gpa_yread_is_null(n)) return GPA_OK;
     if (n->kind != GPA_YN_MAP)
         return fail_at(r, n, "labels must be a mapping, got %s", kind_name(n));
     for (size_t i = 0; i < n->n; i++) {
@@ -136,7 +142,7 @@ static int read_labels(gpa_sim_group *g, rd *r, const gpa_ynode *n)
 
 static int read_taints(gpa_sim_group *g, rd *r, const gpa_ynode *n)
 {
-    if (is_null(n)) return GPA_OK;
+    if (gpa_yread_is_null(n)) return GPA_OK;
     if (n->kind != GPA_YN_SEQ) return fail_at(r, n, "taints must be a list, got %s", kind_name(n));
     for (size_t i = 0; i < n->n; i++) {
         const gpa_ynode *t = n->kids[i];
@@ -149,7 +155,7 @@ static int read_taints(gpa_sim_group *g, rd *r, const gpa_ynode *n)
             if (strcmp(kk, "key") == 0)
                 rc = want_str(&key, r, v, "taint key");
             else if (strcmp(kk, "value") == 0)
-                rc = is_null(v) ? GPA_OK : want_str(&value, r, v, "taint value");
+                rc = gpa_yread_is_null(v) ? GPA_OK : want_str(&value, r, v, "taint value");
             else if (strcmp(kk, "effect") == 0)
                 rc = want_str(&effect, r, v, "taint effect");
             else if (strcmp(kk, "timeAdded") == 0)
@@ -600,6 +606,7 @@ int gpa_sim_inventory_read(gpa_sim_inventory **out, const char *buf, size_t len,
 {
     *out = NULL;
     rd r = {.src = source ? source : "inventory", .err = err};
+    gpa_yread_init(&r.y, r.src, 1, false);
     gpa_ystream *ys = NULL;
     int line = 0, col = 0;
     gpa_error perr;
@@ -656,8 +663,9 @@ int gpa_sim_inventory_read(gpa_sim_inventory **out, const char *buf, size_t len,
                          *k ? k : "no kind");
         }
     }
-    if (rc == GPA_OK && !docs) rc = gpa_fail(err, GPA_EINVAL, "%s:1:1: empty inventory", r.src);
+    if (rc == GPA_OK && !docs) rc = fail_at(&r, NULL, "empty inventory");
     gpa_ystream_free(ys);
+    gpa_yread_free(&r.y);
     if (rc != GPA_OK) {
         gpa_sim_inventory_free(inv);
         return rc;

@@ -15,35 +15,18 @@
 #include "gpu_admission/objects.h"
 #include "gpu_admission/strbuf.h"
 #include "suite_internal.h"
-#include "gpu_admission/yaml_tree.h"
+#include "gpu_admission/yaml_read.h"
+
+/* Errors kept for the report; past this they are only counted (a generated suite with a
+ * million broken cases must not make the reader hold a million messages). */
+#define SUITE_MAX_ERRORS 1000
 
 typedef struct pctx {
     const char *path;
     gpa_suite_read_fn read;
     void *rctx;
-    gpa_sb errs; /* every error, one a line */
-    int n_errs;
-    bool oom;
+    gpa_yread r; /* every error in report order; r.oom: out of memory anywhere */
 } pctx;
-
-static void perr(pctx *c, int line, int col, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static void perr(pctx *c, int line, int col, const char *fmt, ...)
-{
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    char head[600];
-    snprintf(head, sizeof head, "%s:%d:%d: ", c->path, line, col);
-    gpa_sb_printf(&c->errs, "%s%s%s", c->errs.len ? "\n" : "", head, msg);
-    if (c->errs.oom)
-        c->oom = true;
-    else
-        c->n_errs++;
-}
 
 static const char *kind_name(const gpa_ynode *n)
 {
@@ -63,37 +46,32 @@ static void known_keys(pctx *c, const gpa_ynode *m, const char *const *keys, con
             size_t n = 0;
             for (const char *const *kk = keys; *kk && n < sizeof list; kk++)
                 n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", n ? ", " : "", *kk);
-            perr(c, k->line, k->col, "unknown key \"%.80s\" in %s (expected one of: %s)", k->value,
-                 where, list);
+            gpa_yread_error_at(&c->r, k->line, k->col,
+                               "unknown key \"%.80s\" in %s (expected one of: %s)", k->value, where,
+                               list);
         }
     }
-}
-
-static bool plain_null(const gpa_ynode *n)
-{
-    return n->kind == GPA_YN_SCALAR && !n->quoted &&
-           gpa_yaml_resolve_plain(n->value, n->len) == GPA_YS_NULL;
 }
 
 /* A string scalar (quoted or plain of any type: `name: 1` is the name "1"). */
 static char *want_string(pctx *c, const gpa_ynode *n, const char *what)
 {
-    if (n->kind != GPA_YN_SCALAR || plain_null(n)) {
-        perr(c, n->line, n->col, "%s must be a string, not %s", what,
-             n->kind == GPA_YN_SCALAR ? "null" : kind_name(n));
+    if (!gpa_yread_tag_ok(&c->r, n)) return NULL;
+    if (!gpa_yread_text(n)) {
+        gpa_yread_error_at(&c->r, n->line, n->col, "%s must be a string, not %s", what,
+                           n->kind == GPA_YN_SCALAR ? "null" : kind_name(n));
         return NULL;
     }
     char *s = strdup(n->value);
-    if (!s) c->oom = true;
+    if (!s) c->r.oom = true;
     return s;
 }
 
 static int want_bool(pctx *c, const gpa_ynode *n, const char *what)
 {
-    if (n->kind == GPA_YN_SCALAR && !n->quoted &&
-        gpa_yaml_resolve_plain(n->value, n->len) == GPA_YS_BOOL)
-        return n->value[0] == 't' || n->value[0] == 'T';
-    perr(c, n->line, n->col, "%s must be true or false", what);
+    if (!gpa_yread_tag_ok(&c->r, n)) return -1;
+    if (gpa_yread_type(n) == GPA_YT_BOOL) return n->value[0] == 't' || n->value[0] == 'T';
+    gpa_yread_error_at(&c->r, n->line, n->col, "%s must be true or false", what);
     return -1;
 }
 
@@ -101,7 +79,7 @@ static int want_bool(pctx *c, const gpa_ynode *n, const char *what)
 static void want_string_or_null(pctx *c, const gpa_ynode *n, char **out, const char *what)
 {
     *out = NULL;
-    if (plain_null(n)) return;
+    if (gpa_yread_is_null(n)) return;
     *out = want_string(c, n, what);
 }
 
@@ -111,12 +89,12 @@ static cJSON *to_json(pctx *c, const gpa_ynode *n)
     gpa_error e = {0};
     if (gpa_ynode_to_json(&j, n, &e) != GPA_OK) {
         if (e.code == GPA_ENOMEM)
-            c->oom = true;
+            c->r.oom = true;
         else {
             /* The message starts with the node's own "L:C: "; ours says it with the file. */
             int l = n->line, col = n->col, used = 0;
             if (sscanf(e.message, "%d:%d: %n", &l, &col, &used) < 2 || used == 0) used = 0;
-            perr(c, l, col, "%s", e.message + used);
+            gpa_yread_error_at(&c->r, l, col, "%s", e.message + used);
         }
         return NULL;
     }
@@ -141,13 +119,14 @@ static char *resolve(const char *suite_path, const char *rel)
 static cJSON *want_object(pctx *c, const gpa_ynode *n, const char *what)
 {
     if (n->kind == GPA_YN_MAP) return to_json(c, n);
-    if (n->kind != GPA_YN_SCALAR || plain_null(n) || !n->value[0]) {
-        perr(c, n->line, n->col, "%s must be a mapping (the object inline) or a file name", what);
+    if (n->kind != GPA_YN_SCALAR || gpa_yread_is_null(n) || !n->value[0]) {
+        gpa_yread_error_at(&c->r, n->line, n->col,
+                           "%s must be a mapping (the object inline) or a file name", what);
         return NULL;
     }
     char *file = resolve(c->path, n->value);
     if (!file) {
-        c->oom = true;
+        c->r.oom = true;
         return NULL;
     }
     char *buf = NULL;
@@ -155,17 +134,19 @@ static cJSON *want_object(pctx *c, const gpa_ynode *n, const char *what)
     gpa_error e = {0};
     cJSON *out = NULL;
     if (!c->read || c->read(&buf, &len, c->rctx, file, &e) != GPA_OK) {
-        perr(c, n->line, n->col, "%s: cannot read %s: %s", what, file,
-             c->read ? e.message : "no file reader");
+        gpa_yread_error_at(&c->r, n->line, n->col, "%s: cannot read %s: %s", what, file,
+                           c->read ? e.message : "no file reader");
     } else {
         gpa_objects *o = NULL;
         if (gpa_objects_read(&o, buf, len, file, &e) != GPA_OK) {
-            perr(c, n->line, n->col, "%s: %s", what, e.message);
+            gpa_yread_error_at(&c->r, n->line, n->col, "%s: %s", what, e.message);
         } else if (gpa_objects_count(o) != 1) {
-            perr(c, n->line, n->col, "%s: %s holds %zu objects, expected exactly one", what, file,
-                 gpa_objects_count(o));
+            gpa_yread_error_at(&c->r, n->line, n->col,
+                               "%s: %s holds %zu objects, expected exactly one", what, file,
+                               gpa_objects_count(o));
         } else if (!cJSON_IsObject(gpa_objects_get(o, 0))) {
-            perr(c, n->line, n->col, "%s: %s does not hold an object", what, file);
+            gpa_yread_error_at(&c->r, n->line, n->col, "%s: %s does not hold an object", what,
+                               file);
         } else {
             out = gpa_objects_take(o, 0);
         }
@@ -182,8 +163,8 @@ static bool compile(pctx *c, regex_t *re, const gpa_ynode *n, const char *what)
     if (rc != 0) {
         char why[200];
         regerror(rc, re, why, sizeof why);
-        perr(c, n->line, n->col, "%s: invalid regular expression \"%.80s\": %s", what, n->value,
-             why);
+        gpa_yread_error_at(&c->r, n->line, n->col, "%s: invalid regular expression \"%.80s\": %s",
+                           what, n->value, why);
         return false;
     }
     return true;
@@ -192,26 +173,27 @@ static bool compile(pctx *c, regex_t *re, const gpa_ynode *n, const char *what)
 static bool resources_ok(pctx *c, const gpa_ynode *n)
 {
     if (n->kind != GPA_YN_MAP) {
-        perr(c, n->line, n->col,
-             "expect.resources must be a mapping: container -> {resource: "
-             "quantity}");
+        gpa_yread_error_at(&c->r, n->line, n->col,
+                           "expect.resources must be a mapping: container -> {resource: "
+                           "quantity}");
         return false;
     }
     bool ok = true;
     for (size_t i = 0; i < n->n; i++) {
         const gpa_ynode *v = gpa_ymap_val(n, i);
         if (v->kind != GPA_YN_MAP) {
-            perr(c, v->line, v->col,
-                 "expect.resources.%.60s must be a mapping: resource -> quantity",
-                 gpa_ymap_key(n, i)->value);
+            gpa_yread_error_at(&c->r, v->line, v->col,
+                               "expect.resources.%.60s must be a mapping: resource -> quantity",
+                               gpa_ymap_key(n, i)->value);
             ok = false;
             continue;
         }
         for (size_t j = 0; j < v->n; j++) {
             const gpa_ynode *q = gpa_ymap_val(v, j);
             if (q->kind != GPA_YN_SCALAR) {
-                perr(c, q->line, q->col, "a quantity (\"1\") or null (absent) is expected, not %s",
-                     kind_name(q));
+                gpa_yread_error_at(&c->r, q->line, q->col,
+                                   "a quantity (\"1\") or null (absent) is expected, not %s",
+                                   kind_name(q));
                 ok = false;
             }
         }
@@ -225,7 +207,7 @@ static void parse_expect(pctx *c, gpa_tcase *t, const gpa_ynode *m)
                                        "message", "warnings",    "noWarnings", "resources",
                                        "object",  "objectExact", NULL};
     if (m->kind != GPA_YN_MAP) {
-        perr(c, m->line, m->col, "expect must be a mapping of expectations");
+        gpa_yread_error_at(&c->r, m->line, m->col, "expect must be a mapping of expectations");
         return;
     }
     known_keys(c, m, keys, "expect");
@@ -258,13 +240,13 @@ static void parse_expect(pctx *c, gpa_tcase *t, const gpa_ynode *m)
     }
     if ((v = gpa_ymap_get(m, "warnings"))) {
         if (v->kind != GPA_YN_SEQ || v->n == 0) {
-            perr(c, v->line, v->col,
-                 "expect.warnings must be a non-empty list of regular expressions");
+            gpa_yread_error_at(&c->r, v->line, v->col,
+                               "expect.warnings must be a non-empty list of regular expressions");
         } else {
             t->warning = calloc(v->n, sizeof *t->warning);
             t->warning_src = calloc(v->n, sizeof *t->warning_src);
             if (!t->warning || !t->warning_src) {
-                c->oom = true;
+                c->r.oom = true;
                 return;
             }
             for (size_t i = 0; i < v->n; i++) {
@@ -283,24 +265,27 @@ static void parse_expect(pctx *c, gpa_tcase *t, const gpa_ynode *m)
         t->has |= EX_NO_WARNINGS;
         t->no_warnings = b;
         if (b && (t->has & EX_WARNINGS))
-            perr(c, v->line, v->col, "noWarnings: true contradicts expect.warnings");
+            gpa_yread_error_at(&c->r, v->line, v->col,
+                               "noWarnings: true contradicts expect.warnings");
     }
     if ((v = gpa_ymap_get(m, "resources")) && resources_ok(c, v) && (t->resources = to_json(c, v)))
         t->has |= EX_RESOURCES;
     if ((v = gpa_ymap_get(m, "object"))) {
         if (v->kind != GPA_YN_MAP)
-            perr(c, v->line, v->col, "expect.object must be a mapping (part of the object)");
+            gpa_yread_error_at(&c->r, v->line, v->col,
+                               "expect.object must be a mapping (part of the object)");
         else if ((t->expect_object = to_json(c, v)))
             t->has |= EX_OBJECT;
     }
     if ((v = gpa_ymap_get(m, "objectExact")) && (b = want_bool(c, v, "expect.objectExact")) >= 0) {
         t->exact = b;
         if (!gpa_ymap_get(m, "object"))
-            perr(c, v->line, v->col, "objectExact needs expect.object (the whole object)");
+            gpa_yread_error_at(&c->r, v->line, v->col,
+                               "objectExact needs expect.object (the whole object)");
     }
     if (t->has == 0)
-        perr(c, m->line, m->col,
-             "expect names no expectation: a case that checks nothing cannot fail");
+        gpa_yread_error_at(&c->r, m->line, m->col,
+                           "expect names no expectation: a case that checks nothing cannot fail");
 }
 
 static bool is_review(const cJSON *o)
@@ -317,7 +302,8 @@ static void parse_case(pctx *c, gpa_tcase *t, const gpa_ynode *m)
     t->col = m->col;
     t->hooks = GPA_JUDGE_BOTH;
     if (m->kind != GPA_YN_MAP) {
-        perr(c, m->line, m->col, "a case must be a mapping (name, object, expect, ...)");
+        gpa_yread_error_at(&c->r, m->line, m->col,
+                           "a case must be a mapping (name, object, expect, ...)");
         return;
     }
     known_keys(c, m, keys, "a case");
@@ -325,27 +311,36 @@ static void parse_case(pctx *c, gpa_tcase *t, const gpa_ynode *m)
     if ((v = gpa_ymap_get(m, "name")))
         t->name = want_string(c, v, "name");
     else
-        perr(c, m->line, m->col, "a case needs a name");
-    if (t->name && !t->name[0]) perr(c, v->line, v->col, "a case name must not be empty");
+        gpa_yread_error_at(&c->r, m->line, m->col, "a case needs a name");
+    if (t->name && !t->name[0])
+        gpa_yread_error_at(&c->r, v->line, v->col, "a case name must not be empty");
     if ((v = gpa_ymap_get(m, "object")))
         t->object = want_object(c, v, "object");
     else
-        perr(c, m->line, m->col, "case \"%.80s\" needs an object", t->name ? t->name : "");
+        gpa_yread_error_at(&c->r, m->line, m->col, "case \"%.80s\" needs an object",
+                           t->name ? t->name : "");
     bool review = t->object && is_review(t->object);
     if ((v = gpa_ymap_get(m, "namespace"))) {
-        if (review) perr(c, v->line, v->col, "namespace comes from the AdmissionReview object");
+        if (review)
+            gpa_yread_error_at(&c->r, v->line, v->col,
+                               "namespace comes from the AdmissionReview object");
         t->namespace_ = want_string(c, v, "namespace");
     }
     if ((v = gpa_ymap_get(m, "operation"))) {
-        if (review) perr(c, v->line, v->col, "operation comes from the AdmissionReview object");
+        if (review)
+            gpa_yread_error_at(&c->r, v->line, v->col,
+                               "operation comes from the AdmissionReview object");
         t->operation = want_string(c, v, "operation");
         if (t->operation && strcmp(t->operation, "CREATE") && strcmp(t->operation, "UPDATE") &&
             strcmp(t->operation, "DELETE"))
-            perr(c, v->line, v->col, "operation must be CREATE, UPDATE or DELETE, not \"%.40s\"",
-                 t->operation);
+            gpa_yread_error_at(&c->r, v->line, v->col,
+                               "operation must be CREATE, UPDATE or DELETE, not \"%.40s\"",
+                               t->operation);
     }
     if ((v = gpa_ymap_get(m, "oldObject"))) {
-        if (review) perr(c, v->line, v->col, "oldObject comes from the AdmissionReview object");
+        if (review)
+            gpa_yread_error_at(&c->r, v->line, v->col,
+                               "oldObject comes from the AdmissionReview object");
         t->old_object = want_object(c, v, "oldObject");
     }
     if ((v = gpa_ymap_get(m, "webhook"))) {
@@ -357,7 +352,8 @@ static void parse_case(pctx *c, gpa_tcase *t, const gpa_ynode *m)
         else if (w && strcmp(w, "validate") == 0)
             t->hooks = GPA_JUDGE_VALIDATE;
         else if (w)
-            perr(c, v->line, v->col, "webhook must be mutate, validate or both, not \"%.40s\"", w);
+            gpa_yread_error_at(&c->r, v->line, v->col,
+                               "webhook must be mutate, validate or both, not \"%.40s\"", w);
         free(w);
     }
     int b;
@@ -365,10 +361,10 @@ static void parse_case(pctx *c, gpa_tcase *t, const gpa_ynode *m)
     if ((v = gpa_ymap_get(m, "expect")))
         parse_expect(c, t, v);
     else
-        perr(c, m->line, m->col,
-             "case \"%.80s\" needs expect: a case that checks nothing "
-             "cannot fail",
-             t->name ? t->name : "");
+        gpa_yread_error_at(&c->r, m->line, m->col,
+                           "case \"%.80s\" needs expect: a case that checks nothing "
+                           "cannot fail",
+                           t->name ? t->name : "");
 }
 
 static void parse_suite(pctx *c, gpa_tsuite *s, const gpa_ynode *doc)
@@ -377,15 +373,16 @@ static void parse_suite(pctx *c, gpa_tsuite *s, const gpa_ynode *doc)
     static const char *const spec_keys[] = {"policies", "cases", NULL};
     s->line = doc->line;
     s->path = strdup(c->path);
-    if (!s->path) c->oom = true;
+    if (!s->path) c->r.oom = true;
     known_keys(c, doc, top, "a GPUPolicyTest");
     const gpa_ynode *av = gpa_ymap_get(doc, "apiVersion");
     if (!av || av->kind != GPA_YN_SCALAR || strcmp(av->value, GPA_SUITE_API_VERSION) != 0)
-        perr(c, av ? av->line : doc->line, av ? av->col : doc->col,
-             "apiVersion must be " GPA_SUITE_API_VERSION);
+        gpa_yread_error_at(&c->r, av ? av->line : doc->line, av ? av->col : doc->col,
+                           "apiVersion must be " GPA_SUITE_API_VERSION);
     const gpa_ynode *md = gpa_ymap_get(doc, "metadata");
     const gpa_ynode *nm = md && md->kind == GPA_YN_MAP ? gpa_ymap_get(md, "name") : NULL;
-    if (md && md->kind != GPA_YN_MAP) perr(c, md->line, md->col, "metadata must be a mapping");
+    if (md && md->kind != GPA_YN_MAP)
+        gpa_yread_error_at(&c->r, md->line, md->col, "metadata must be a mapping");
     if (nm) {
         s->name = want_string(c, nm, "metadata.name");
     } else {
@@ -395,33 +392,36 @@ static void parse_suite(pctx *c, gpa_tsuite *s, const gpa_ynode *doc)
         const char *dot = strrchr(b, '.');
         size_t n = dot && dot != b ? (size_t)(dot - b) : strlen(b);
         s->name = strndup(b, n);
-        if (!s->name) c->oom = true;
+        if (!s->name) c->r.oom = true;
     }
     const gpa_ynode *spec = gpa_ymap_get(doc, "spec");
     if (!spec || spec->kind != GPA_YN_MAP) {
-        perr(c, spec ? spec->line : doc->line, spec ? spec->col : doc->col,
-             "spec must be a mapping with policies and cases");
+        gpa_yread_error_at(&c->r, spec ? spec->line : doc->line, spec ? spec->col : doc->col,
+                           "spec must be a mapping with policies and cases");
         return;
     }
     known_keys(c, spec, spec_keys, "spec");
     const gpa_ynode *pol = gpa_ymap_get(spec, "policies");
     if (!pol) {
-        perr(c, spec->line, spec->col, "spec.policies (the policy directory) is required");
+        gpa_yread_error_at(&c->r, spec->line, spec->col,
+                           "spec.policies (the policy directory) is required");
     } else {
         char *rel = want_string(c, pol, "spec.policies");
-        if (rel && !rel[0]) perr(c, pol->line, pol->col, "spec.policies must not be empty");
-        if (rel && rel[0] && !(s->policies = resolve(c->path, rel))) c->oom = true;
+        if (rel && !rel[0])
+            gpa_yread_error_at(&c->r, pol->line, pol->col, "spec.policies must not be empty");
+        if (rel && rel[0] && !(s->policies = resolve(c->path, rel))) c->r.oom = true;
         free(rel);
     }
     const gpa_ynode *cases = gpa_ymap_get(spec, "cases");
     if (!cases || cases->kind != GPA_YN_SEQ || cases->n == 0) {
         const gpa_ynode *at = cases ? cases : spec;
-        perr(c, at->line, at->col, "spec.cases must be a non-empty list of cases");
+        gpa_yread_error_at(&c->r, at->line, at->col,
+                           "spec.cases must be a non-empty list of cases");
         return;
     }
     s->cases = calloc(cases->n, sizeof *s->cases);
     if (!s->cases) {
-        c->oom = true;
+        c->r.oom = true;
         return;
     }
     for (size_t i = 0; i < cases->n; i++) {
@@ -429,8 +429,9 @@ static void parse_suite(pctx *c, gpa_tsuite *s, const gpa_ynode *doc)
         parse_case(c, t, cases->kids[i]);
         for (size_t j = 0; t->name && j + 1 < s->n_cases; j++)
             if (s->cases[j].name && strcmp(s->cases[j].name, t->name) == 0)
-                perr(c, t->line, t->col, "duplicate case name \"%.80s\" (first at line %d)",
-                     t->name, s->cases[j].line);
+                gpa_yread_error_at(&c->r, t->line, t->col,
+                                   "duplicate case name \"%.80s\" (first at line %d)", t->name,
+                                   s->cases[j].line);
     }
 }
 
@@ -478,6 +479,21 @@ static bool is_suite_doc(const gpa_ynode *d)
     return k && k->kind == GPA_YN_SCALAR && strcmp(k->value, GPA_SUITE_KIND) == 0;
 }
 
+/* Every error, one a line, in the order found. */
+static int report(gpa_yread *r, gpa_error *err)
+{
+    size_t n = 0;
+    const gpa_yerror *e = gpa_yread_sorted(r, &n);
+    gpa_sb sb = {0};
+    for (size_t i = 0; i < n; i++)
+        gpa_sb_printf(&sb, "%s%s", i ? "\n" : "", e[i].text);
+    if (r->n_total > n) gpa_sb_printf(&sb, "\n... and %zu more errors", r->n_total - n);
+    int rc = sb.oom ? gpa_fail(err, GPA_ENOMEM, "out of memory")
+                    : gpa_fail(err, GPA_EPARSE, "%s", sb.p ? sb.p : "");
+    gpa_sb_free(&sb);
+    return rc;
+}
+
 int gpa_suite_file_parse(gpa_suite_file **out, const char *buf, size_t len, const char *path,
                          gpa_suite_read_fn read, void *ctx, gpa_error *err)
 {
@@ -503,24 +519,26 @@ int gpa_suite_file_parse(gpa_suite_file **out, const char *buf, size_t len, cons
         return GPA_OK;
     }
     pctx c = {.path = path, .read = read, .rctx = ctx};
+    gpa_yread_init(&c.r, path, SUITE_MAX_ERRORS, false);
     for (size_t i = 0; i < ys->n_dups; i++)
-        perr(&c, ys->dups[i].line, ys->dups[i].col, "duplicate key \"%.60s\" (first at %d:%d)",
-             ys->dups[i].key, ys->dups[i].first_line, ys->dups[i].first_col);
+        gpa_yread_error_at(&c.r, ys->dups[i].line, ys->dups[i].col,
+                           "duplicate key \"%.60s\" (first at %d:%d)", ys->dups[i].key,
+                           ys->dups[i].first_line, ys->dups[i].first_col);
     gpa_suite_file *f = calloc(1, sizeof *f);
     if (f) f->suites = calloc(n_suites, sizeof *f->suites);
-    if (!f || !f->suites) c.oom = true;
-    for (size_t i = 0; i < ys->n_docs && !c.oom; i++)
+    if (!f || !f->suites) c.r.oom = true;
+    for (size_t i = 0; i < ys->n_docs && !c.r.oom; i++)
         if (ys->docs[i] && is_suite_doc(ys->docs[i]))
             parse_suite(&c, &f->suites[f->n++], ys->docs[i]);
     gpa_ystream_free(ys);
-    if (c.oom || c.n_errs) {
-        rc = c.oom ? gpa_fail(err, GPA_ENOMEM, "out of memory reading %s", path)
-                   : gpa_fail(err, GPA_EPARSE, "%s", c.errs.p);
-        gpa_sb_free(&c.errs);
+    if (c.r.oom || c.r.n_total) {
+        rc = c.r.oom ? gpa_fail(err, GPA_ENOMEM, "out of memory reading %s", path)
+                     : report(&c.r, err);
+        gpa_yread_free(&c.r);
         gpa_suite_file_free(f);
         return rc;
     }
-    gpa_sb_free(&c.errs);
+    gpa_yread_free(&c.r);
     *out = f;
     return GPA_OK;
 }

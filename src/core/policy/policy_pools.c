@@ -23,40 +23,40 @@ static bool load_toleration(loader *L, const gpa_ynode *n, gpa_toleration *t)
     static const char *const ops[] = {"Exists", "Equal", NULL};
     static const char *const effects[] = {"NoSchedule", "PreferNoSchedule", "NoExecute", NULL};
     const gpa_ynode *v[5];
-    if (!want_map(L, n, "toleration")) return false;
-    map_fields(L, n, "toleration", f, v);
+    if (!gpa_yread_want_map(&L->r, n, "toleration")) return false;
+    gpa_yread_fields(&L->r, n, "toleration", f, v);
     bool ok = true;
     const char *why;
-    if (v[0] && !is_null(v[0])) {
-        if (!get_str(L, v[0], "toleration key", &t->key))
+    if (v[0] && !gpa_yread_is_null(v[0])) {
+        if (!gpa_yread_str(&L->r, v[0], "toleration key", &t->key))
             ok = false;
         else if (t->key[0] && (why = gpa_k8s_qualified_name(t->key)) != NULL) {
-            lerr(L, v[0], "toleration key \"%.80s\" %s", t->key, why);
+            gpa_yread_error(&L->r, v[0], "toleration key \"%.80s\" %s", t->key, why);
             ok = false;
         }
     }
-    if (v[1] && !is_null(v[1])) {
-        int op = get_enum(L, v[1], "toleration operator", ops);
+    if (v[1] && !gpa_yread_is_null(v[1])) {
+        int op = gpa_yread_enum(&L->r, v[1], "toleration operator", ops);
         if (op < 0)
             ok = false;
         else
             t->op = (char *)ops[op];
     }
-    if (v[2] && !is_null(v[2])) {
-        if (!get_str(L, v[2], "toleration value", &t->value))
+    if (v[2] && !gpa_yread_is_null(v[2])) {
+        if (!gpa_yread_str(&L->r, v[2], "toleration value", &t->value))
             ok = false;
         else if ((why = gpa_k8s_label_value(t->value)) != NULL) {
-            lerr(L, v[2], "toleration value \"%.80s\" %s", t->value, why);
+            gpa_yread_error(&L->r, v[2], "toleration value \"%.80s\" %s", t->value, why);
             ok = false;
         }
     }
-    if (v[3] && !is_null(v[3])) {
+    if (v[3] && !gpa_yread_is_null(v[3])) {
         /* empty effect = all effects, as in the Kubernetes API */
         char *e = NULL;
-        if (!get_str(L, v[3], "toleration effect", &e)) {
+        if (!gpa_yread_str(&L->r, v[3], "toleration effect", &e)) {
             ok = false;
         } else if (e[0]) {
-            int ei = get_enum(L, v[3], "toleration effect", effects);
+            int ei = gpa_yread_enum(&L->r, v[3], "toleration effect", effects);
             if (ei < 0)
                 ok = false;
             else
@@ -65,8 +65,9 @@ static bool load_toleration(loader *L, const gpa_ynode *n, gpa_toleration *t)
             t->effect = e;
         }
     }
-    if (v[4] && !is_null(v[4])) {
-        if (!get_int(L, v[4], "tolerationSeconds", INT64_MIN / 2, INT64_MAX / 2, &t->seconds))
+    if (v[4] && !gpa_yread_is_null(v[4])) {
+        if (!gpa_yread_int(&L->r, v[4], "tolerationSeconds", INT64_MIN / 2, INT64_MAX / 2,
+                           &t->seconds))
             ok = false;
         else
             t->has_seconds = true;
@@ -74,29 +75,29 @@ static bool load_toleration(loader *L, const gpa_ynode *n, gpa_toleration *t)
     if (!ok) return false;
     bool exists = t->op && strcmp(t->op, "Exists") == 0;
     if (exists && t->value && t->value[0]) {
-        lerr(L, v[2], "toleration with operator Exists must not have a value");
+        gpa_yread_error(&L->r, v[2], "toleration with operator Exists must not have a value");
         return false;
     }
     if ((!t->key || !t->key[0]) && !exists) {
-        lerr(L, n, "a toleration without a key must use operator: Exists");
+        gpa_yread_error(&L->r, n, "a toleration without a key must use operator: Exists");
         return false;
     }
     if (t->has_seconds && (!t->effect || strcmp(t->effect, "NoExecute") != 0)) {
-        lerr(L, v[4], "tolerationSeconds is only valid with effect: NoExecute");
+        gpa_yread_error(&L->r, v[4], "tolerationSeconds is only valid with effect: NoExecute");
         return false;
     }
     /* own copies of the static enum strings, so every pointer lives in the arena */
-    if (t->op && !(t->op = gpa_arena_strdup(L->arena, t->op))) L->oom = true;
-    if (t->effect && !(t->effect = gpa_arena_strdup(L->arena, t->effect))) L->oom = true;
+    if (t->op && !(t->op = gpa_arena_strdup(L->arena, t->op))) L->r.oom = true;
+    if (t->effect && !(t->effect = gpa_arena_strdup(L->arena, t->effect))) L->r.oom = true;
     return true;
 }
 
 static void load_tolerations(loader *L, const gpa_ynode *n, gpa_pool *p)
 {
-    if (!want_seq(L, n, "tolerations")) return;
+    if (!gpa_yread_want_seq(&L->r, n, "tolerations")) return;
     p->tolerations = gpa_arena_array(L->arena, n->n, sizeof *p->tolerations);
     if (!p->tolerations) {
-        L->oom = true;
+        L->r.oom = true;
         return;
     }
     for (size_t i = 0; i < n->n; i++) {
@@ -130,17 +131,18 @@ static void load_mig(loader *L, const gpa_ynode *n, gpa_pool *p, const gpa_ynode
     static const char *const f[] = {"strategy", "gpu", "profiles", "product", NULL};
     static const char *const strategies[] = {"mixed", "single", NULL};
     const gpa_ynode *v[4];
-    if (!want_map(L, n, "mig")) return;
-    map_fields(L, n, "mig", f, v);
+    if (!gpa_yread_want_map(&L->r, n, "mig")) return;
+    gpa_yread_fields(&L->r, n, "mig", f, v);
     p->mig_strategy = GPA_MIG_MIXED;
-    if (v[0] && !is_null(v[0])) {
-        int s = get_enum(L, v[0], "mig.strategy", strategies);
+    if (v[0] && !gpa_yread_is_null(v[0])) {
+        int s = gpa_yread_enum(&L->r, v[0], "mig.strategy", strategies);
         if (s >= 0) p->mig_strategy = (gpa_mig_strategy)s;
     }
     char *gpu = NULL;
-    if (!v[1] || is_null(v[1])) {
-        lerr(L, n, "mig.gpu is required: the GPU model in the MIG catalog (e.g. A100-80GB)");
-    } else if (get_str(L, v[1], "mig.gpu", &gpu)) {
+    if (!v[1] || gpa_yread_is_null(v[1])) {
+        gpa_yread_error(&L->r, n,
+                        "mig.gpu is required: the GPU model in the MIG catalog (e.g. A100-80GB)");
+    } else if (gpa_yread_str(&L->r, v[1], "mig.gpu", &gpu)) {
         p->mig_model = gpa_mig_model_find(gpu);
         if (!p->mig_model) {
             char list[256];
@@ -149,25 +151,27 @@ static void load_mig(loader *L, const gpa_ynode *n, gpa_pool *p, const gpa_ynode
             for (size_t i = 0; gpa_mig_model_name_at(i) && off < sizeof list; i++)
                 off += (size_t)snprintf(list + off, sizeof list - off, "%s%s", i ? ", " : "",
                                         gpa_mig_model_name_at(i));
-            lerr(L, v[1], "unknown MIG GPU model \"%.80s\" (known: %s)", gpu, list);
+            gpa_yread_error(&L->r, v[1], "unknown MIG GPU model \"%.80s\" (known: %s)", gpu, list);
         }
     }
     bool single = p->mig_strategy == GPA_MIG_SINGLE;
-    if (v[3] && !is_null(v[3])) {
+    if (v[3] && !gpa_yread_is_null(v[3])) {
         const char *why;
         if (!single) {
-            lerr(L, v[3], "mig.product is only used with strategy: single");
-        } else if (get_str(L, v[3], "mig.product", &p->mig_product)) {
+            gpa_yread_error(&L->r, v[3], "mig.product is only used with strategy: single");
+        } else if (gpa_yread_str(&L->r, v[3], "mig.product", &p->mig_product)) {
             if ((why = gpa_k8s_label_value(p->mig_product)) != NULL || !p->mig_product[0]) {
-                lerr(L, v[3], "mig.product \"%.80s\" is not a valid node label value: %s",
-                     p->mig_product, why ? why : "must not be empty");
+                gpa_yread_error(&L->r, v[3],
+                                "mig.product \"%.80s\" is not a valid node label value: %s",
+                                p->mig_product, why ? why : "must not be empty");
                 p->mig_product = NULL;
             }
         }
     } else if (single) {
-        lerr(L, n,
-             "mig.product is required with strategy: single (the gpu.product label base, e.g. "
-             "NVIDIA-A100-SXM4-80GB)");
+        gpa_yread_error(
+            &L->r, n,
+            "mig.product is required with strategy: single (the gpu.product label base, e.g. "
+            "NVIDIA-A100-SXM4-80GB)");
     }
     if (!p->mig_model) return;
     const gpa_mig_model *m = p->mig_model;
@@ -175,27 +179,28 @@ static void load_mig(loader *L, const gpa_ynode *n, gpa_pool *p, const gpa_ynode
     model_profiles(known, sizeof known, m);
     const gpa_mig_profile **prof = gpa_arena_array(L->arena, m->n_profiles, sizeof *prof);
     if (!prof) {
-        L->oom = true;
+        L->r.oom = true;
         return;
     }
     size_t np = 0;
-    if (v[2] && !is_null(v[2])) {
+    if (v[2] && !gpa_yread_is_null(v[2])) {
         gpa_strlist names;
         gpa_srcpos *pos = NULL;
-        get_strlist(L, v[2], "mig.profiles", false, NULL, "MIG profile", &names, &pos);
+        gpa_policy_strlist(L, v[2], "mig.profiles", false, NULL, "MIG profile", &names, &pos);
         for (size_t i = 0; i < names.n; i++) {
             const gpa_mig_profile *pr = gpa_mig_profile_find(m, names.items[i]);
             if (!pr) {
-                lerr_at(L, pos[i].line, pos[i].col,
-                        "GPU model %s has no MIG profile \"%.80s\" (profiles: %s)", m->name,
-                        names.items[i], known);
+                gpa_yread_error_at(&L->r, pos[i].line, pos[i].col,
+                                   "GPU model %s has no MIG profile \"%.80s\" (profiles: %s)",
+                                   m->name, names.items[i], known);
                 continue;
             }
             if (single && strchr(pr->name, '+')) {
-                lerr_at(L, pos[i].line, pos[i].col,
-                        "MIG profile %s cannot be used with strategy: single ('+' is not "
-                        "allowed in the gpu.product node label); use strategy: mixed",
-                        pr->name);
+                gpa_yread_error_at(
+                    &L->r, pos[i].line, pos[i].col,
+                    "MIG profile %s cannot be used with strategy: single ('+' is not "
+                    "allowed in the gpu.product node label); use strategy: mixed",
+                    pr->name);
                 continue;
             }
             prof[np++] = pr;
@@ -216,32 +221,32 @@ static void load_shared(loader *L, const gpa_ynode *n, gpa_pool *p, const char *
 {
     static const char *const f[] = {"resource", "replicas", NULL};
     const gpa_ynode *v[2];
-    if (!want_map(L, n, what)) return;
-    map_fields(L, n, what, f, v);
+    if (!gpa_yread_want_map(&L->r, n, what)) return;
+    gpa_yread_fields(&L->r, n, what, f, v);
     char w[64];
-    if (v[0] && !is_null(v[0])) {
+    if (v[0] && !gpa_yread_is_null(v[0])) {
         char *r = NULL;
         snprintf(w, sizeof w, "%s.resource", what);
-        if (get_str(L, v[0], w, &r)) {
+        if (gpa_yread_str(&L->r, v[0], w, &r)) {
             const char *why = gpa_k8s_qualified_name(r);
             if (why || !strchr(r, '/'))
-                lerr(L, v[0],
-                     "%s \"%.80s\" is not an extended resource name (domain/name, "
-                     "e.g. nvidia.com/gpu.shared)%s%s",
-                     w, r, why ? ": " : "", why ? why : "");
+                gpa_yread_error(&L->r, v[0],
+                                "%s \"%.80s\" is not an extended resource name (domain/name, "
+                                "e.g. nvidia.com/gpu.shared)%s%s",
+                                w, r, why ? ": " : "", why ? why : "");
             else if (strncmp(r, "nvidia.com/mig-", 15) == 0)
-                lerr(L, v[0],
-                     "%s \"%.80s\" is a MIG resource name; a shared pool serves "
-                     "replicas of whole GPUs (nvidia.com/gpu.shared or nvidia.com/gpu)",
-                     w, r);
+                gpa_yread_error(&L->r, v[0],
+                                "%s \"%.80s\" is a MIG resource name; a shared pool serves "
+                                "replicas of whole GPUs (nvidia.com/gpu.shared or nvidia.com/gpu)",
+                                w, r);
             else
                 p->shared_resource = r;
         }
     }
-    if (v[1] && !is_null(v[1])) {
+    if (v[1] && !gpa_yread_is_null(v[1])) {
         int64_t rep = 0;
         snprintf(w, sizeof w, "%s.replicas", what);
-        if (get_int(L, v[1], w, 1, 1024, &rep)) p->replicas = (int)rep;
+        if (gpa_yread_int(&L->r, v[1], w, 1, 1024, &rep)) p->replicas = (int)rep;
     }
 }
 
@@ -258,43 +263,45 @@ static void load_topology(loader *L, const gpa_ynode *n, gpa_pool *p)
         "islandLabel", "islandSizeLabel", "gpusPerNode", "groupLabels", "mode", NULL};
     static const char *const modes[] = {"required", "preferred", NULL};
     const gpa_ynode *v[5];
-    if (!want_map(L, n, "topology")) return;
-    map_fields(L, n, "topology", f, v);
+    if (!gpa_yread_want_map(&L->r, n, "topology")) return;
+    gpa_yread_fields(&L->r, n, "topology", f, v);
     gpa_topology *t = &p->topology;
     const char *why;
-    if (!v[0] || is_null(v[0])) {
-        lerr(L, n,
-             "topology.islandLabel is required (the node label naming the NVLink "
-             "domain, e.g. nvidia.com/gpu.clique)");
-    } else if (get_str(L, v[0], "topology.islandLabel", &t->island_label) &&
+    if (!v[0] || gpa_yread_is_null(v[0])) {
+        gpa_yread_error(&L->r, n,
+                        "topology.islandLabel is required (the node label naming the NVLink "
+                        "domain, e.g. nvidia.com/gpu.clique)");
+    } else if (gpa_yread_str(&L->r, v[0], "topology.islandLabel", &t->island_label) &&
                (why = qualified(t->island_label)) != NULL) {
-        lerr(L, v[0], "topology.islandLabel \"%.80s\" is not a valid label key: %s",
-             t->island_label, why);
+        gpa_yread_error(&L->r, v[0], "topology.islandLabel \"%.80s\" is not a valid label key: %s",
+                        t->island_label, why);
     }
-    if (v[1] && !is_null(v[1]) &&
-        get_str(L, v[1], "topology.islandSizeLabel", &t->island_size_label) &&
+    if (v[1] && !gpa_yread_is_null(v[1]) &&
+        gpa_yread_str(&L->r, v[1], "topology.islandSizeLabel", &t->island_size_label) &&
         (why = qualified(t->island_size_label)) != NULL)
-        lerr(L, v[1], "topology.islandSizeLabel \"%.80s\" is not a valid label key: %s",
-             t->island_size_label, why);
-    if (v[2] && !is_null(v[2])) {
+        gpa_yread_error(&L->r, v[1],
+                        "topology.islandSizeLabel \"%.80s\" is not a valid label key: %s",
+                        t->island_size_label, why);
+    if (v[2] && !gpa_yread_is_null(v[2])) {
         int64_t g = 0;
-        if (get_int(L, v[2], "topology.gpusPerNode", 1, 4096, &g)) t->gpus_per_node = (int)g;
+        if (gpa_yread_int(&L->r, v[2], "topology.gpusPerNode", 1, 4096, &g))
+            t->gpus_per_node = (int)g;
     }
-    if (v[3] && !is_null(v[3])) {
-        get_strlist(L, v[3], "topology.groupLabels", false, qualified, "group label",
-                    &t->group_labels, NULL);
+    if (v[3] && !gpa_yread_is_null(v[3])) {
+        gpa_policy_strlist(L, v[3], "topology.groupLabels", false, qualified, "group label",
+                           &t->group_labels, NULL);
     } else {
         t->group_labels.items = gpa_arena_array(L->arena, 1, sizeof(char *));
         if (!t->group_labels.items ||
             !(t->group_labels.items[0] = gpa_arena_strdup(L->arena, "gpu-admission.io/group"))) {
-            L->oom = true;
+            L->r.oom = true;
             return;
         }
         t->group_labels.n = 1;
     }
     t->mode = GPA_TOPO_REQUIRED;
-    if (v[4] && !is_null(v[4])) {
-        int m = get_enum(L, v[4], "topology.mode", modes);
+    if (v[4] && !gpa_yread_is_null(v[4])) {
+        int m = gpa_yread_enum(&L->r, v[4], "topology.mode", modes);
         if (m >= 0) t->mode = (gpa_topo_mode)m;
     }
 }
@@ -315,33 +322,33 @@ enum {
     F_COUNT
 };
 
-void load_pool(loader *L, const gpa_ynode *n)
+void gpa_policy_load_pool(loader *L, const gpa_ynode *n)
 {
     static const char *const f[] = {
         "name", "nodeSelector",   "tolerations",      "sharing",  "mig", "timeSlicing",
         "mps",  "allowUntrusted", "runtimeClassName", "topology", NULL};
     const gpa_ynode *v[F_COUNT];
-    if (!want_map(L, n, "pool")) return;
-    map_fields(L, n, "pool", f, v);
+    if (!gpa_yread_want_map(&L->r, n, "pool")) return;
+    gpa_yread_fields(&L->r, n, "pool", f, v);
     gpa_pool p = {0};
-    p.pos = lpos(L, n);
-    size_t errs_before = L->n_errs;
+    p.pos = gpa_policy_pos(L, n);
     const char *why;
 
-    if (!v[F_NAME] || is_null(v[F_NAME]))
-        lerr(L, n, "pool: name is required");
-    else if (get_str(L, v[F_NAME], "pool name", &p.name) &&
+    if (!v[F_NAME] || gpa_yread_is_null(v[F_NAME]))
+        gpa_yread_error(&L->r, n, "pool: name is required");
+    else if (gpa_yread_str(&L->r, v[F_NAME], "pool name", &p.name) &&
              (why = gpa_k8s_dns_label(p.name)) != NULL)
-        lerr(L, v[F_NAME], "pool name \"%.80s\" %s (it is used as a label value)", p.name, why);
+        gpa_yread_error(&L->r, v[F_NAME], "pool name \"%.80s\" %s (it is used as a label value)",
+                        p.name, why);
 
-    if (v[F_NODESEL] && !is_null(v[F_NODESEL]))
-        get_labelmap(L, v[F_NODESEL], "nodeSelector", &p.node_selector);
-    if (v[F_TOLS] && !is_null(v[F_TOLS])) load_tolerations(L, v[F_TOLS], &p);
+    if (v[F_NODESEL] && !gpa_yread_is_null(v[F_NODESEL]))
+        gpa_policy_labelmap(L, v[F_NODESEL], "nodeSelector", &p.node_selector);
+    if (v[F_TOLS] && !gpa_yread_is_null(v[F_TOLS])) load_tolerations(L, v[F_TOLS], &p);
 
     int sharing = GPA_SHARING_EXCLUSIVE;
     bool sharing_ok = true;
-    if (v[F_SHARING] && !is_null(v[F_SHARING])) {
-        sharing = get_enum(L, v[F_SHARING], "sharing", sharing_names);
+    if (v[F_SHARING] && !gpa_yread_is_null(v[F_SHARING])) {
+        sharing = gpa_yread_enum(&L->r, v[F_SHARING], "sharing", sharing_names);
         if (sharing < 0) {
             sharing_ok = false;
             sharing = GPA_SHARING_EXCLUSIVE;
@@ -361,50 +368,52 @@ void load_pool(loader *L, const gpa_ynode *n)
     for (size_t i = 0; i < 3; i++) {
         const gpa_ynode *b = v[blocks[i].field];
         if (!b || p.sharing == blocks[i].mode || !sharing_ok) continue;
-        lerr(L, b, "%s is only valid with sharing: %s (this pool's sharing is %s)", blocks[i].key,
-             sharing_names[blocks[i].mode], sname);
+        gpa_yread_error(&L->r, b, "%s is only valid with sharing: %s (this pool's sharing is %s)",
+                        blocks[i].key, sharing_names[blocks[i].mode], sname);
     }
     if (p.sharing == GPA_SHARING_MIG) {
-        if (!v[F_MIG] || is_null(v[F_MIG]))
-            lerr(L, n,
-                 "pool %s: sharing: mig needs a mig block naming the GPU model "
-                 "(mig: {gpu: A100-80GB})",
-                 p.name ? p.name : "");
+        if (!v[F_MIG] || gpa_yread_is_null(v[F_MIG]))
+            gpa_yread_error(&L->r, n,
+                            "pool %s: sharing: mig needs a mig block naming the GPU model "
+                            "(mig: {gpu: A100-80GB})",
+                            p.name ? p.name : "");
         else
             load_mig(L, v[F_MIG], &p, n);
         if (p.mig_strategy == GPA_MIG_SINGLE) {
             for (size_t i = 0; i < p.node_selector.n; i++)
                 if (strcmp(p.node_selector.keys[i], "nvidia.com/gpu.product") == 0)
-                    lerr(L, v[F_NODESEL],
-                         "nodeSelector must not contain nvidia.com/gpu.product on a mig pool "
-                         "with strategy: single (the webhook sets gpu.product to "
-                         "<product>-MIG-<profile> itself)");
+                    gpa_yread_error(
+                        &L->r, v[F_NODESEL],
+                        "nodeSelector must not contain nvidia.com/gpu.product on a mig pool "
+                        "with strategy: single (the webhook sets gpu.product to "
+                        "<product>-MIG-<profile> itself)");
         }
     }
     if (p.sharing == GPA_SHARING_TIME_SLICING || p.sharing == GPA_SHARING_MPS) {
         int f_block = p.sharing == GPA_SHARING_MPS ? F_MPS : F_TS;
-        if (v[f_block] && !is_null(v[f_block]))
+        if (v[f_block] && !gpa_yread_is_null(v[f_block]))
             load_shared(L, v[f_block], &p, p.sharing == GPA_SHARING_MPS ? "mps" : "timeSlicing");
         if (!p.shared_resource &&
             !(p.shared_resource = gpa_arena_strdup(L->arena, "nvidia.com/gpu.shared")))
-            L->oom = true;
+            L->r.oom = true;
     }
 
     p.allow_untrusted = !(p.sharing == GPA_SHARING_TIME_SLICING || p.sharing == GPA_SHARING_MPS);
-    if (v[F_ALLOW] && !is_null(v[F_ALLOW]))
-        get_bool(L, v[F_ALLOW], "allowUntrusted", &p.allow_untrusted);
+    if (v[F_ALLOW] && !gpa_yread_is_null(v[F_ALLOW]))
+        gpa_yread_bool(&L->r, v[F_ALLOW], "allowUntrusted", &p.allow_untrusted);
 
-    if (v[F_RUNTIME] && !is_null(v[F_RUNTIME]) &&
-        get_str(L, v[F_RUNTIME], "runtimeClassName", &p.runtime_class) &&
+    if (v[F_RUNTIME] && !gpa_yread_is_null(v[F_RUNTIME]) &&
+        gpa_yread_str(&L->r, v[F_RUNTIME], "runtimeClassName", &p.runtime_class) &&
         (why = gpa_k8s_dns_subdomain(p.runtime_class)) != NULL)
-        lerr(L, v[F_RUNTIME], "runtimeClassName \"%.80s\" %s", p.runtime_class, why);
+        gpa_yread_error(&L->r, v[F_RUNTIME], "runtimeClassName \"%.80s\" %s", p.runtime_class, why);
 
-    if (v[F_TOPO] && !is_null(v[F_TOPO])) {
+    if (v[F_TOPO] && !gpa_yread_is_null(v[F_TOPO])) {
         if (p.sharing != GPA_SHARING_EXCLUSIVE && sharing_ok)
-            lerr(L, v[F_TOPO],
-                 "topology is only valid with sharing: exclusive (NVLink islands join whole "
-                 "GPUs; this pool's sharing is %s)",
-                 sname);
+            gpa_yread_error(
+                &L->r, v[F_TOPO],
+                "topology is only valid with sharing: exclusive (NVLink islands join whole "
+                "GPUs; this pool's sharing is %s)",
+                sname);
         else {
             p.has_topology = true;
             load_topology(L, v[F_TOPO], &p);
@@ -413,12 +422,11 @@ void load_pool(loader *L, const gpa_ynode *n)
 
     /* registered even when it had errors: the set is refused anyway, and rules naming it
      * should not add a misleading "no such pool" on top */
-    (void)errs_before;
     if (!p.name) return;
     for (size_t i = 0; i < L->n_pools; i++) {
         if (strcmp(L->pools[i].name, p.name) == 0) {
-            lerr(L, v[F_NAME], "pool \"%s\" is already defined at %s:%d:%d", p.name,
-                 L->pools[i].pos.file, L->pools[i].pos.line, L->pools[i].pos.col);
+            gpa_yread_error(&L->r, v[F_NAME], "pool \"%s\" is already defined at %s:%d:%d", p.name,
+                            L->pools[i].pos.file, L->pools[i].pos.line, L->pools[i].pos.col);
             return;
         }
     }
@@ -426,7 +434,7 @@ void load_pool(loader *L, const gpa_ynode *n)
         size_t nc = L->cap_pools ? L->cap_pools * 2 : 8;
         gpa_pool *np = realloc(L->pools, nc * sizeof *np);
         if (!np) {
-            L->oom = true;
+            L->r.oom = true;
             return;
         }
         L->pools = np;

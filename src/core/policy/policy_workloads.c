@@ -33,53 +33,57 @@ static void load_kind(loader *L, const gpa_ynode *n)
 {
     static const char *const f[] = {"apiGroup", "kind", "templates", NULL};
     const gpa_ynode *v[3];
-    if (!want_map(L, n, "workloads.kinds entry")) return;
-    map_fields(L, n, "workloads.kinds entry", f, v);
-    gpa_workload_kind k = {.pos = lpos(L, n)};
+    if (!gpa_yread_want_map(&L->r, n, "workloads.kinds entry")) return;
+    gpa_yread_fields(&L->r, n, "workloads.kinds entry", f, v);
+    gpa_workload_kind k = {.pos = gpa_policy_pos(L, n)};
     bool ok = true;
     const char *why;
-    if (!v[0] || is_null(v[0])) {
-        lerr(L, n, "workloads.kinds: apiGroup is required (\"\" for the core group)");
+    if (!v[0] || gpa_yread_is_null(v[0])) {
+        gpa_yread_error(&L->r, n,
+                        "workloads.kinds: apiGroup is required (\"\" for the core group)");
         ok = false;
-    } else if (!get_str(L, v[0], "apiGroup", &k.api_group)) {
+    } else if (!gpa_yread_str(&L->r, v[0], "apiGroup", &k.api_group)) {
         ok = false;
     } else if (strchr(k.api_group, '/')) {
-        lerr(L, v[0], "apiGroup \"%.80s\" is an apiVersion: write the group only", k.api_group);
+        gpa_yread_error(&L->r, v[0], "apiGroup \"%.80s\" is an apiVersion: write the group only",
+                        k.api_group);
         ok = false;
     } else if (*k.api_group && (why = gpa_k8s_dns_subdomain(k.api_group))) {
-        lerr(L, v[0], "apiGroup \"%.80s\" %s (an API group such as example.com, \"\" for core)",
-             k.api_group, why);
+        gpa_yread_error(&L->r, v[0],
+                        "apiGroup \"%.80s\" %s (an API group such as example.com, \"\" for core)",
+                        k.api_group, why);
         ok = false;
     }
-    if (!v[1] || is_null(v[1])) {
-        lerr(L, n, "workloads.kinds: kind is required");
+    if (!v[1] || gpa_yread_is_null(v[1])) {
+        gpa_yread_error(&L->r, n, "workloads.kinds: kind is required");
         ok = false;
-    } else if (!get_str(L, v[1], "kind", &k.kind)) {
+    } else if (!gpa_yread_str(&L->r, v[1], "kind", &k.kind)) {
         ok = false;
     } else if ((why = kind_name_error(k.kind))) {
-        lerr(L, v[1], "kind \"%.80s\" %s", k.kind, why);
+        gpa_yread_error(&L->r, v[1], "kind \"%.80s\" %s", k.kind, why);
         ok = false;
     } else if (ok && !*k.api_group && strcmp(k.kind, "Pod") == 0) {
-        lerr(L, v[1],
-             "kind Pod is judged by the Pod webhooks themselves; list the kinds that "
-             "hold pod templates");
+        gpa_yread_error(&L->r, v[1],
+                        "kind Pod is judged by the Pod webhooks themselves; list the kinds that "
+                        "hold pod templates");
         ok = false;
     }
-    if (!v[2] || is_null(v[2])) {
-        lerr(L, n,
-             "workloads.kinds %s: templates is required (paths such as "
-             "\"spec.workers.*.template\")",
-             k.kind ? k.kind : "");
+    if (!v[2] || gpa_yread_is_null(v[2])) {
+        gpa_yread_error(&L->r, n,
+                        "workloads.kinds %s: templates is required (paths such as "
+                        "\"spec.workers.*.template\")",
+                        k.kind ? k.kind : "");
         ok = false;
     } else {
         gpa_srcpos *pos = NULL;
-        bool listed =
-            get_strlist(L, v[2], "templates", false, NULL, "template path", &k.templates, &pos);
+        bool listed = gpa_policy_strlist(L, v[2], "templates", false, NULL, "template path",
+                                         &k.templates, &pos);
         if (!listed) ok = false;
         for (size_t i = 0; listed && i < k.templates.n; i++) {
             const char *perr = gpa_wl_path_error(k.templates.items[i]);
             if (perr) {
-                lerr_pos(L, pos[i], "template path \"%.80s\": %s", k.templates.items[i], perr);
+                gpa_policy_error_pos(L, pos[i], "template path \"%.80s\": %s", k.templates.items[i],
+                                     perr);
                 ok = false;
             }
         }
@@ -88,20 +92,21 @@ static void load_kind(loader *L, const gpa_ynode *n)
     for (size_t i = 0; i < L->n_wl_kinds; i++) {
         const gpa_workload_kind *o = &L->wl_kinds[i];
         if (strcmp(o->kind, k.kind) == 0 && strcmp(o->api_group, k.api_group) == 0) {
-            lerr(L, n, "workloads.kinds: %s%s%s is already listed at %s:%d:%d", k.api_group,
-                 *k.api_group ? "/" : "", k.kind, o->pos.file, o->pos.line, o->pos.col);
+            gpa_yread_error(&L->r, n, "workloads.kinds: %s%s%s is already listed at %s:%d:%d",
+                            k.api_group, *k.api_group ? "/" : "", k.kind, o->pos.file, o->pos.line,
+                            o->pos.col);
             return;
         }
     }
     if (L->n_wl_kinds >= GPA_POLICY_MAX_ITEMS) {
-        lerr(L, n, "too many workload kinds (at most %d)", GPA_POLICY_MAX_ITEMS);
+        gpa_yread_error(&L->r, n, "too many workload kinds (at most %d)", GPA_POLICY_MAX_ITEMS);
         return;
     }
     if (L->n_wl_kinds == L->cap_wl_kinds) {
         size_t nc = L->cap_wl_kinds ? L->cap_wl_kinds * 2 : 8;
         gpa_workload_kind *nk = realloc(L->wl_kinds, nc * sizeof *nk);
         if (!nk) {
-            L->oom = true;
+            L->r.oom = true;
             return;
         }
         L->wl_kinds = nk;
@@ -110,36 +115,37 @@ static void load_kind(loader *L, const gpa_ynode *n)
     L->wl_kinds[L->n_wl_kinds++] = k;
 }
 
-void load_workloads(loader *L, const gpa_ynode *n)
+void gpa_policy_load_workloads(loader *L, const gpa_ynode *n)
 {
     static const char *const f[] = {"enforcement", "kinds", NULL};
     static const char *const enf[] = {"deny", "warn", "off", NULL};
-    if (is_null(n)) return;
-    if (!want_map(L, n, "spec.workloads")) return;
+    if (gpa_yread_is_null(n)) return;
+    if (!gpa_yread_want_map(&L->r, n, "spec.workloads")) return;
     const gpa_ynode *v[2];
-    map_fields(L, n, "spec.workloads", f, v);
+    gpa_yread_fields(&L->r, n, "spec.workloads", f, v);
     if (v[0]) {
         const gpa_ynode *ekey = NULL;
         for (size_t i = 0; i < n->n; i++)
             if (strcmp(gpa_ymap_key(n, i)->value, "enforcement") == 0) ekey = gpa_ymap_key(n, i);
         if (L->has_wl_enforcement) {
-            lerr(L, ekey,
-                 "workloads.enforcement is already set at %s:%d:%d (at most once across "
-                 "all files)",
-                 L->wl_enforcement_pos.file, L->wl_enforcement_pos.line, L->wl_enforcement_pos.col);
+            gpa_yread_error(&L->r, ekey,
+                            "workloads.enforcement is already set at %s:%d:%d (at most once across "
+                            "all files)",
+                            L->wl_enforcement_pos.file, L->wl_enforcement_pos.line,
+                            L->wl_enforcement_pos.col);
         } else {
             L->has_wl_enforcement = true;
-            L->wl_enforcement_pos = lpos(L, ekey);
-            int e = get_enum(L, v[0], "workloads.enforcement", enf);
+            L->wl_enforcement_pos = gpa_policy_pos(L, ekey);
+            int e = gpa_yread_enum(&L->r, v[0], "workloads.enforcement", enf);
             if (e >= 0) L->wl_enforcement = (gpa_wl_enforcement)e;
         }
     }
-    if (v[1] && !is_null(v[1]) && want_seq(L, v[1], "spec.workloads.kinds"))
+    if (v[1] && !gpa_yread_is_null(v[1]) && gpa_yread_want_seq(&L->r, v[1], "spec.workloads.kinds"))
         for (size_t i = 0; i < v[1]->n; i++)
             load_kind(L, v[1]->kids[i]);
 }
 
-bool finish_workloads(loader *L, gpa_policy *p)
+bool gpa_policy_finish_workloads(loader *L, gpa_policy *p)
 {
     p->wl_enforcement = L->wl_enforcement;
     p->wl_enforcement_pos = L->wl_enforcement_pos;
