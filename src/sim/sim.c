@@ -34,7 +34,7 @@ int gpa_sim_new(gpa_sim **out, const gpa_sim_inventory *inv, gpa_error *err)
         return gpa_fail(err, GPA_ENOMEM, "out of memory");
     }
     for (size_t i = 0; i < inv->n_nodes; i++) {
-        const gpa_sim_group *g = &inv->groups[inv->nodes[i].group];
+        const gpa_sim_group *g = gpa_sim_grp(s, i);
         s->nodes[i].gpus = calloc(g->gpus ? (size_t)g->gpus : 1, sizeof(gpa_sim_gpu));
         if (!s->nodes[i].gpus) {
             gpa_sim_free(s);
@@ -94,7 +94,7 @@ void gpa_sim_free(gpa_sim *s)
     free(s->denied);
     if (s->nodes)
         for (size_t i = 0; i < s->inv->n_nodes; i++) {
-            const gpa_sim_group *g = &s->inv->groups[s->inv->nodes[i].group];
+            const gpa_sim_group *g = gpa_sim_grp(s, i);
             if (s->nodes[i].gpus)
                 for (int k = 0; k < g->gpus; k++)
                     free(s->nodes[i].gpus[k].slots);

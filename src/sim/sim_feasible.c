@@ -135,7 +135,7 @@ static bool tolerated(const gpa_sim_taint *t, const cJSON *tols)
 gpa_sim_gkind gpa_sim_offer(const gpa_sim *s, size_t n, const gpa_sim_tmpl *t,
                             const gpa_mig_profile **prof)
 {
-    const gpa_sim_group *g = &s->inv->groups[s->inv->nodes[n].group];
+    const gpa_sim_group *g = gpa_sim_grp(s, n);
     *prof = NULL;
     if (!t->gres) return GK_NONE;
     if (g->mode == GPA_SIM_TS && strcmp(t->gres, g->ts_resource) == 0) return GK_TS;
@@ -158,7 +158,7 @@ gpa_sim_gkind gpa_sim_offer(const gpa_sim *s, size_t n, const gpa_sim_tmpl *t,
 /* NULL when node n passes every check that does not depend on other pods, else why not. */
 static const char *static_fail(const gpa_sim *s, size_t n, const gpa_sim_tmpl *t)
 {
-    const gpa_sim_group *g = &s->inv->groups[s->inv->nodes[n].group];
+    const gpa_sim_group *g = gpa_sim_grp(s, n);
     const cJSON *spec = cJSON_GetObjectItemCaseSensitive(t->obj, "spec");
     if (!node_affinity_ok(s, n, spec)) return "nodeSelector/node affinity";
     const cJSON *tols = cJSON_GetObjectItemCaseSensitive(spec, "tolerations");
