@@ -11,7 +11,7 @@ build_pkgs=(build-essential cmake pkg-config libcjson-dev libyaml-dev libmicroht
             libssl-dev libgnutls28-dev openssl ca-certificates)
 test_pkgs=(python3 curl wrk valgrind clang llvm libclang-rt-14-dev nodejs npm unzip procps
            golang-go etcd-server golang-github-modern-go-reflect2-dev dpkg-dev xz-utils
-           iproute2 python3-yaml chromium)
+           iproute2 python3-yaml chromium universal-ctags)
 
 want=("${build_pkgs[@]}")
 [ "$mode" = test ] && want+=("${test_pkgs[@]}")

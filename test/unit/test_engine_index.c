@@ -148,7 +148,7 @@ static void compare_generated(int n, int n_t_star)
         free(y);
         return;
     }
-    const struct gpa_engine_index *saved = p->engine_index;
+    const struct gpa_rule_index *saved = p->rule_index;
     CHECK(saved != NULL);
     int matched = 0, mismatches = 0;
     for (int i = 0; i < 40; i++) {
@@ -159,9 +159,9 @@ static void compare_generated(int n, int n_t_star)
         for (int gpus = 1; gpus <= 3; gpus += 2) {
             const char *r1, *r2;
             char t1[64], t2[64];
-            p->engine_index = saved;
+            p->rule_index = saved;
             decide(p, ns, gpus, &r1, t1, sizeof t1);
-            p->engine_index = NULL;
+            p->rule_index = NULL;
             decide(p, ns, gpus, &r2, t2, sizeof t2);
             bool same =
                 (r1 == NULL) == (r2 == NULL) && (!r1 || strcmp(r1, r2) == 0) && strcmp(t1, t2) == 0;
@@ -173,7 +173,7 @@ static void compare_generated(int n, int n_t_star)
             matched += r1 != NULL;
         }
     }
-    p->engine_index = saved;
+    p->rule_index = saved;
     CHECK_INT(mismatches, 0);
     CHECK(matched > 20); /* the namespaces do meet rules: the comparison is not vacuous */
     gpa_policy_unref(p);
@@ -194,16 +194,16 @@ int main(void)
         fprintf(stderr, "%s\n", err.message);
         return check_done();
     }
-    CHECK(p->engine_index != NULL);
-    const struct gpa_engine_index *saved = p->engine_index;
+    CHECK(p->rule_index != NULL);
+    const struct gpa_rule_index *saved = p->rule_index;
     int compared = 0;
     for (size_t i = 0; i < sizeof NS / sizeof NS[0]; i++) {
         for (int gpus = 1; gpus <= 3; gpus += 2) {
             const char *r1, *r2;
             char t1[64], t2[64];
-            p->engine_index = saved;
+            p->rule_index = saved;
             decide(p, NS[i], gpus, &r1, t1, sizeof t1);
-            p->engine_index = NULL;
+            p->rule_index = NULL;
             decide(p, NS[i], gpus, &r2, t2, sizeof t2);
             if ((r1 == NULL) != (r2 == NULL) || (r1 && strcmp(r1, r2) != 0) || strcmp(t1, t2) != 0)
                 fprintf(stderr, "ns %s gpus %d: index rule %s tenant %s, full walk %s %s\n", NS[i],
@@ -214,7 +214,7 @@ int main(void)
             compared++;
         }
     }
-    p->engine_index = saved;
+    p->rule_index = saved;
     /* spot checks that the walk itself is right, so equality above means something */
     const char *r;
     char t[64];

@@ -221,15 +221,15 @@ int main(void)
         fprintf(stderr, "%s\n", err.message);
         return check_done();
     }
-    const struct gpa_engine_index *saved = p->engine_index;
+    const struct gpa_rule_index *saved = p->rule_index;
     CHECK(saved != NULL);
     int warnings = 0, cut = 0, cut_utf8 = 0;
     for (size_t i = 0; i < sizeof PODS / sizeof PODS[0]; i++) {
-        p->engine_index = saved;
+        p->rule_index = saved;
         outcome a = decide(p, i);
-        p->engine_index = NULL;
+        p->rule_index = NULL;
         outcome b = decide(p, i);
-        p->engine_index = saved;
+        p->rule_index = saved;
         CHECK(a.allowed == b.allowed);
         CHECK_STR(a.text, b.text);
         /* what the comparison covered: placement warnings, some of them cut */

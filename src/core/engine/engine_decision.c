@@ -16,8 +16,6 @@
 
 #include "engine/engine_internal.h"
 
-#define WARN_MAX 119 /* strictly below 120 characters */
-
 void gpa_eng_init(gpa_eng *e, gpa_decision *d, const gpa_policy *p, const gpa_request *req)
 {
     memset(d, 0, sizeof *d);
@@ -106,16 +104,6 @@ __attribute__((format(printf, 2, 0))) static char *vfmt(gpa_eng *e, const char *
     return s;
 }
 
-size_t gpa_eng_shorten(char *s, size_t n)
-{
-    if (n <= WARN_MAX) return n;
-    size_t cut = WARN_MAX - 3;
-    while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80)
-        cut--;
-    memcpy(s + cut, "...", 4);
-    return cut + 3;
-}
-
 /* Appends s (an arena string) to a decision list kept in the arena: a full list moves to
  * an arena array twice its size (the old one is left behind, a few pointers). */
 static bool push(gpa_eng *e, char ***arr, size_t *n, size_t *cap, char *s)
@@ -170,7 +158,7 @@ void gpa_eng_warn(gpa_eng *e, const char *fmt, ...)
     va_start(ap, fmt);
     char *s = vfmt(e, fmt, ap);
     va_end(ap);
-    if (s) gpa_eng_shorten(s, strlen(s));
+    if (s) gpa_warn_shorten(s, strlen(s));
     if (push(e, &e->d->warnings, &e->d->n_warnings, &e->cap_warn, s) && e->req->explain) {
         /* every change is also an explain line, so --explain tells the whole story */
         gpa_eng_explain(e, "change: %s", s);
@@ -191,10 +179,15 @@ void gpa_eng_warn_parts(gpa_eng *e, const gpa_sv *parts, size_t n)
             o += parts[i].n;
         }
         *o = '\0';
-        gpa_eng_shorten(s, total);
+        gpa_warn_shorten(s, total);
     }
     if (push(e, &e->d->warnings, &e->d->n_warnings, &e->cap_warn, s) && e->req->explain)
         gpa_eng_explain(e, "change: %s", s);
+}
+
+void gpa_eng_warn_sv(gpa_eng *e, gpa_sv line)
+{
+    gpa_eng_warn_parts(e, &line, 1);
 }
 
 void gpa_eng_explain(gpa_eng *e, const char *fmt, ...)
@@ -335,28 +328,4 @@ gpa_narena *gpa_eng_arena(gpa_eng *e)
         e->d->priv_arena = e->arena;
     }
     return e->arena;
-}
-
-bool gpa_eng_start(gpa_eng *e, gpa_decision *out, const gpa_policy *p, const gpa_request *req,
-                   gpa_error *err, int *rc)
-{
-    if (!out || !p || !req) {
-        *rc = gpa_fail(err, GPA_EINVAL, "engine: missing decision, policy or request");
-        return false;
-    }
-    gpa_eng_init(e, out, p, req);
-    if (req->op == GPA_OP_DELETE || req->op == GPA_OP_CONNECT) {
-        gpa_eng_explain(e, "operation is not CREATE or UPDATE: nothing to do");
-        *rc = gpa_eng_finish(e, err);
-        return false;
-    }
-    if (!gpa_is_object(req->object)) {
-        gpa_decision_clear(out);
-        *rc = gpa_fail(err, GPA_EINVAL, "engine: the request carries no pod object");
-        return false;
-    }
-    gpa_eng_demand(e);
-    out->gpu_pod = e->gpus > 0;
-    gpa_eng_match(e);
-    return true;
 }

@@ -2,7 +2,10 @@
  * engine_internal.h - the per-request state shared by the engine's files (private to
  * src/core): engine_decision.c (violations, warnings, enforcement), engine_match.c (tenancy,
  * trust, rule matching), engine_mutate.c (placement on a copy), engine_affinity.c (node and
- * pod (anti-)affinity), engine_validate.c (the checks).
+ * pod (anti-)affinity), engine_validate.c (the checks), engine_start.c (the start both
+ * webhooks share). The rule index and the warning texts it reads are the policy layer's
+ * (policy/rule_index.h, policy/warn_text.h); gpa_engine_mutate_validate, the one entry the
+ * webhook layer needs beyond engine.h, is declared in engine_mutate_validate.h.
  *
  * Lives on the caller's stack for one request; never outlives it and never holds a pointer
  * into anything but the request, the policy and the decision being built.
@@ -13,95 +16,8 @@
 #include "gpu_admission/engine.h"
 #include "util/node_arena.h"
 #include "policy/policy_model.h"
+#include "policy/rule_index.h"
 #include "engine/pod.h"
-
-/* engine_index.c: a glob's literal prefix (<= 8 bytes) as a word; mask 0 = no prefilter. */
-typedef struct gpa_glob_key {
-    uint64_t prefix, mask;
-} gpa_glob_key;
-
-/* The same keys sorted for lookup: one bucket per literal-prefix length (0-8 bytes), each
- * sorted by (prefix, position), so the keys a namespace may match are found by one binary
- * search per length instead of a walk over all of them. */
-typedef struct gpa_glob_entry {
-    uint64_t prefix;
-    size_t pos; /* index in rule_keys / tenant_globs */
-} gpa_glob_entry;
-
-typedef struct gpa_glob_lookup {
-    size_t n_buckets;
-    struct {
-        uint64_t mask;
-        size_t n;
-        gpa_glob_entry *e;
-    } b[9];
-} gpa_glob_lookup;
-
-/* A string and its length (known, so copying it needs no strlen). */
-typedef struct gpa_sv {
-    const char *s;
-    size_t n;
-} gpa_sv;
-
-/* Warning lines that depend only on the policy, formatted (and cut to the warning limit)
- * once at load: placing a pod then copies them instead of formatting them again. The texts
- * are the formats below, exactly what the engine writes without an index. */
-#define GPA_W_PLACED        "placed in pool %s by rule %s"
-#define GPA_W_RENAMED       "%s rewritten to %s by rule %s"
-#define GPA_W_TOLERATION    "toleration %s %s%s%s %s added for pool %s"
-#define GPA_W_RUNTIME_CLASS "runtimeClassName %s set for pool %s"
-#define GPA_W_NODE_AFFINITY "node affinity %s %s [%s] added for pool %s"
-#define GPA_W_LABEL         "label %s=%s added for tenant isolation"
-#define GPA_W_ISOLATION     "pod anti-affinity added: no other tenant's pods on the same %s node"
-
-typedef struct gpa_pool_text {
-    gpa_sv name;
-    gpa_sv runtime_class;   /* GPA_W_RUNTIME_CLASS; s NULL when the pool sets none */
-    gpa_sv *tolerations;    /* GPA_W_TOLERATION per toleration */
-    gpa_sv *node_selector;  /* GPA_W_NODE_AFFINITY per nodeSelector entry */
-    gpa_sv pool_label;      /* GPA_W_LABEL for the pool label */
-    gpa_sv isolation;       /* GPA_W_ISOLATION */
-    gpa_sv affinity_suffix; /* "] added for pool <name>": the end of a GPA_W_NODE_AFFINITY */
-    /* bit i: profiles[i] is a media-extension ("+") profile, never picked automatically;
-     * valid when n_profiles <= 64 */
-    uint64_t plus_profiles;
-} gpa_pool_text;
-
-typedef struct gpa_rule_text {
-    gpa_sv name;
-    gpa_sv placed;  /* GPA_W_PLACED (rules that place) */
-    gpa_sv renamed; /* GPA_W_RENAMED for time-slicing and mps pools */
-} gpa_rule_text;
-
-typedef struct gpa_engine_index {
-    gpa_pool_text *pools; /* per pool, in pool order */
-    gpa_rule_text *rules; /* per rule, in rule order */
-    gpa_sv revision;
-    uint64_t gpu_res_first[4]; /* bit c: some name in policy.gpu_resources begins with byte c */
-    size_t n_rules;
-    gpa_glob_key *rule_keys; /* per rule, in rule order */
-    size_t n_tenant_globs;
-    struct {
-        gpa_glob_key key;
-        const char *pattern;
-        size_t tenant;
-    } * tenant_globs; /* every tenant glob, tenant order then written order */
-    gpa_glob_lookup rules_lk, tenants_lk;
-} gpa_engine_index;
-
-/* The first 8 bytes of a namespace, zero-padded, to test against gpa_glob_key. */
-uint64_t gpa_ns_word(const char *ns);
-#define GPA_GLOB_CANDIDATES 64
-/* Up to this many keys a walk is cheaper than the binary searches. */
-#define GPA_GLOB_WALK_MAX 32
-/* The positions whose key may match ns_word, ascending, into out (room for
- * GPA_GLOB_CANDIDATES); exactly the keys gpa_glob_key_may_match lets through. SIZE_MAX when
- * there are more (the caller walks every key instead). */
-size_t gpa_glob_lookup_find(const gpa_glob_lookup *l, uint64_t ns_word, size_t *out);
-static inline bool gpa_glob_key_may_match(const gpa_glob_key *k, uint64_t ns_word)
-{
-    return (ns_word & k->mask) == k->prefix;
-}
 
 typedef struct gpa_violation {
     const char *reason; /* static id */
@@ -157,22 +73,18 @@ void gpa_eng_warn(gpa_eng *e, const char *fmt, ...) __attribute__((format(printf
 /* The warning made of parts[0..n) joined (cut like any warning): a copy of a line built at
  * load, or of pieces whose lengths are known, without a formatting pass. */
 void gpa_eng_warn_parts(gpa_eng *e, const gpa_sv *parts, size_t n);
-static inline void gpa_eng_warn_sv(gpa_eng *e, gpa_sv line)
-{
-    gpa_eng_warn_parts(e, &line, 1);
-}
-/* Cuts s of length n (in place) to below 120 bytes on a UTF-8 boundary, marking the cut with
- * "..."; returns the new length. */
-size_t gpa_eng_shorten(char *s, size_t n);
+/* The warning line (built at load) as it is. A function, not an inline, so that this header
+ * calls no file: every caller of it is a caller of engine_decision.c. */
+void gpa_eng_warn_sv(gpa_eng *e, gpa_sv line);
 /* The placed pool's and the matched rule's load-time texts; NULL without an index. */
 static inline const gpa_pool_text *gpa_eng_pool_text(const gpa_eng *e)
 {
-    const gpa_engine_index *x = e->p->engine_index;
+    const gpa_rule_index *x = e->p->rule_index;
     return x && e->pool ? &x->pools[e->pool - e->p->pools] : NULL;
 }
 static inline const gpa_rule_text *gpa_eng_rule_text(const gpa_eng *e)
 {
-    const gpa_engine_index *x = e->p->engine_index;
+    const gpa_rule_index *x = e->p->rule_index;
     return x && e->rule ? &x->rules[e->rule - e->p->rules] : NULL;
 }
 void gpa_eng_explain(gpa_eng *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -182,8 +94,9 @@ void gpa_eng_drop_warnings_from(gpa_eng *e, size_t n);
 /* Turns violations into the decision (enforcement), frees engine state; returns GPA_OK or
  * GPA_ENOMEM (decision cleared). */
 int gpa_eng_finish(gpa_eng *e, gpa_error *err);
-/* The start both webhooks share: argument checks, the DELETE/CONNECT short cut, GPU demand and
- * the first matching rule. false: stop and return *rc (the decision is already final). */
+/* engine_start.c: the start both webhooks share: argument checks, the DELETE/CONNECT short
+ * cut, GPU demand and the first matching rule. false: stop and return *rc (the decision is
+ * already final). */
 bool gpa_eng_start(gpa_eng *e, gpa_decision *out, const gpa_policy *p, const gpa_request *req,
                    gpa_error *err, int *rc);
 
@@ -261,12 +174,5 @@ bool gpa_eng_set_str(gpa_eng *e, cJSON *obj, const char *key, const char *value)
 bool gpa_eng_put_str(gpa_eng *e, cJSON *obj, cJSON *cur, const char *key, const char *value);
 /* The same with the value's length known. */
 bool gpa_eng_put_sv(gpa_eng *e, cJSON *obj, cJSON *cur, const char *key, gpa_sv value);
-
-/* A Pod CREATE as the API server runs it: the mutating decision (mout, patch_only honoured)
- * and the validating decision on the mutated pod (vout; left "allowed", nothing else, when
- * the mutating one denies). The mutated pod is never deep-copied: it is validated as the
- * working copy placement built. For judging workload templates (review_workload.c). */
-int gpa_engine_mutate_validate(gpa_decision *mout, gpa_decision *vout, const gpa_policy *p,
-                               const gpa_request *req, gpa_error *err);
 
 #endif

@@ -34,7 +34,7 @@ const char *gpa_trust_name(gpa_trust t)
 /* The first tenant (in policy order) one of whose globs matches ns. */
 static const gpa_tenant *find_tenant(const gpa_policy *p, const char *ns)
 {
-    const gpa_engine_index *x = p->engine_index;
+    const gpa_rule_index *x = p->rule_index;
     if (x) {
         uint64_t w = gpa_ns_word(ns);
         size_t cand[GPA_GLOB_CANDIDATES];
@@ -278,7 +278,7 @@ void gpa_eng_match(gpa_eng *e)
                     e->has_mem ? " with a gpu-memory annotation" : "");
     /* the load-time prefix index rejects most rules of a large policy without touching them;
      * --explain walks every rule so it can say why each was skipped */
-    const gpa_engine_index *x = e->req->explain ? NULL : e->p->engine_index;
+    const gpa_rule_index *x = e->req->explain ? NULL : e->p->rule_index;
     uint64_t w = gpa_ns_word(e->ns);
     size_t cand[GPA_GLOB_CANDIDATES];
     size_t nc = x && x->n_rules > GPA_GLOB_WALK_MAX ? gpa_glob_lookup_find(&x->rules_lk, w, cand)

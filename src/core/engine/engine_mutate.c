@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "engine/engine_internal.h"
+#include "engine/engine_mutate_validate.h"
 
 /* ---------------------------------------------------------------- 1. resource name */
 
@@ -306,7 +307,7 @@ static void place(gpa_eng *e, cJSON *pod)
         if (rt) {
             gpa_eng_put_sv(e, ann, gpa_jn_get(ann, GPA_ANN_RULE), GPA_ANN_RULE, rt->name);
             gpa_eng_put_sv(e, ann, gpa_jn_get(ann, GPA_ANN_POLICY), GPA_ANN_POLICY,
-                           e->p->engine_index->revision);
+                           e->p->rule_index->revision);
         } else {
             gpa_eng_set_str(e, ann, GPA_ANN_RULE, e->rule->name);
             gpa_eng_set_str(e, ann, GPA_ANN_POLICY, e->p->revision);

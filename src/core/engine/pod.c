@@ -177,7 +177,7 @@ bool gpa_is_gpu_resource(const gpa_policy *p, const char *name)
     /* first byte first: "cpu", "memory" and friends never reach strcmp (nor, with the
      * engine index, the list) */
     unsigned char c0 = (unsigned char)name[0];
-    const gpa_engine_index *x = p->engine_index;
+    const gpa_rule_index *x = p->rule_index;
     if (x && !((x->gpu_res_first[c0 >> 6] >> (c0 & 63)) & 1)) return false;
     for (size_t i = 0; i < p->gpu_resources.n; i++)
         if (p->gpu_resources.items[i][0] == name[0] && strcmp(p->gpu_resources.items[i], name) == 0)

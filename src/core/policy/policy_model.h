@@ -157,13 +157,14 @@ struct gpa_policy {
     /* loader-private bookkeeping (e.g. an arena) */
     void *storage;
 
-    /* the engine's load-time lookup aids (engine_index.c), in the same arena; NULL for a
-     * policy built without the loader (then the engine matches without them) */
-    const struct gpa_engine_index *engine_index;
+    /* the load-time lookup aids the engine reads (rule_index.h), in the same arena; NULL
+     * for a policy built without the loader (then the engine matches without them) */
+    const struct gpa_rule_index *rule_index;
 };
 
-/* Builds p->engine_index into the policy's arena; the loader calls it last. GPA_ENOMEM. */
+/* Builds p->rule_index (rule_index.c) into the policy's arena; the loader calls it last.
+ * GPA_ENOMEM. */
 struct gpa_arena;
-int gpa_engine_index_build(gpa_policy *p, struct gpa_arena *a);
+int gpa_rule_index_build(gpa_policy *p, struct gpa_arena *a);
 
 #endif

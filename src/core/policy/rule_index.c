@@ -10,7 +10,7 @@
  * Built once by the loader into the policy's arena (freed with it); read-only afterwards.
  * It is only ever a necessary condition: a rule or tenant it lets through is still checked in
  * full, so it must never reject anything the full check would accept. Policies built without
- * it (engine_index NULL) are matched the slow way.
+ * it (rule_index NULL) are matched the slow way.
  */
 #include <stdarg.h>
 #include <stdint.h>
@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "util/arena.h"
-#include "engine/engine_internal.h"
+#include "policy/rule_index.h"
 
 /* The literal prefix of a glob (up to the first '*' or '?', at most 8 bytes) and the mask of
  * the bytes it covers. An empty prefix gives mask 0: it matches every namespace. */
@@ -55,8 +55,8 @@ static int entry_cmp(const void *x, const void *y)
 
 /* Buckets the n keys (key(i) gives key i) by mask; each bucket sorted by (prefix, pos). */
 static int lookup_build(gpa_glob_lookup *l, gpa_arena *a, size_t n,
-                        gpa_glob_key (*key)(const gpa_engine_index *, size_t),
-                        const gpa_engine_index *x)
+                        gpa_glob_key (*key)(const gpa_rule_index *, size_t),
+                        const gpa_rule_index *x)
 {
     memset(l, 0, sizeof *l);
     for (size_t i = 0; i < n; i++) {
@@ -116,12 +116,12 @@ size_t gpa_glob_lookup_find(const gpa_glob_lookup *l, uint64_t ns_word, size_t *
     return n;
 }
 
-static gpa_glob_key rule_key_at(const gpa_engine_index *x, size_t i)
+static gpa_glob_key rule_key_at(const gpa_rule_index *x, size_t i)
 {
     return x->rule_keys[i];
 }
 
-static gpa_glob_key tenant_key_at(const gpa_engine_index *x, size_t i)
+static gpa_glob_key tenant_key_at(const gpa_rule_index *x, size_t i)
 {
     return x->tenant_globs[i].key;
 }
@@ -141,7 +141,7 @@ static int text(gpa_sv *out, gpa_arena *a, const char *fmt, ...)
     va_end(ap);
     if (!s) return GPA_ENOMEM;
     out->s = s;
-    out->n = gpa_eng_shorten(s, (size_t)n);
+    out->n = gpa_warn_shorten(s, (size_t)n);
     return GPA_OK;
 }
 
@@ -173,7 +173,7 @@ static int pool_text(gpa_pool_text *t, gpa_arena *a, const gpa_pool *pl)
     for (size_t i = 0; i < pl->node_selector.n && rc == GPA_OK; i++)
         rc = text(&t->node_selector[i], a, GPA_W_NODE_AFFINITY, pl->node_selector.keys[i], "In",
                   pl->node_selector.values[i], pl->name);
-    if (rc == GPA_OK) rc = text(&t->pool_label, a, GPA_W_LABEL, GPA_LABEL_POOL, pl->name);
+    if (rc == GPA_OK) rc = text(&t->pool_label, a, GPA_W_LABEL, GPA_W_LABEL_POOL, pl->name);
     if (rc == GPA_OK) rc = text(&t->isolation, a, GPA_W_ISOLATION, pl->name);
     if (rc == GPA_OK) rc = text(&t->affinity_suffix, a, "] added for pool %s", pl->name);
     for (size_t i = 0; i < pl->n_profiles && i < 64; i++)
@@ -190,13 +190,13 @@ static int rule_text(gpa_rule_text *t, gpa_arena *a, const gpa_rule *r)
     if (rc == GPA_OK &&
         (pl->sharing == GPA_SHARING_TIME_SLICING || pl->sharing == GPA_SHARING_MPS) &&
         pl->shared_resource)
-        rc = text(&t->renamed, a, GPA_W_RENAMED, GPA_RES_GPU, pl->shared_resource, r->name);
+        rc = text(&t->renamed, a, GPA_W_RENAMED, GPA_W_RES_GPU, pl->shared_resource, r->name);
     return rc;
 }
 
-int gpa_engine_index_build(gpa_policy *p, gpa_arena *a)
+int gpa_rule_index_build(gpa_policy *p, gpa_arena *a)
 {
-    gpa_engine_index *x = gpa_arena_alloc(a, sizeof *x);
+    gpa_rule_index *x = gpa_arena_alloc(a, sizeof *x);
     if (!x) return GPA_ENOMEM;
     memset(x, 0, sizeof *x);
     x->n_rules = p->n_rules;
@@ -237,6 +237,6 @@ int gpa_engine_index_build(gpa_policy *p, gpa_arena *a)
         x->gpu_res_first[c >> 6] |= 1ULL << (c & 63);
     }
     if (rc != GPA_OK) return rc;
-    p->engine_index = x;
+    p->rule_index = x;
     return GPA_OK;
 }

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/engine_internal.h"
+#include "engine/engine_mutate_validate.h"
 #include "util/node_arena.h"
 #include "engine/pod.h"
 #include "webhook/review_workload.h"
