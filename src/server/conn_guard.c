@@ -143,25 +143,56 @@ static void shut(gpa_conn_guard *g, gpa_conn *c)
     shutdown(c->fd, SHUT_RDWR);
 }
 
+/* Bytes the client sent that no worker has read yet. An idle keep-alive connection with bytes
+ * waiting is a request on its way (the API server's next review), not an idle one: evicting it
+ * would drop that request, which its client sees as an EOF. */
+static bool input_pending(int fd)
+{
+    int n = 0;
+    return ioctl(fd, FIONREAD, &n) == 0 && n > 0;
+}
+
+#define EVICT_SKIP_MAX 8
+
 /* The connection idle longest among those (of one address when key is non-NULL) with no
- * request in progress, evicted; false when there is none. Under g->mu. */
+ * request in progress, evicted; false when there is none. Connections that never carried a
+ * request go first: a kept-alive connection that has served reviews is the API server's, and
+ * while its client is busy elsewhere (a handshake under a flood took 438 ms) it is idle longer
+ * than a flood's fresh sockets, so age alone picked it. A candidate whose next request is
+ * already in its socket buffer counts as in progress (at most EVICT_SKIP_MAX are passed over
+ * per call, so the scan stays bounded). Under g->mu. */
 static bool evict_oldest(gpa_conn_guard *g, const unsigned char *key, long long now,
                          close_note *note)
 {
+    const gpa_conn *skip[EVICT_SKIP_MAX];
+    int n_skip = 0;
     for (;;) {
         gpa_conn *victim = NULL;
         long long victim_since = 0;
+        bool victim_used = false;
         for (gpa_conn *c = g->head; c; c = c->next) {
             if (c->closing || (key && memcmp(c->addr, key, 16) != 0)) continue;
             int ph = atomic_load_explicit(&c->phase, memory_order_acquire);
             if (ph != PH_NEW && ph != PH_IDLE) continue;
+            bool skipped = false;
+            for (int i = 0; i < n_skip && !skipped; i++)
+                skipped = skip[i] == c;
+            if (skipped) continue;
             long long since = atomic_load_explicit(&c->since_ms, memory_order_relaxed);
-            if (!victim || since < victim_since) {
+            bool used = ph == PH_IDLE;
+            if (!victim || (!used && victim_used) ||
+                (used == victim_used && since < victim_since)) {
                 victim = c;
                 victim_since = since;
+                victim_used = used;
             }
         }
         if (!victim) return false;
+        if (input_pending(victim->fd)) {
+            if (n_skip == EVICT_SKIP_MAX) return false;
+            skip[n_skip++] = victim;
+            continue;
+        }
         int ph = atomic_load(&victim->phase);
         /* Lost the race with its request line: look again. */
         if ((ph != PH_NEW && ph != PH_IDLE) ||
