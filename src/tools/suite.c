@@ -4,8 +4,9 @@
  *
  * Strict on purpose: a misspelt expectation key that were ignored would make a case pass that
  * checks nothing, so unknown keys, wrong types, duplicate case names and cases without any
- * expectation are errors. Must never: read a file itself (the caller's callback does), or
- * accept a suite partially.
+ * expectation are errors. Types, tags and the error collector are the typed reader's
+ * (yaml_read.h), so a suite reads YAML exactly as a policy file does. Must never: read a file
+ * itself (the caller's callback does), or accept a suite partially.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -18,7 +19,8 @@
 #include "gpu_admission/yaml_read.h"
 
 /* Errors kept for the report; past this they are only counted (a generated suite with a
- * million broken cases must not make the reader hold a million messages). */
+ * million broken cases must not make the reader hold a million messages). The report is cut
+ * to gpa_error's 4 KiB long before 1000 lines, so the bound never changes what is shown. */
 #define SUITE_MAX_ERRORS 1000
 
 typedef struct pctx {
@@ -487,7 +489,6 @@ static int report(gpa_yread *r, gpa_error *err)
     gpa_sb sb = {0};
     for (size_t i = 0; i < n; i++)
         gpa_sb_printf(&sb, "%s%s", i ? "\n" : "", e[i].text);
-    if (r->n_total > n) gpa_sb_printf(&sb, "\n... and %zu more errors", r->n_total - n);
     int rc = sb.oom ? gpa_fail(err, GPA_ENOMEM, "out of memory")
                     : gpa_fail(err, GPA_EPARSE, "%s", sb.p ? sb.p : "");
     gpa_sb_free(&sb);

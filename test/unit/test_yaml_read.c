@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "gpu_admission/suite.h"
 #include "gpu_admission/yaml_read.h"
 
 static gpa_ystream *parse(const char *y)
@@ -411,6 +412,29 @@ static void test_oom(const gpa_ynode *d)
     gpa_yread_free(&r);
 }
 
+#define SUITE_HEAD                                                                                 \
+    "apiVersion: gpu-admission.io/v1alpha1\nkind: GPUPolicyTest\nmetadata: {name: t}\nspec:\n"     \
+    "  policies: p\n  cases:\n    - object: {apiVersion: v1, kind: Pod, metadata: {name: p}}\n"
+
+/* The suite reader follows the same rule: !!str is a string, other tags are refused. */
+static void test_suite_rule(void)
+{
+    static const char ok[] = SUITE_HEAD "      name: !!str 7\n      expect: {rule: !!str null}\n";
+    gpa_suite_file *f = NULL;
+    gpa_error e = {0};
+    CHECK_INT(gpa_suite_file_parse(&f, ok, strlen(ok), "s.yaml", NULL, NULL, &e), GPA_OK);
+    CHECK_STR(gpa_suite_case_name(f, 0, 0), "7");
+    gpa_suite_file_free(f);
+    f = NULL;
+
+    static const char bad[] = SUITE_HEAD "      name: n\n"
+                                         "      expect: {allowed: !!str true, rule: !foo x}\n";
+    CHECK_INT(gpa_suite_file_parse(&f, bad, strlen(bad), "s.yaml", NULL, NULL, &e), GPA_EPARSE);
+    CHECK_STR(e.message, "s.yaml:9:25: expect.allowed must be true or false\n"
+                         "s.yaml:9:43: YAML tag !foo is not supported here");
+    CHECK(f == NULL);
+}
+
 int main(void)
 {
     gpa_ystream *s = parse(DOC);
@@ -422,6 +446,7 @@ int main(void)
     test_lists();
     test_collector();
     test_oom(d);
+    test_suite_rule();
     gpa_ystream_free(s);
     return check_done();
 }
