@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,59 +27,13 @@
 
 #define MAX_SANS 64
 
-static void usage(FILE *f)
-{
-    fprintf(
-        f, "usage: gpu-admission certs --service NAME --namespace NS --out DIR [flags]\n"
-           "\n"
-           "Makes a CA and a serving certificate for the webhook Service and writes\n"
-           "DIR/ca.crt, DIR/ca.key (0600), DIR/tls.crt and DIR/tls.key (0600). Prints the\n"
-           "caBundle (base64 of ca.crt, one line) on stdout; everything else goes to stderr.\n"
-           "When DIR already holds ca.crt and ca.key, that CA signs the new serving\n"
-           "certificate, so the caBundle stays the same (rotation without touching the\n"
-           "webhook configurations).\n"
-           "\n"
-           "flags:\n"
-           "  --service NAME         Service name (DNS-1123 label), required\n"
-           "  --namespace NS         Service namespace (DNS-1123 label), required\n"
-           "  --out DIR              output directory, created (0700) if missing, required\n"
-           "  --days N               serving certificate validity in days (default 365)\n"
-           "  --ca-days N            validity of a new CA in days (default 3650, at least --days)\n"
-           "  --san NAME             extra subject alternative name, repeatable; IP addresses\n"
-           "                         become IP SANs, anything else a DNS SAN\n"
-           "  --key-type ecdsa|rsa   ECDSA P-256 (default) or RSA-2048, for the serving key\n"
-           "                         and the key of a new CA\n"
-           "  --new-ca               make a new CA even if DIR already holds one\n"
-           "  -h, --help             show this help\n"
-           "\n"
-           "The serving certificate always carries the SANs NAME, NAME.NS, NAME.NS.svc and\n"
-           "NAME.NS.svc.cluster.local, extendedKeyUsage serverAuth, a random 128-bit serial\n"
-           "and is valid from 5 minutes ago (clock skew) for --days days.\n"
-           "\n"
-           "exit status: 0 written, 1 usage or generation error.\n");
-}
-
-/* Accepts "--flag value" and "--flag=value"; returns the value or NULL (and sets *bad). */
-static const char *flag_value(int argc, char **argv, int *i, const char *flag, int *matched,
-                              int *bad)
-{
-    size_t fl = strlen(flag);
-    const char *a = argv[*i];
-    *matched = 0;
-    if (strncmp(a, flag, fl) != 0) return NULL;
-    if (a[fl] == '=') {
-        *matched = 1;
-        return a + fl + 1;
-    }
-    if (a[fl] != '\0') return NULL;
-    *matched = 1;
-    if (*i + 1 >= argc) {
-        fprintf(stderr, "gpu-admission certs: %s needs a value\n", flag);
-        *bad = 1;
-        return NULL;
-    }
-    return argv[++*i];
-}
+typedef struct options {
+    const char *service, *ns, *out, *key_type;
+    const char *sans[MAX_SANS];
+    size_t n_sans;
+    long days, ca_days;
+    bool new_ca;
+} options;
 
 static int parse_days(const char *s, const char *flag, long *out)
 {
@@ -89,11 +44,86 @@ static int parse_days(const char *s, const char *flag, long *out)
         fprintf(stderr,
                 "gpu-admission certs: %s must be a whole number of days in 1..36500, got '%s'\n",
                 flag, s);
-        return -1;
+        return 1;
     }
     *out = v;
     return 0;
 }
+
+static int set_days(void *o, const char *v)
+{
+    return parse_days(v, "--days", &((options *)o)->days);
+}
+
+static int set_ca_days(void *o, const char *v)
+{
+    return parse_days(v, "--ca-days", &((options *)o)->ca_days);
+}
+
+static int add_san(void *opts, const char *v)
+{
+    options *o = opts;
+    if (o->n_sans == MAX_SANS) {
+        fprintf(stderr, "gpu-admission certs: at most %d --san flags\n", MAX_SANS);
+        return 1;
+    }
+    o->sans[o->n_sans++] = v;
+    return 0;
+}
+
+#define F(lng, kind, off, call, help)                                                              \
+    {                                                                                              \
+        lng, NULL, kind, off, call, help                                                           \
+    }
+static const gpa_cli_flag flags[] = {
+    F("--service", GPA_CLI_STR, offsetof(options, service), NULL,
+      "  --service NAME         Service name (DNS-1123 label), required\n"),
+    F("--namespace", GPA_CLI_STR, offsetof(options, ns), NULL,
+      "  --namespace NS         Service namespace (DNS-1123 label), required\n"),
+    F("--out", GPA_CLI_STR, offsetof(options, out), NULL,
+      "  --out DIR              output directory, created (0700) if missing, required\n"),
+    F("--days", GPA_CLI_CALL, 0, set_days,
+      "  --days N               serving certificate validity in days (default 365)\n"),
+    F("--ca-days", GPA_CLI_CALL, 0, set_ca_days,
+      "  --ca-days N            validity of a new CA in days (default 3650, at least --days)\n"),
+    F("--san", GPA_CLI_CALL, 0, add_san,
+      "  --san NAME             extra subject alternative name, repeatable; IP addresses\n"
+      "                         become IP SANs, anything else a DNS SAN\n"),
+    F("--key-type", GPA_CLI_STR, offsetof(options, key_type), NULL,
+      "  --key-type ecdsa|rsa   ECDSA P-256 (default) or RSA-2048, for the serving key\n"
+      "                         and the key of a new CA\n"),
+    F("--new-ca", GPA_CLI_BOOL, offsetof(options, new_ca), NULL,
+      "  --new-ca               make a new CA even if DIR already holds one\n"),
+    {"--help", "-h", GPA_CLI_HELP, 0, NULL, "  -h, --help             show this help\n"},
+};
+#undef F
+
+static const gpa_cli_spec cli_spec = {
+    .cmd = "certs",
+    .flags = flags,
+    .n_flags = sizeof flags / sizeof flags[0],
+    .head = "usage: gpu-admission certs --service NAME --namespace NS --out DIR [flags]\n"
+            "\n"
+            "Makes a CA and a serving certificate for the webhook Service and writes\n"
+            "DIR/ca.crt, DIR/ca.key (0600), DIR/tls.crt and DIR/tls.key (0600). Prints the\n"
+            "caBundle (base64 of ca.crt, one line) on stdout; everything else goes to stderr.\n"
+            "When DIR already holds ca.crt and ca.key, that CA signs the new serving\n"
+            "certificate, so the caBundle stays the same (rotation without touching the\n"
+            "webhook configurations).\n"
+            "\n"
+            "flags:\n",
+    .tail = "\n"
+            "The serving certificate always carries the SANs NAME, NAME.NS, NAME.NS.svc and\n"
+            "NAME.NS.svc.cluster.local, extendedKeyUsage serverAuth, a random 128-bit serial\n"
+            "and is valid from 5 minutes ago (clock skew) for --days days.\n"
+            "\n"
+            "exit status: 0 written, 1 usage or generation error.\n",
+    .unknown = "unknown argument",
+    .unknown_quoted = true,
+    .error_rc = 1,
+    .dashdash = GPA_CLI_DASHDASH_NONE,
+    .positional = NULL,
+};
 
 #ifdef GPA_HAVE_SERVER
 static int mkdir_p(const char *dir)
@@ -134,51 +164,17 @@ static void fmt_time(char *buf, size_t n, time_t t)
 
 int gpa_cmd_certs(int argc, char **argv)
 {
-    const char *service = NULL, *ns = NULL, *out = NULL, *key_type = "ecdsa";
-    const char *sans[MAX_SANS];
-    size_t n_sans = 0;
-    long days = 365, ca_days = 0;
-    int new_ca = 0;
-
-    for (int i = 1; i < argc; i++) {
-        int m = 0, bad = 0;
-        const char *v;
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            usage(stdout);
-            return 0;
-        }
-        if (strcmp(argv[i], "--new-ca") == 0) {
-            new_ca = 1;
-            continue;
-        }
-#define FLAG(name, action)                                                                         \
-    v = flag_value(argc, argv, &i, name, &m, &bad);                                                \
-    if (bad) return 1;                                                                             \
-    if (m) {                                                                                       \
-        action;                                                                                    \
-        continue;                                                                                  \
-    }
-        FLAG("--service", service = v);
-        FLAG("--namespace", ns = v);
-        FLAG("--out", out = v);
-        FLAG("--key-type", key_type = v);
-        FLAG("--days", if (parse_days(v, "--days", &days) != 0) return 1);
-        FLAG("--ca-days", if (parse_days(v, "--ca-days", &ca_days) != 0) return 1);
-        FLAG("--san", {
-            if (n_sans == MAX_SANS) {
-                fprintf(stderr, "gpu-admission certs: at most %d --san flags\n", MAX_SANS);
-                return 1;
-            }
-            sans[n_sans++] = v;
-        });
-#undef FLAG
-        fprintf(stderr, "gpu-admission certs: unknown argument '%s'\n", argv[i]);
-        usage(stderr);
-        return 1;
-    }
+    options o_ = {.key_type = "ecdsa", .days = 365};
+    int prc = gpa_cli_parse(&cli_spec, &o_, argc, argv);
+    if (prc != GPA_CLI_CONTINUE) return prc;
+    const char *service = o_.service, *ns = o_.ns, *out = o_.out, *key_type = o_.key_type;
+    const char *const *sans = o_.sans;
+    size_t n_sans = o_.n_sans;
+    long days = o_.days, ca_days = o_.ca_days;
+    bool new_ca = o_.new_ca;
     if (!service || !ns || !out) {
         fprintf(stderr, "gpu-admission certs: --service, --namespace and --out are required\n");
-        usage(stderr);
+        gpa_cli_usage(&cli_spec, stderr);
         return 1;
     }
     if (strcmp(key_type, "ecdsa") != 0 && strcmp(key_type, "rsa") != 0) {

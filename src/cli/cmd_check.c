@@ -4,6 +4,7 @@
  * the file:line each came from, enforcement, revision - or every error, one per line.
  * Never prints a partial description of a set that failed to load.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,61 +12,69 @@
 #include "cli.h"
 #include "gpu_admission/policy.h"
 
-static void usage(FILE *f)
+typedef struct options {
+    const char *dir;
+    bool quiet, strict;
+} options;
+
+static int positional(void *opts, const char *arg)
 {
-    fprintf(f, "usage: gpu-admission check [--quiet] [--strict] DIR\n"
-               "\n"
-               "Loads every *.yaml / *.yml file directly in DIR (lexical order; dot-files and\n"
-               "sub-directories are skipped, symlinks followed) exactly as the server does, then\n"
-               "prints the effective policy: enforcement, unmatched, tenants, GPU resource names,\n"
-               "pools, rules in the order they are tried (first match wins) with the file:line\n"
-               "each came from, and the revision. Last line:\n"
-               "  OK: N pools, M rules, revision <sha256>\n"
-               "\n"
-               "On an invalid set, prints every error to stderr as path:LINE:COL: message and\n"
-               "exits 1; nothing is printed to stdout.\n"
-               "\n"
-               "A valid set may still get warnings on stderr, path:LINE:COL: warning: rule R ...,\n"
-               "for rules that can never match or that deny every pod they match.\n"
-               "\n"
-               "flags:\n"
-               "  --quiet   print only the OK line (warnings still go to stderr)\n"
-               "  --strict  treat warnings as errors (exit 1), e.g. in a policy repo's CI\n"
-               "  --help    this text\n"
-               "\n"
-               "exit status: 0 valid, 1 invalid set (or warnings with --strict), unreadable\n"
-               "directory or usage error\n");
+    options *o = opts;
+    if (o->dir) {
+        fprintf(stderr, "gpu-admission check: only one directory may be given\n");
+        return GPA_CLI_USAGE;
+    }
+    o->dir = arg;
+    return 0;
 }
+
+static const gpa_cli_flag flags[] = {
+    {"--quiet", "-q", GPA_CLI_BOOL, offsetof(options, quiet), NULL,
+     "  --quiet   print only the OK line (warnings still go to stderr)\n"},
+    {"--strict", NULL, GPA_CLI_BOOL, offsetof(options, strict), NULL,
+     "  --strict  treat warnings as errors (exit 1), e.g. in a policy repo's CI\n"},
+    {"--help", "-h", GPA_CLI_HELP, 0, NULL, "  --help    this text\n"},
+};
+
+static const gpa_cli_spec cli_spec = {
+    .cmd = "check",
+    .flags = flags,
+    .n_flags = sizeof flags / sizeof flags[0],
+    .head = "usage: gpu-admission check [--quiet] [--strict] DIR\n"
+            "\n"
+            "Loads every *.yaml / *.yml file directly in DIR (lexical order; dot-files and\n"
+            "sub-directories are skipped, symlinks followed) exactly as the server does, then\n"
+            "prints the effective policy: enforcement, unmatched, tenants, GPU resource names,\n"
+            "pools, rules in the order they are tried (first match wins) with the file:line\n"
+            "each came from, and the revision. Last line:\n"
+            "  OK: N pools, M rules, revision <sha256>\n"
+            "\n"
+            "On an invalid set, prints every error to stderr as path:LINE:COL: message and\n"
+            "exits 1; nothing is printed to stdout.\n"
+            "\n"
+            "A valid set may still get warnings on stderr, path:LINE:COL: warning: rule R ...,\n"
+            "for rules that can never match or that deny every pod they match.\n"
+            "\n"
+            "flags:\n",
+    .tail = "\n"
+            "exit status: 0 valid, 1 invalid set (or warnings with --strict), unreadable\n"
+            "directory or usage error\n",
+    .unknown = "unknown flag",
+    .error_rc = 1,
+    .dashdash = GPA_CLI_DASHDASH_LAST_ONE,
+    .positional = positional,
+};
 
 int gpa_cmd_check(int argc, char **argv)
 {
-    const char *dir = NULL;
-    bool quiet = false, strict = false;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            usage(stdout);
-            return 0;
-        } else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
-            quiet = true;
-        } else if (strcmp(argv[i], "--strict") == 0) {
-            strict = true;
-        } else if (strcmp(argv[i], "--") == 0 && i + 1 < argc && !dir && i + 2 == argc) {
-            dir = argv[++i];
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr, "gpu-admission check: unknown flag %s\n", argv[i]);
-            usage(stderr);
-            return 1;
-        } else if (dir) {
-            fprintf(stderr, "gpu-admission check: only one directory may be given\n");
-            usage(stderr);
-            return 1;
-        } else {
-            dir = argv[i];
-        }
-    }
+    options o = {0};
+    int rc = gpa_cli_parse(&cli_spec, &o, argc, argv);
+    if (rc != GPA_CLI_CONTINUE) return rc;
+    const char *dir = o.dir;
+    bool quiet = o.quiet, strict = o.strict;
     if (!dir) {
         fprintf(stderr, "gpu-admission check: no policy directory given\n");
-        usage(stderr);
+        gpa_cli_usage(&cli_spec, stderr);
         return 1;
     }
     gpa_policy *p = NULL;

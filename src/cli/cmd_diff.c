@@ -8,6 +8,7 @@
  * webhooks cannot answer.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,10 +21,37 @@
 #include "gpu_admission/policy.h"
 #include "gpu_admission/review.h"
 
-static void usage(FILE *f)
+typedef struct options {
+    const char *old_dir, *new_dir, *format;
+    bool exit_code;
+    const char **inputs;
+    size_t n_inputs;
+} options;
+
+static int positional(void *opts, const char *arg)
 {
-    fprintf(f,
-            "usage: gpu-admission diff --old DIR --new DIR [-o text|json] [--exit-code]\n"
+    options *o = opts;
+    o->inputs[o->n_inputs++] = arg;
+    return 0;
+}
+
+static const gpa_cli_flag flags[] = {
+    {"--old", NULL, GPA_CLI_STR, offsetof(options, old_dir), NULL,
+     "      --old DIR            the policy directory in force now; required\n"},
+    {"--new", NULL, GPA_CLI_STR, offsetof(options, new_dir), NULL,
+     "      --new DIR            the changed policy directory; required\n"},
+    {"--output", "-o", GPA_CLI_STR, offsetof(options, format), NULL,
+     "  -o, --output FORMAT      text (default) or json\n"},
+    {"--exit-code", NULL, GPA_CLI_BOOL, offsetof(options, exit_code), NULL,
+     "      --exit-code          exit 1 when something changes (like git diff)\n"},
+    {"--help", "-h", GPA_CLI_HELP, 0, NULL, "  -h, --help               show this help\n"},
+};
+
+static const gpa_cli_spec cli_spec = {
+    .cmd = "diff",
+    .flags = flags,
+    .n_flags = sizeof flags / sizeof flags[0],
+    .head = "usage: gpu-admission diff --old DIR --new DIR [-o text|json] [--exit-code]\n"
             "                          [INPUT...]\n"
             "\n"
             "Judges every object in the inputs (files or - for stdin; default -) under both\n"
@@ -34,17 +62,17 @@ static void usage(FILE *f)
             "(or -o yaml). Pods already mutated by a policy are judged as the request they came\n"
             "from when it can be rebuilt (\"reconstructed\"), else as they are (\"as-is\").\n"
             "\n"
-            "flags:\n"
-            "      --old DIR            the policy directory in force now; required\n"
-            "      --new DIR            the changed policy directory; required\n"
-            "  -o, --output FORMAT      text (default) or json\n"
-            "      --exit-code          exit 1 when something changes (like git diff)\n"
-            "  -h, --help               show this help\n"
-            "\n"
+            "flags:\n",
+    .tail = "\n"
             "exit codes: 0 done (with --exit-code: no change), 1 with --exit-code: something\n"
             "changes, 2 bad flags, unreadable input, a policy set that does not load, or an\n"
-            "object the webhooks cannot answer.\n");
-}
+            "object the webhooks cannot answer.\n",
+    .unknown = "unknown flag",
+    .unknown_quoted = true,
+    .error_rc = 2,
+    .dashdash = GPA_CLI_DASHDASH_ENDS_FLAGS,
+    .positional = positional,
+};
 
 typedef struct counts {
     size_t objects, units, changed, not_judged;
@@ -74,13 +102,14 @@ static void print_compact(FILE *o, const cJSON *v)
     free(s);
 }
 
-static void print_entry(FILE *o, const char *label, const char *origin, const cJSON *e)
+static void print_entry(FILE *o, const cJSON *obj, const char *origin, const cJSON *e)
 {
     const cJSON *old = cJSON_GetObjectItemCaseSensitive(e, "old");
     const cJSON *new_ = cJSON_GetObjectItemCaseSensitive(e, "new");
-    const char *tpl = s_or(e, "template", NULL);
-    fprintf(o, "%s%s%s (%s, judged %s)\n", label, tpl ? " " : "", tpl ? tpl : "", origin,
-            s_or(e, "judgedAs", "?"));
+    char what[1400];
+    gpa_cli_describe(what, sizeof what, obj, 0, GPA_CLI_LABEL_OBJECT, s_or(e, "template", NULL),
+                     NULL);
+    fprintf(o, "%s (%s, judged %s)\n", what, origin, s_or(e, "judgedAs", "?"));
     if (has_change(e, "denied"))
         fprintf(o, "    allowed -> denied: %s\n", s_or(new_, "message", "denied by policy"));
     if (has_change(e, "allowed")) fprintf(o, "    denied -> allowed\n");
@@ -144,45 +173,20 @@ static void count(counts *c, const cJSON *e)
 
 int gpa_cmd_diff(int argc, char **argv)
 {
-    const char *old_dir = NULL, *new_dir = NULL, *format = "text";
-    bool exit_code = false, only_positional = false;
-    const char **inputs = calloc((size_t)argc + 1, sizeof *inputs);
-    size_t n_inputs = 0;
-    if (!inputs) return 2;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!only_positional && a[0] == '-' && a[1] != '\0') {
-            if (strcmp(a, "--") == 0) {
-                only_positional = true;
-                continue;
-            }
-            if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-                usage(stdout);
-                free(inputs);
-                return 0;
-            }
-            if (strcmp(a, "--exit-code") == 0) {
-                exit_code = true;
-                continue;
-            }
-            int r = gpa_cli_flag_value(&old_dir, argc, argv, &i, "--old", "", "diff");
-            if (r == 0) r = gpa_cli_flag_value(&new_dir, argc, argv, &i, "--new", "", "diff");
-            if (r == 0) r = gpa_cli_flag_value(&format, argc, argv, &i, "--output", "-o", "diff");
-            if (r < 0) {
-                free(inputs);
-                return 2;
-            }
-            if (r > 0) continue;
-            fprintf(stderr, "gpu-admission diff: unknown flag '%s'\n", a);
-            usage(stderr);
-            free(inputs);
-            return 2;
-        }
-        inputs[n_inputs++] = a;
+    options o = {.format = "text", .inputs = calloc((size_t)argc + 1, sizeof *o.inputs)};
+    if (!o.inputs) return 2;
+    int prc = gpa_cli_parse(&cli_spec, &o, argc, argv);
+    if (prc != GPA_CLI_CONTINUE) {
+        free(o.inputs);
+        return prc;
     }
+    const char *old_dir = o.old_dir, *new_dir = o.new_dir, *format = o.format;
+    bool exit_code = o.exit_code;
+    const char **inputs = o.inputs;
+    size_t n_inputs = o.n_inputs;
     if (!old_dir || !new_dir) {
         fprintf(stderr, "gpu-admission diff: --old DIR and --new DIR are required\n");
-        usage(stderr);
+        gpa_cli_usage(&cli_spec, stderr);
         free(inputs);
         return 2;
     }
@@ -217,7 +221,7 @@ int gpa_cmd_diff(int argc, char **argv)
         for (size_t k = 0; rc == 0 && k < gpa_objects_count(objs); k++) {
             const cJSON *obj = gpa_objects_get(objs, k);
             char label[300];
-            gpa_objects_describe(label, sizeof label, obj);
+            gpa_cli_describe(label, sizeof label, obj, 0, GPA_CLI_LABEL_OBJECT, NULL, NULL);
             cJSON *entries = NULL;
             if (gpa_impact_object(&entries, NULL, po, pn, obj, &err) != GPA_OK) {
                 fprintf(stderr, "gpu-admission diff: %s: %s: %s\n", gpa_objects_origin(objs, k),
@@ -237,7 +241,7 @@ int gpa_cmd_diff(int argc, char **argv)
                     cJSON_AddStringToObject(je, "origin", gpa_objects_origin(objs, k));
                     cJSON_AddItemToArray(jchanges, je);
                 } else {
-                    print_entry(stdout, label, gpa_objects_origin(objs, k), e);
+                    print_entry(stdout, obj, gpa_objects_origin(objs, k), e);
                 }
             }
             cJSON_Delete(entries);

@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,16 +26,51 @@
 
 #include "cli.h"
 #include "gpu_admission/engine.h"
+#include "gpu_admission/objects.h"
 #include "gpu_admission/patch.h"
 #include "gpu_admission/policy.h"
 #include "gpu_admission/review.h"
 #include "gpu_admission/workload.h"
 #include "gpu_admission/yamljson.h"
 
-static void usage(FILE *f)
+typedef struct options {
+    const char *dir;
+    const char *ns;
+    const char *file;
+    bool patch;
+    bool explain;
+} options;
+
+static int positional(void *opts, const char *arg)
 {
-    fprintf(f,
-            "usage: gpu-admission mutate --policies DIR [-n NAMESPACE] [--patch] [--explain]\n"
+    options *o = opts;
+    if (o->file) {
+        fprintf(stderr, "gpu-admission mutate: unexpected argument '%s' (one FILE only)\n", arg);
+        return GPA_CLI_USAGE;
+    }
+    o->file = arg;
+    return 0;
+}
+
+static const gpa_cli_flag flags[] = {
+    {"--policies", "-p", GPA_CLI_STR, offsetof(options, dir), NULL,
+     "  -p, --policies DIR       policy directory (*.yaml / *.yml files); required\n"},
+    {"--namespace", "-n", GPA_CLI_STR, offsetof(options, ns), NULL,
+     "  -n, --namespace NS       namespace to admit the Pods into (default: the Pod's\n"
+     "                           metadata.namespace, else \"default\")\n"},
+    {"--patch", NULL, GPA_CLI_BOOL, offsetof(options, patch), NULL,
+     "      --patch              print the JSON Patch (one compact line per Pod) instead\n"
+     "                           of the Pod\n"},
+    {"--explain", NULL, GPA_CLI_BOOL, offsetof(options, explain), NULL,
+     "      --explain            print the engine's reasoning to stderr\n"},
+    {"--help", "-h", GPA_CLI_HELP, 0, NULL, "  -h, --help               show this help\n"},
+};
+
+static const gpa_cli_spec cli_spec = {
+    .cmd = "mutate",
+    .flags = flags,
+    .n_flags = sizeof flags / sizeof flags[0],
+    .head = "usage: gpu-admission mutate --policies DIR [-n NAMESPACE] [--patch] [--explain]\n"
             "                            [FILE|-]\n"
             "\n"
             "Runs the mutating webhook offline on every Pod in FILE (or stdin): YAML (any number\n"
@@ -47,19 +83,17 @@ static void usage(FILE *f)
             "what its pods would get or why they would be refused. Other documents are\n"
             "skipped with a note on stderr.\n"
             "\n"
-            "flags:\n"
-            "  -p, --policies DIR       policy directory (*.yaml / *.yml files); required\n"
-            "  -n, --namespace NS       namespace to admit the Pods into (default: the Pod's\n"
-            "                           metadata.namespace, else \"default\")\n"
-            "      --patch              print the JSON Patch (one compact line per Pod) instead\n"
-            "                           of the Pod\n"
-            "      --explain            print the engine's reasoning to stderr\n"
-            "  -h, --help               show this help\n"
-            "\n"
+            "flags:\n",
+    .tail = "\n"
             "exit codes: 0 all Pods allowed, 2 a Pod (or a template's pods) was denied\n"
             "(reason on stderr), 1 bad flags, unreadable input, no Pod or pod template in the\n"
-            "input or invalid policies.\n");
-}
+            "input or invalid policies.\n",
+    .unknown = "unknown flag",
+    .unknown_quoted = true,
+    .error_rc = 1,
+    .dashdash = GPA_CLI_DASHDASH_ENDS_FLAGS,
+    .positional = positional,
+};
 
 /* ---- JSON output: 2-space pretty printing (cJSON_Print indents with tabs) ---- */
 
@@ -111,85 +145,49 @@ static bool pretty(FILE *f, const cJSON *v, int depth)
 
 /* ---- input ---- */
 
+/* How the Pods are printed back: in the input's shape. */
 typedef enum { IN_YAML, IN_JSON_OBJECT, IN_JSON_ARRAY, IN_JSON_LIST } input_shape;
 
-/* Parses the input into a cJSON array of documents (borrowed or owned via *owner). */
-static int read_docs(cJSON **owner, const cJSON **docs, input_shape *shape, const char *buf,
-                     size_t len, const char *name)
+/* The shape of an input the objects reader accepted; for a List, *envelope gets its root
+ * (printed back around the admitted Pods). -1 when memory runs out. */
+static int input_shape_of(input_shape *shape, cJSON **envelope, const char *buf, size_t len)
 {
-    gpa_error err = {0};
-    if (gpa_looks_like_json(buf, len)) {
-        /* The codec's reader: the CLI refuses exactly the JSON the server refuses. */
-        cJSON *root = NULL;
-        if (gpa_review_parse_json(&root, buf, len, &err) != GPA_OK) {
-            fprintf(stderr, "gpu-admission mutate: %s: %s\n", name, err.message);
-            return -1;
-        }
-        if (cJSON_IsArray(root)) {
-            *owner = root;
-            *docs = root;
-            *shape = IN_JSON_ARRAY;
-            return 0;
-        }
-        const cJSON *kind = cJSON_GetObjectItemCaseSensitive(root, "kind");
-        const cJSON *items = cJSON_GetObjectItemCaseSensitive(root, "items");
-        if (cJSON_IsString(kind) && strcmp(kind->valuestring, "List") == 0 &&
-            cJSON_IsArray(items)) {
-            *owner = root;
-            *docs = items;
-            *shape = IN_JSON_LIST;
-            return 0;
-        }
-        cJSON *arr = cJSON_CreateArray();
-        if (!arr) {
-            cJSON_Delete(root);
-            return -1;
-        }
-        cJSON_AddItemToArray(arr, root);
-        *owner = arr;
-        *docs = arr;
-        *shape = IN_JSON_OBJECT;
+    *envelope = NULL;
+    if (!gpa_looks_like_json(buf, len)) {
+        *shape = IN_YAML;
         return 0;
     }
-    cJSON *arr = NULL;
-    if (gpa_yaml_to_json(&arr, buf, len, &err) != GPA_OK) {
-        fprintf(stderr, "gpu-admission mutate: %s: %s\n", name, err.message);
-        return -1;
+    size_t i = 0;
+    while (i < len && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\r' || buf[i] == '\n'))
+        i++;
+    if (i < len && buf[i] == '[') {
+        *shape = IN_JSON_ARRAY;
+        return 0;
     }
-    *owner = arr;
-    *docs = arr;
-    *shape = IN_YAML;
+    /* the objects reader flattened a List; only its root says which (parsed again: the
+     * reader keeps the items, not the envelope) */
+    cJSON *root = NULL;
+    gpa_error err = {0};
+    if (gpa_review_parse_json(&root, buf, len, &err) != GPA_OK) return -1;
+    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(root, "kind");
+    size_t n = cJSON_IsString(kind) ? strlen(kind->valuestring) : 0;
+    if (n >= 4 && strcmp(kind->valuestring + n - 4, "List") == 0 &&
+        cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(root, "items"))) {
+        *shape = IN_JSON_LIST;
+        *envelope = root;
+        return 0;
+    }
+    cJSON_Delete(root);
+    *shape = IN_JSON_OBJECT;
     return 0;
 }
 
 static const char *str_at(const cJSON *o, const char *a, const char *b)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, a);
+    const cJSON *v = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, a) : NULL;
     if (b) v = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, b) : NULL;
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
-
-/* "Pod/name", "Deployment/name", "document 3" for messages. */
-static void describe(char *buf, size_t cap, const cJSON *doc, int index)
-{
-    const char *kind = cJSON_IsObject(doc) ? str_at(doc, "kind", NULL) : NULL;
-    const char *name = cJSON_IsObject(doc) ? str_at(doc, "metadata", "name") : NULL;
-    if (!name && cJSON_IsObject(doc)) name = str_at(doc, "metadata", "generateName");
-    if (kind && name)
-        snprintf(buf, cap, "%s/%s", kind, name);
-    else if (kind)
-        snprintf(buf, cap, "%s (document %d)", kind, index + 1);
-    else
-        snprintf(buf, cap, "document %d", index + 1);
-}
-
-typedef struct options {
-    const char *dir;
-    const char *ns;
-    const char *file;
-    bool patch;
-    bool explain;
-} options;
 
 /* Runs one pod; returns 0 allowed (*out set to the pod to print, or the patch), 2 denied,
  * 1 error. template_pods: how many pods a workload's template makes (-1 for a Pod). */
@@ -272,7 +270,7 @@ static int mutate_one(cJSON **out, const gpa_policy *p, const options *o, const 
 /* Each pod template of a workload through mutate_one, its result appended to outs. Returns 0,
  * 2 when some template's pods would be denied, 1 on an error. */
 static int mutate_workload(cJSON *outs, int *n_pods, const gpa_policy *p, const options *o,
-                           const cJSON *doc, const char *label)
+                           const cJSON *doc, size_t doc_number, const char *label)
 {
     gpa_workload_templates *t = NULL;
     gpa_error err = {0};
@@ -291,7 +289,7 @@ static int mutate_workload(cJSON *outs, int *n_pods, const gpa_policy *p, const 
     for (size_t i = 0; i < n; i++) {
         const gpa_workload_template *x = gpa_workload_templates_get(t, i);
         char tl[900];
-        snprintf(tl, sizeof tl, "%s %s", label, x->path);
+        gpa_cli_describe(tl, sizeof tl, doc, doc_number, GPA_CLI_LABEL_SLASH, x->path, NULL);
         (*n_pods)++;
         cJSON *res = NULL;
         int rc = mutate_one(&res, p, o, x->pod, tl, x->replicas);
@@ -312,45 +310,11 @@ static int mutate_workload(cJSON *outs, int *n_pods, const gpa_policy *p, const 
 int gpa_cmd_mutate(int argc, char **argv)
 {
     options o = {0};
-    bool only_positional = false;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!only_positional && a[0] == '-' && a[1] != '\0') {
-            if (strcmp(a, "--") == 0) {
-                only_positional = true;
-                continue;
-            }
-            if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-                usage(stdout);
-                return 0;
-            }
-            if (strcmp(a, "--patch") == 0) {
-                o.patch = true;
-                continue;
-            }
-            if (strcmp(a, "--explain") == 0) {
-                o.explain = true;
-                continue;
-            }
-            int r = gpa_cli_flag_value(&o.dir, argc, argv, &i, "--policies", "-p", "mutate");
-            if (r == 0)
-                r = gpa_cli_flag_value(&o.ns, argc, argv, &i, "--namespace", "-n", "mutate");
-            if (r < 0) return 1;
-            if (r > 0) continue;
-            fprintf(stderr, "gpu-admission mutate: unknown flag '%s'\n", a);
-            usage(stderr);
-            return 1;
-        }
-        if (o.file) {
-            fprintf(stderr, "gpu-admission mutate: unexpected argument '%s' (one FILE only)\n", a);
-            usage(stderr);
-            return 1;
-        }
-        o.file = a;
-    }
+    int prc = gpa_cli_parse(&cli_spec, &o, argc, argv);
+    if (prc != GPA_CLI_CONTINUE) return prc;
     if (!o.dir) {
         fprintf(stderr, "gpu-admission mutate: --policies DIR is required\n");
-        usage(stderr);
+        gpa_cli_usage(&cli_spec, stderr);
         return 1;
     }
     if (o.ns && !*o.ns) {
@@ -373,23 +337,37 @@ int gpa_cmd_mutate(int argc, char **argv)
         gpa_policy_unref(p);
         return 1;
     }
-    cJSON *owner = NULL;
-    const cJSON *docs = NULL;
-    input_shape shape;
-    if (read_docs(&owner, &docs, &shape, buf, len, name) != 0) {
-        free(buf);
+    /* The objects reader: mutate refuses and flattens exactly what review, test and diff do. */
+    gpa_objects *objs = NULL;
+    cJSON *envelope = NULL;
+    input_shape shape = IN_YAML;
+    int rrc = gpa_objects_read(&objs, buf, len, name, &err);
+    if (rrc != GPA_OK)
+        fprintf(stderr, "gpu-admission mutate: %s\n", err.message);
+    else if ((rrc = input_shape_of(&shape, &envelope, buf, len)) != 0)
+        fprintf(stderr, "gpu-admission mutate: out of memory\n");
+    free(buf);
+    if (rrc != GPA_OK) {
+        gpa_objects_free(objs);
         gpa_policy_unref(p);
         return 1;
     }
+    bool json = shape != IN_YAML;
     cJSON *outs = cJSON_CreateArray();
-    int n_pods = 0, worst = 0, index = 0;
-    for (const cJSON *doc = docs->child; doc && outs; doc = doc->next, index++) {
+    int n_pods = 0, worst = 0;
+    size_t doc_number = 0;
+    for (size_t i = 0; i < gpa_objects_count(objs) && outs; i++) {
+        const cJSON *doc = gpa_objects_get(objs, i);
+        /* "document N": the element of a JSON array or List; for YAML the N-th non-empty
+         * document (the items of a YAML List share their document's number) */
+        if (json || i == 0 || gpa_objects_doc(objs, i) != gpa_objects_doc(objs, i - 1))
+            doc_number++;
         char label[300];
-        describe(label, sizeof label, doc, index);
-        const char *kind = cJSON_IsObject(doc) ? str_at(doc, "kind", NULL) : NULL;
-        const char *av = cJSON_IsObject(doc) ? str_at(doc, "apiVersion", NULL) : NULL;
+        gpa_cli_describe(label, sizeof label, doc, doc_number, GPA_CLI_LABEL_SLASH, NULL, NULL);
+        const char *kind = str_at(doc, "kind", NULL);
+        const char *av = str_at(doc, "apiVersion", NULL);
         if (kind && av && gpa_workload_kind_known(p, av, kind)) {
-            int wrc = mutate_workload(outs, &n_pods, p, &o, doc, label);
+            int wrc = mutate_workload(outs, &n_pods, p, &o, doc, doc_number, label);
             if (wrc == 1) {
                 worst = 1;
                 break;
@@ -453,8 +431,8 @@ int gpa_cmd_mutate(int argc, char **argv)
             fputc('\n', stdout);
         } else {
             /* Keep the List envelope, items replaced by the admitted Pods. */
-            cJSON *list = cJSON_Duplicate(owner, 0);
-            for (const cJSON *c = owner->child; list && c; c = c->next)
+            cJSON *list = cJSON_Duplicate(envelope, 0);
+            for (const cJSON *c = envelope->child; list && c; c = c->next)
                 if (strcmp(c->string ? c->string : "", "items") != 0)
                     cJSON_AddItemToObject(list, c->string, cJSON_Duplicate(c, 1));
             ok = list && cJSON_AddItemReferenceToObject(list, "items", outs) &&
@@ -472,8 +450,8 @@ int gpa_cmd_mutate(int argc, char **argv)
         worst = 1;
     }
     cJSON_Delete(outs);
-    cJSON_Delete(owner);
-    free(buf);
+    cJSON_Delete(envelope);
+    gpa_objects_free(objs);
     gpa_policy_unref(p);
     return worst;
 }

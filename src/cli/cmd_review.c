@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,28 +28,58 @@
 #include "gpu_admission/review.h"
 #include "gpu_admission/yamljson.h"
 
-static void usage(FILE *f)
+typedef struct options {
+    const char *dir, *hook_name, *file, *ns;
+} options;
+
+static int positional(void *opts, const char *arg)
 {
-    fprintf(f, "usage: gpu-admission review {mutate|validate} --policies DIR [-n NAMESPACE]\n"
-               "                            [FILE|-]\n"
-               "\n"
-               "Reads one AdmissionReview (admission.k8s.io/v1 or v1beta1, JSON) from FILE or\n"
-               "stdin and prints the response the webhook server would send for POST /mutate or\n"
-               "POST /validate: exactly the HTTP body, then one newline.\n"
-               "Given Kubernetes objects instead (YAML, any number of documents, or JSON: a Pod,\n"
-               "a Deployment, Job, PyTorchJob, ...), answers for each the AdmissionReview the API\n"
-               "server would send to create it (operation CREATE, request.kind from its\n"
-               "apiVersion and kind): one response per line, in input order.\n"
-               "\n"
-               "flags:\n"
-               "  -p, --policies DIR   policy directory (*.yaml / *.yml files); required\n"
-               "  -n, --namespace NS   namespace of the objects (default: each object's\n"
-               "                       metadata.namespace, else \"default\")\n"
-               "  -h, --help           show this help\n"
-               "\n"
-               "exit codes: 0 response produced (allowed or denied), 1 bad request (the 400\n"
-               "Status body is printed), bad flags, unreadable input or invalid policies.\n");
+    options *o = opts;
+    if (!o->hook_name) {
+        o->hook_name = arg;
+    } else if (!o->file) {
+        o->file = arg;
+    } else {
+        fprintf(stderr, "gpu-admission review: unexpected argument '%s'\n", arg);
+        return GPA_CLI_USAGE;
+    }
+    return 0;
 }
+
+static const gpa_cli_flag flags[] = {
+    {"--policies", "-p", GPA_CLI_STR, offsetof(options, dir), NULL,
+     "  -p, --policies DIR   policy directory (*.yaml / *.yml files); required\n"},
+    {"--namespace", "-n", GPA_CLI_STR, offsetof(options, ns), NULL,
+     "  -n, --namespace NS   namespace of the objects (default: each object's\n"
+     "                       metadata.namespace, else \"default\")\n"},
+    {"--help", "-h", GPA_CLI_HELP, 0, NULL, "  -h, --help           show this help\n"},
+};
+
+static const gpa_cli_spec cli_spec = {
+    .cmd = "review",
+    .flags = flags,
+    .n_flags = sizeof flags / sizeof flags[0],
+    .head = "usage: gpu-admission review {mutate|validate} --policies DIR [-n NAMESPACE]\n"
+            "                            [FILE|-]\n"
+            "\n"
+            "Reads one AdmissionReview (admission.k8s.io/v1 or v1beta1, JSON) from FILE or\n"
+            "stdin and prints the response the webhook server would send for POST /mutate or\n"
+            "POST /validate: exactly the HTTP body, then one newline.\n"
+            "Given Kubernetes objects instead (YAML, any number of documents, or JSON: a Pod,\n"
+            "a Deployment, Job, PyTorchJob, ...), answers for each the AdmissionReview the API\n"
+            "server would send to create it (operation CREATE, request.kind from its\n"
+            "apiVersion and kind): one response per line, in input order.\n"
+            "\n"
+            "flags:\n",
+    .tail = "\n"
+            "exit codes: 0 response produced (allowed or denied), 1 bad request (the 400\n"
+            "Status body is printed), bad flags, unreadable input or invalid policies.\n",
+    .unknown = "unknown flag",
+    .unknown_quoted = true,
+    .error_rc = 1,
+    .dashdash = GPA_CLI_DASHDASH_ENDS_FLAGS,
+    .positional = positional,
+};
 
 /* Prints the answer to one review body; 0, or 1 for a 400/500 (reported on stderr). */
 static int answer(const gpa_policy *p, gpa_hook hook, const char *body, size_t len,
@@ -138,10 +169,9 @@ static int answer_objects(const gpa_policy *p, gpa_hook hook, const char *buf, s
     int code = 0;
     for (size_t i = 0; i < n; i++) {
         const cJSON *obj = gpa_objects_get(objs, i);
-        char label[300];
-        gpa_objects_describe(label, sizeof label, obj);
         char where[600];
-        snprintf(where, sizeof where, "%s (%s)", label, gpa_objects_origin(objs, i));
+        gpa_cli_describe(where, sizeof where, obj, 0, GPA_CLI_LABEL_OBJECT, NULL,
+                         gpa_objects_origin(objs, i));
         const cJSON *k = cJSON_GetObjectItemCaseSensitive(obj, "kind");
         size_t blen = 0;
         char *body = NULL;
@@ -163,37 +193,10 @@ static int answer_objects(const gpa_policy *p, gpa_hook hook, const char *buf, s
 
 int gpa_cmd_review(int argc, char **argv)
 {
-    const char *dir = NULL, *hook_name = NULL, *file = NULL, *ns = NULL;
-    bool only_positional = false;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!only_positional && a[0] == '-' && a[1] != '\0') {
-            if (strcmp(a, "--") == 0) {
-                only_positional = true;
-                continue;
-            }
-            if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-                usage(stdout);
-                return 0;
-            }
-            int r = gpa_cli_flag_value(&dir, argc, argv, &i, "--policies", "-p", "review");
-            if (r == 0) r = gpa_cli_flag_value(&ns, argc, argv, &i, "--namespace", "-n", "review");
-            if (r < 0) return 1;
-            if (r > 0) continue;
-            fprintf(stderr, "gpu-admission review: unknown flag '%s'\n", a);
-            usage(stderr);
-            return 1;
-        }
-        if (!hook_name)
-            hook_name = a;
-        else if (!file)
-            file = a;
-        else {
-            fprintf(stderr, "gpu-admission review: unexpected argument '%s'\n", a);
-            usage(stderr);
-            return 1;
-        }
-    }
+    options o = {0};
+    int prc = gpa_cli_parse(&cli_spec, &o, argc, argv);
+    if (prc != GPA_CLI_CONTINUE) return prc;
+    const char *dir = o.dir, *hook_name = o.hook_name, *file = o.file, *ns = o.ns;
     gpa_hook hook;
     if (hook_name && strcmp(hook_name, "mutate") == 0)
         hook = GPA_HOOK_MUTATE;
@@ -202,12 +205,12 @@ int gpa_cmd_review(int argc, char **argv)
     else {
         fprintf(stderr, "gpu-admission review: first argument must be 'mutate' or 'validate'%s%s\n",
                 hook_name ? ", not " : "", hook_name ? hook_name : "");
-        usage(stderr);
+        gpa_cli_usage(&cli_spec, stderr);
         return 1;
     }
     if (!dir) {
         fprintf(stderr, "gpu-admission review: --policies DIR is required\n");
-        usage(stderr);
+        gpa_cli_usage(&cli_spec, stderr);
         return 1;
     }
     if (!file) file = "-";

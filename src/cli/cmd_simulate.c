@@ -4,6 +4,7 @@
  * prints the answer. Only argument handling and file I/O live here.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,10 +14,41 @@
 #include "gpu_admission/policy.h"
 #include "sim.h"
 
-static void usage(FILE *f)
+typedef struct options {
+    const char *dir, *inv_path, *out, *report;
+    bool suggest;
+    const char **files;
+    size_t nfiles;
+} options;
+
+static int positional(void *opts, const char *arg)
 {
-    fprintf(f,
-            "usage: gpu-admission simulate --policies DIR --inventory FILE [-o text|json]\n"
+    options *o = opts;
+    o->files[o->nfiles++] = arg;
+    return 0;
+}
+
+static const gpa_cli_flag flags[] = {
+    {"--policies", "-p", GPA_CLI_STR, offsetof(options, dir), NULL,
+     "  -p, --policies DIR     policy directory (as `check` loads it)\n"},
+    {"--inventory", "-i", GPA_CLI_STR, offsetof(options, inv_path), NULL,
+     "  -i, --inventory FILE   the nodes\n"},
+    {"--output", "-o", GPA_CLI_STR, offsetof(options, out), NULL,
+     "  -o, --output FMT       text (default) or json\n"},
+    {"--report", NULL, GPA_CLI_STR, offsetof(options, report), NULL,
+     "      --report FILE      also write a self-contained HTML page picturing every used\n"
+     "                         GPU and the used-vs-baseline bar\n"},
+    {"--suggest-mig", NULL, GPA_CLI_BOOL, offsetof(options, suggest), NULL,
+     "      --suggest-mig      print a mig-parted config (the MIG layouts the packing\n"
+     "                         chose) instead of the answer\n"},
+    {"--help", "-h", GPA_CLI_HELP, 0, NULL, "      --help             this text\n"},
+};
+
+static const gpa_cli_spec cli_spec = {
+    .cmd = "simulate",
+    .flags = flags,
+    .n_flags = sizeof flags / sizeof flags[0],
+    .head = "usage: gpu-admission simulate --policies DIR --inventory FILE [-o text|json]\n"
             "                              [--report FILE.html] [--suggest-mig] WORKLOAD...\n"
             "\n"
             "Runs every pod of the WORKLOAD files (YAML or JSON: Pods, Lists, workloads such as\n"
@@ -28,18 +60,14 @@ static void usage(FILE *f)
             "\n"
             "The inventory is a GPUInventory (docs/simulate.md) or `kubectl get nodes -o json`.\n"
             "\n"
-            "flags:\n"
-            "  -p, --policies DIR     policy directory (as `check` loads it)\n"
-            "  -i, --inventory FILE   the nodes\n"
-            "  -o, --output FMT       text (default) or json\n"
-            "      --report FILE      also write a self-contained HTML page picturing every used\n"
-            "                         GPU and the used-vs-baseline bar\n"
-            "      --suggest-mig      print a mig-parted config (the MIG layouts the packing\n"
-            "                         chose) instead of the answer\n"
-            "      --help             this text\n"
-            "\n"
-            "exit status: 0 answered (denied or unplaced pods included), 1 usage or input error\n");
-}
+            "flags:\n",
+    .tail = "\n"
+            "exit status: 0 answered (denied or unplaced pods included), 1 usage or input error\n",
+    .unknown = "unknown flag",
+    .error_rc = 1,
+    .dashdash = GPA_CLI_DASHDASH_NONE,
+    .positional = positional,
+};
 
 static int read_objects(gpa_sim *s, const gpa_policy *p, const char *path)
 {
@@ -87,42 +115,21 @@ static int write_file(const char *path, const char *data)
 
 int gpa_cmd_simulate(int argc, char **argv)
 {
-    const char *dir = NULL, *inv_path = NULL, *out = "text", *report = NULL;
-    bool suggest = false;
-    const char **files = calloc((size_t)argc + 1, sizeof *files);
-    size_t nfiles = 0;
-    if (!files) return 1;
-    int ret = 1;
-    for (int i = 1; i < argc; i++) {
-        int r;
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            usage(stdout);
-            free(files);
-            return 0;
-        }
-        if ((r = gpa_cli_flag_value(&dir, argc, argv, &i, "--policies", "-p", "simulate")) ||
-            (r = gpa_cli_flag_value(&inv_path, argc, argv, &i, "--inventory", "-i", "simulate")) ||
-            (r = gpa_cli_flag_value(&out, argc, argv, &i, "--output", "-o", "simulate")) ||
-            (r = gpa_cli_flag_value(&report, argc, argv, &i, "--report", "--report", "simulate"))) {
-            if (r < 0) goto done;
-            continue;
-        }
-        if (strcmp(argv[i], "--suggest-mig") == 0) {
-            suggest = true;
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr, "gpu-admission simulate: unknown flag %s\n", argv[i]);
-            usage(stderr);
-            goto done;
-        } else {
-            files[nfiles++] = argv[i];
-        }
-    }
+    options o = {.out = "text", .files = calloc((size_t)argc + 1, sizeof *o.files)};
+    if (!o.files) return 1;
+    const char **files = o.files;
+    int ret = gpa_cli_parse(&cli_spec, &o, argc, argv);
+    if (ret != GPA_CLI_CONTINUE) goto done;
+    ret = 1;
+    const char *dir = o.dir, *inv_path = o.inv_path, *out = o.out, *report = o.report;
+    bool suggest = o.suggest;
+    size_t nfiles = o.nfiles;
     if (!dir || !inv_path || !nfiles) {
         fprintf(stderr, "gpu-admission simulate: %s\n",
                 !dir        ? "--policies DIR is required"
                 : !inv_path ? "--inventory FILE is required"
                             : "no WORKLOAD file given");
-        usage(stderr);
+        gpa_cli_usage(&cli_spec, stderr);
         goto done;
     }
     if (strcmp(out, "text") != 0 && strcmp(out, "json") != 0) {

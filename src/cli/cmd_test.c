@@ -4,7 +4,8 @@
  * --policies DIR OBJECT...` writes a suite of today's decisions.
  *
  * Thin: finds and reads files, loads policy directories, prints. Reading suites, judging a
- * case and checking expectations are the core's (suite.h).
+ * case and checking expectations are the offline tools' (suite.h), and so are the reports
+ * (report.h).
  *
  * Exit codes: 0 every case that ran passed; 1 a case failed; 2 usage error, unreadable or
  * invalid suite, policy set that does not load, or no case ran (zero tests is not success).
@@ -13,6 +14,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <regex.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,35 +25,10 @@
 #include "cli.h"
 #include "gpu_admission/objects.h"
 #include "gpu_admission/policy.h"
+#include "gpu_admission/report.h"
 #include "gpu_admission/review.h"
 #include "gpu_admission/suite.h"
 #include "gpu_admission/yamljson.h"
-
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: gpu-admission test [-o text|json|junit] [--output-file F] [--run REGEX] [-v]\n"
-            "                          PATH...\n"
-            "       gpu-admission test --record FILE.yaml --policies DIR OBJECT...\n"
-            "\n"
-            "Runs every GPUPolicyTest suite in the *.yaml / *.yml files under each PATH\n"
-            "(recursively; YAML files that are not suites are ignored). Each case is judged as\n"
-            "the API server would have it judged: mutating webhook, then the validating one on\n"
-            "the mutated object. See docs/policy-tests.md.\n"
-            "\n"
-            "flags:\n"
-            "  -o, --output FORMAT      text (default), json or junit\n"
-            "      --output-file F      write the report to F instead of stdout\n"
-            "      --run REGEX          only cases whose \"suite/case\" matches (POSIX ERE)\n"
-            "  -v, --verbose            text: show passing cases' decisions too\n"
-            "      --record FILE        write a suite whose expectations are today's decisions\n"
-            "                           for the objects in OBJECT... (files or -)\n"
-            "  -p, --policies DIR       with --record: the policy directory\n"
-            "  -h, --help               show this help\n"
-            "\n"
-            "exit codes: 0 every case that ran passed, 1 a case failed, 2 bad flags, an\n"
-            "unreadable or invalid suite, a policy set that does not load, or no case ran.\n");
-}
 
 /* ---- finding suite files ---- */
 
@@ -78,6 +55,58 @@ static void strv_free(strv *s)
         free(s->v[i]);
     free(s->v);
 }
+
+typedef struct options {
+    const char *format, *output_file, *run, *record, *policies;
+    bool verbose;
+    strv paths;
+} options;
+
+static int positional(void *opts, const char *arg)
+{
+    return strv_push(&((options *)opts)->paths, arg) ? 0 : 2;
+}
+
+static const gpa_cli_flag flags[] = {
+    {"--output", "-o", GPA_CLI_STR, offsetof(options, format), NULL,
+     "  -o, --output FORMAT      text (default), json or junit\n"},
+    {"--output-file", NULL, GPA_CLI_STR, offsetof(options, output_file), NULL,
+     "      --output-file F      write the report to F instead of stdout\n"},
+    {"--run", NULL, GPA_CLI_STR, offsetof(options, run), NULL,
+     "      --run REGEX          only cases whose \"suite/case\" matches (POSIX ERE)\n"},
+    {"--verbose", "-v", GPA_CLI_BOOL, offsetof(options, verbose), NULL,
+     "  -v, --verbose            text: show passing cases' decisions too\n"},
+    {"--record", NULL, GPA_CLI_STR, offsetof(options, record), NULL,
+     "      --record FILE        write a suite whose expectations are today's decisions\n"
+     "                           for the objects in OBJECT... (files or -)\n"},
+    {"--policies", "-p", GPA_CLI_STR, offsetof(options, policies), NULL,
+     "  -p, --policies DIR       with --record: the policy directory\n"},
+    {"--help", "-h", GPA_CLI_HELP, 0, NULL, "  -h, --help               show this help\n"},
+};
+
+static const gpa_cli_spec cli_spec = {
+    .cmd = "test",
+    .flags = flags,
+    .n_flags = sizeof flags / sizeof flags[0],
+    .head = "usage: gpu-admission test [-o text|json|junit] [--output-file F] [--run REGEX] [-v]\n"
+            "                          PATH...\n"
+            "       gpu-admission test --record FILE.yaml --policies DIR OBJECT...\n"
+            "\n"
+            "Runs every GPUPolicyTest suite in the *.yaml / *.yml files under each PATH\n"
+            "(recursively; YAML files that are not suites are ignored). Each case is judged as\n"
+            "the API server would have it judged: mutating webhook, then the validating one on\n"
+            "the mutated object. See docs/policy-tests.md.\n"
+            "\n"
+            "flags:\n",
+    .tail = "\n"
+            "exit codes: 0 every case that ran passed, 1 a case failed, 2 bad flags, an\n"
+            "unreadable or invalid suite, a policy set that does not load, or no case ran.\n",
+    .unknown = "unknown flag",
+    .unknown_quoted = true,
+    .error_rc = 2,
+    .dashdash = GPA_CLI_DASHDASH_ENDS_FLAGS,
+    .positional = positional,
+};
 
 static int cmp_str(const void *a, const void *b)
 {
@@ -132,274 +161,6 @@ static int read_cb(char **buf, size_t *len, void *ctx, const char *path, gpa_err
     (void)ctx;
     *buf = gpa_cli_read_file(path, len);
     return *buf ? GPA_OK : gpa_fail(err, GPA_EIO, "%s", strerror(errno));
-}
-
-/* ---- results ---- */
-
-typedef enum { ST_PASS, ST_FAIL, ST_SKIP } status;
-
-typedef struct crun {
-    const char *name;
-    int line;
-    status st;
-    gpa_case_result r;
-} crun;
-
-typedef struct srun {
-    const gpa_suite_file *f;
-    size_t idx;
-    crun *cases;
-    size_t n;
-    size_t passed, failed, skipped;
-} srun;
-
-typedef struct options {
-    const char *format, *output_file, *run, *record, *policies;
-    bool verbose;
-    strv paths;
-} options;
-
-/* ---- text ---- */
-
-static void print_indented(FILE *o, const char *text, const char *pad)
-{
-    const char *s = text;
-    while (*s) {
-        const char *nl = strchr(s, '\n');
-        size_t n = nl ? (size_t)(nl - s) : strlen(s);
-        fprintf(o, "%s%.*s\n", pad, (int)n, s);
-        s += n + (nl ? 1 : 0);
-    }
-}
-
-static void text_decision(FILE *o, const gpa_judgement *j)
-{
-    fprintf(o, "        decision: %s", j->allowed ? "allowed" : "denied");
-    fprintf(o, ", rule %s, pool %s", j->rule ? j->rule : "(none)", j->pool ? j->pool : "(none)");
-    if (j->reason) fprintf(o, ", reason %s", j->reason);
-    fputc('\n', o);
-    if (j->message) fprintf(o, "        message: %s\n", j->message);
-    for (size_t i = 0; i < j->n_warnings; i++)
-        fprintf(o, "        warning: %s\n", j->warnings[i]);
-}
-
-static void report_text(FILE *o, const srun *runs, size_t n_runs, const options *opt)
-{
-    size_t p = 0, f = 0, s = 0;
-    for (size_t i = 0; i < n_runs; i++) {
-        const srun *r = &runs[i];
-        const char *sname = gpa_suite_name(r->f, r->idx);
-        for (size_t c = 0; c < r->n; c++) {
-            const crun *cr = &r->cases[c];
-            static const char *tags[] = {"PASS", "FAIL", "SKIP"};
-            fprintf(o, "%s  %s/%s\n", tags[cr->st], sname, cr->name);
-            if (cr->st == ST_FAIL) {
-                fprintf(o, "      %s:%d\n", gpa_suite_path(r->f, r->idx), cr->line);
-                for (size_t k = 0; k < cr->r.n_failures; k++) {
-                    const gpa_case_failure *fl = &cr->r.failures[k];
-                    fprintf(o, "      %s: expected %s, got %s\n", fl->key, fl->expected,
-                            fl->actual);
-                    if (fl->diff) print_indented(o, fl->diff, "        ");
-                }
-            }
-            if (opt->verbose && cr->st != ST_SKIP && cr->r.decision.judged)
-                text_decision(o, &cr->r.decision);
-        }
-        p += r->passed;
-        f += r->failed;
-        s += r->skipped;
-    }
-    fprintf(o, "%zu passed, %zu failed, %zu skipped\n", p, f, s);
-}
-
-/* ---- JSON ---- */
-
-static cJSON *decision_json(const gpa_judgement *j)
-{
-    cJSON *d = cJSON_CreateObject();
-    if (!d) return NULL;
-    cJSON_AddBoolToObject(d, "judged", j->judged);
-    cJSON_AddBoolToObject(d, "allowed", j->allowed);
-    j->rule ? (void)cJSON_AddStringToObject(d, "rule", j->rule)
-            : (void)cJSON_AddNullToObject(d, "rule");
-    j->pool ? (void)cJSON_AddStringToObject(d, "pool", j->pool)
-            : (void)cJSON_AddNullToObject(d, "pool");
-    j->reason ? (void)cJSON_AddStringToObject(d, "reason", j->reason)
-              : (void)cJSON_AddNullToObject(d, "reason");
-    j->message ? (void)cJSON_AddStringToObject(d, "message", j->message)
-               : (void)cJSON_AddNullToObject(d, "message");
-    cJSON *w = cJSON_AddArrayToObject(d, "warnings");
-    for (size_t i = 0; w && i < j->n_warnings; i++)
-        cJSON_AddItemToArray(w, cJSON_CreateString(j->warnings[i]));
-    return d;
-}
-
-static bool report_json(FILE *o, const srun *runs, size_t n_runs)
-{
-    static const char *names[] = {"pass", "fail", "skip"};
-    cJSON *root = cJSON_CreateObject();
-    cJSON *suites = cJSON_AddArrayToObject(root, "suites");
-    size_t p = 0, f = 0, s = 0;
-    for (size_t i = 0; suites && i < n_runs; i++) {
-        const srun *r = &runs[i];
-        cJSON *sj = cJSON_CreateObject();
-        cJSON_AddItemToArray(suites, sj);
-        cJSON_AddStringToObject(sj, "name", gpa_suite_name(r->f, r->idx));
-        cJSON_AddStringToObject(sj, "file", gpa_suite_path(r->f, r->idx));
-        cJSON *cases = cJSON_AddArrayToObject(sj, "cases");
-        for (size_t c = 0; cases && c < r->n; c++) {
-            const crun *cr = &r->cases[c];
-            cJSON *cj = cJSON_CreateObject();
-            cJSON_AddItemToArray(cases, cj);
-            cJSON_AddStringToObject(cj, "name", cr->name);
-            cJSON_AddNumberToObject(cj, "line", cr->line);
-            cJSON_AddStringToObject(cj, "status", names[cr->st]);
-            if (cr->st == ST_SKIP) continue;
-            if (cr->r.decision.judged || cr->r.n_failures == 0)
-                cJSON_AddItemToObject(cj, "decision", decision_json(&cr->r.decision));
-            cJSON *fa = cJSON_AddArrayToObject(cj, "failures");
-            for (size_t k = 0; fa && k < cr->r.n_failures; k++) {
-                const gpa_case_failure *fl = &cr->r.failures[k];
-                cJSON *fj = cJSON_CreateObject();
-                cJSON_AddItemToArray(fa, fj);
-                cJSON_AddStringToObject(fj, "key", fl->key);
-                cJSON_AddStringToObject(fj, "expected", fl->expected);
-                cJSON_AddStringToObject(fj, "actual", fl->actual);
-                if (fl->diff) cJSON_AddStringToObject(fj, "diff", fl->diff);
-            }
-        }
-        p += r->passed;
-        f += r->failed;
-        s += r->skipped;
-    }
-    cJSON *sum = cJSON_AddObjectToObject(root, "summary");
-    cJSON_AddNumberToObject(sum, "passed", (double)p);
-    cJSON_AddNumberToObject(sum, "failed", (double)f);
-    cJSON_AddNumberToObject(sum, "skipped", (double)s);
-    char *txt = cJSON_Print(root);
-    bool ok = txt != NULL;
-    if (txt) fprintf(o, "%s\n", txt);
-    free(txt);
-    cJSON_Delete(root);
-    return ok;
-}
-
-/* ---- JUnit XML ---- */
-
-/* XML 1.0 text: & < > " ' escaped; characters XML cannot hold at all (C0 controls but tab, LF,
- * CR; invalid UTF-8) written as U+FFFD so the file always parses. Valid UTF-8 passes as is. */
-static void xml_escape(FILE *o, const char *s)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p) {
-        unsigned char c = *p;
-        if (c == '&')
-            fputs("&amp;", o);
-        else if (c == '<')
-            fputs("&lt;", o);
-        else if (c == '>')
-            fputs("&gt;", o);
-        else if (c == '"')
-            fputs("&quot;", o);
-        else if (c == '\'')
-            fputs("&apos;", o);
-        else if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
-            fputs("\xEF\xBF\xBD", o);
-        else if (c < 0x80)
-            fputc(c, o);
-        else {
-            /* a complete, shortest-form UTF-8 sequence, no surrogates, <= U+10FFFF */
-            int n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
-            if (c > 0xF4) n = 0;
-            bool ok = n > 0;
-            for (int i = 1; ok && i < n; i++)
-                ok = (p[i] & 0xC0) == 0x80;
-            if (ok && n == 3 && ((c == 0xE0 && p[1] < 0xA0) || (c == 0xED && p[1] >= 0xA0)))
-                ok = false;
-            if (ok && n == 4 && ((c == 0xF0 && p[1] < 0x90) || (c == 0xF4 && p[1] >= 0x90)))
-                ok = false;
-            /* U+FFFE / U+FFFF are not XML characters either */
-            if (ok && n == 3 && c == 0xEF && p[1] == 0xBF && (p[2] == 0xBE || p[2] == 0xBF))
-                ok = false;
-            if (!ok) {
-                fputs("\xEF\xBF\xBD", o);
-                p++;
-                continue;
-            }
-            fwrite(p, 1, (size_t)n, o);
-            p += n;
-            continue;
-        }
-        p++;
-    }
-}
-
-static void report_junit(FILE *o, const srun *runs, size_t n_runs)
-{
-    size_t p = 0, f = 0, s = 0;
-    for (size_t i = 0; i < n_runs; i++) {
-        p += runs[i].passed;
-        f += runs[i].failed;
-        s += runs[i].skipped;
-    }
-    fprintf(o, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    fprintf(o,
-            "<testsuites name=\"gpu-admission test\" tests=\"%zu\" failures=\"%zu\" "
-            "errors=\"0\" skipped=\"%zu\">\n",
-            p + f + s, f, s);
-    for (size_t i = 0; i < n_runs; i++) {
-        const srun *r = &runs[i];
-        const char *sname = gpa_suite_name(r->f, r->idx);
-        fputs("  <testsuite name=\"", o);
-        xml_escape(o, sname);
-        fputs("\" file=\"", o);
-        xml_escape(o, gpa_suite_path(r->f, r->idx));
-        fprintf(o, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"%zu\">\n", r->n,
-                r->failed, r->skipped);
-        for (size_t c = 0; c < r->n; c++) {
-            const crun *cr = &r->cases[c];
-            fputs("    <testcase name=\"", o);
-            xml_escape(o, cr->name);
-            fputs("\" classname=\"", o);
-            xml_escape(o, sname);
-            fputs("\" file=\"", o);
-            xml_escape(o, gpa_suite_path(r->f, r->idx));
-            fprintf(o, "\" line=\"%d\"", cr->line);
-            if (cr->st == ST_PASS) {
-                fputs("/>\n", o);
-                continue;
-            }
-            fputs(">\n", o);
-            if (cr->st == ST_SKIP) {
-                fputs("      <skipped/>\n", o);
-            } else {
-                const gpa_case_failure *f0 = cr->r.n_failures ? &cr->r.failures[0] : NULL;
-                fputs("      <failure message=\"", o);
-                if (f0) {
-                    xml_escape(o, f0->key);
-                    fputs(": expected ", o);
-                    xml_escape(o, f0->expected);
-                    fputs(", got ", o);
-                    xml_escape(o, f0->actual);
-                }
-                fputs("\" type=\"expectation\">", o);
-                for (size_t k = 0; k < cr->r.n_failures; k++) {
-                    const gpa_case_failure *fl = &cr->r.failures[k];
-                    xml_escape(o, fl->key);
-                    fputs(": expected ", o);
-                    xml_escape(o, fl->expected);
-                    fputs(", got ", o);
-                    xml_escape(o, fl->actual);
-                    fputc('\n', o);
-                    if (fl->diff) xml_escape(o, fl->diff);
-                }
-                fputs("</failure>\n", o);
-            }
-            fputs("    </testcase>\n", o);
-        }
-        fputs("  </testsuite>\n", o);
-    }
-    fputs("</testsuites>\n", o);
 }
 
 /* ---- record ---- */
@@ -549,38 +310,8 @@ static int record(const options *o)
 
 static int parse_flags(options *o, int argc, char **argv)
 {
-    bool only_positional = false;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!only_positional && a[0] == '-' && a[1] != '\0') {
-            if (strcmp(a, "--") == 0) {
-                only_positional = true;
-                continue;
-            }
-            if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-                usage(stdout);
-                return 0;
-            }
-            if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
-                o->verbose = true;
-                continue;
-            }
-            int r = gpa_cli_flag_value(&o->format, argc, argv, &i, "--output", "-o", "test");
-            if (r == 0)
-                r = gpa_cli_flag_value(&o->output_file, argc, argv, &i, "--output-file", "",
-                                       "test");
-            if (r == 0) r = gpa_cli_flag_value(&o->run, argc, argv, &i, "--run", "", "test");
-            if (r == 0) r = gpa_cli_flag_value(&o->record, argc, argv, &i, "--record", "", "test");
-            if (r == 0)
-                r = gpa_cli_flag_value(&o->policies, argc, argv, &i, "--policies", "-p", "test");
-            if (r < 0) return 2;
-            if (r > 0) continue;
-            fprintf(stderr, "gpu-admission test: unknown flag '%s'\n", a);
-            usage(stderr);
-            return 2;
-        }
-        if (!strv_push(&o->paths, a)) return 2;
-    }
+    int rc = gpa_cli_parse(&cli_spec, o, argc, argv);
+    if (rc != GPA_CLI_CONTINUE) return rc;
     if (!o->format) o->format = "text";
     if (strcmp(o->format, "text") && strcmp(o->format, "json") && strcmp(o->format, "junit")) {
         fprintf(stderr, "gpu-admission test: --output must be text, json or junit, not '%s'\n",
@@ -611,7 +342,7 @@ int gpa_cmd_test(int argc, char **argv)
     if (o.paths.n == 0) {
         fprintf(stderr, "gpu-admission test: give at least one PATH (a suite file or a "
                         "directory)\n");
-        usage(stderr);
+        gpa_cli_usage(&cli_spec, stderr);
         strv_free(&o.paths);
         return 2;
     }
@@ -655,13 +386,13 @@ int gpa_cmd_test(int argc, char **argv)
         free(buf);
     }
     if (!sf) rc = 2;
-    srun *runs = calloc(n_suites + 1, sizeof *runs);
+    gpa_report_suite *runs = calloc(n_suites + 1, sizeof *runs);
     size_t n_runs = 0, ran = 0, failed = 0;
     for (size_t i = 0; rc == 0 && runs && i < files.n; i++) {
         for (size_t s = 0; rc == 0 && s < gpa_suite_count(sf[i]); s++) {
             const char *sname = gpa_suite_name(sf[i], s);
             size_t nc = gpa_suite_case_count(sf[i], s);
-            srun *r = &runs[n_runs];
+            gpa_report_suite *r = &runs[n_runs];
             r->f = sf[i];
             r->idx = s;
             r->cases = calloc(nc, sizeof *r->cases);
@@ -678,11 +409,11 @@ int gpa_cmd_test(int argc, char **argv)
                     snprintf(full, sizeof full, "%s/%s", sname, cname);
                     if (regexec(&run_re, full, 0, NULL, 0) != 0) continue;
                 }
-                crun *cr = &r->cases[r->n++];
+                gpa_report_case *cr = &r->cases[r->n++];
                 cr->name = cname;
                 cr->line = gpa_suite_case_line(sf[i], s, c);
                 if (gpa_suite_case_skip(sf[i], s, c)) {
-                    cr->st = ST_SKIP;
+                    cr->status = GPA_REPORT_SKIP;
                     r->skipped++;
                     continue;
                 }
@@ -700,7 +431,7 @@ int gpa_cmd_test(int argc, char **argv)
                     break;
                 }
                 ran++;
-                cr->st = cr->r.passed ? ST_PASS : ST_FAIL;
+                cr->status = cr->r.passed ? GPA_REPORT_PASS : GPA_REPORT_FAIL;
                 if (cr->r.passed)
                     r->passed++;
                 else {
@@ -719,12 +450,21 @@ int gpa_cmd_test(int argc, char **argv)
             rc = 2;
         }
         if (out) {
+            gpa_sb rep = {0};
             if (strcmp(o.format, "json") == 0)
-                report_json(out, runs, n_runs);
+                gpa_report_json(&rep, runs, n_runs);
             else if (strcmp(o.format, "junit") == 0)
-                report_junit(out, runs, n_runs);
+                gpa_report_junit(&rep, runs, n_runs);
             else
-                report_text(out, runs, n_runs, &o);
+                gpa_report_text(&rep, runs, n_runs, o.verbose);
+            char *text = gpa_sb_done(&rep);
+            if (!text) {
+                fprintf(stderr, "gpu-admission test: out of memory writing the report\n");
+                rc = 2;
+            } else {
+                fputs(text, out);
+                free(text);
+            }
             if ((out == stdout ? fflush(out) : fclose(out)) != 0) {
                 fprintf(stderr, "gpu-admission test: cannot write the report: %s\n",
                         strerror(errno));

@@ -33,24 +33,6 @@ static void usage(FILE *f)
     fprintf(f, "\nRun 'gpu-admission <command> --help' for a command's flags.\n");
 }
 
-int gpa_cli_flag_value(const char **out, int argc, char **argv, int *i, const char *lng,
-                       const char *shrt, const char *cmd)
-{
-    const char *a = argv[*i];
-    size_t n = strlen(lng);
-    if (strncmp(a, lng, n) == 0 && a[n] == '=') {
-        *out = a + n + 1;
-        return 1;
-    }
-    if (strcmp(a, lng) != 0 && strcmp(a, shrt) != 0) return 0;
-    if (*i + 1 >= argc) {
-        fprintf(stderr, "gpu-admission %s: %s needs a value\n", cmd, a);
-        return -1;
-    }
-    *out = argv[++*i];
-    return 1;
-}
-
 int gpa_cmd_version(int argc, char **argv)
 {
     (void)argc;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../../src/cli/cmd_check.c"
+#include "../../src/cli/flags.c"
 #include "check.h"
 
 static char out_buf[65536], err_buf[65536];
