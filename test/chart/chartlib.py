@@ -84,3 +84,16 @@ def one(objs, kind):
 
 def dump(o):
     return json.dumps(o, indent=1, sort_keys=True)
+
+
+def is_hook(o):
+    return "helm.sh/hook" in ((o.get("metadata") or {}).get("annotations") or {})
+
+
+def policy_cm(objs):
+    """The release's own policy ConfigMap (not the policy check's hook copy)."""
+    found = [o for o in by_kind(objs, "ConfigMap")
+             if o["metadata"]["name"] == FULLNAME + "-policies"]
+    if len(found) != 1:
+        raise AssertionError(f"expected one ConfigMap {FULLNAME}-policies, got {len(found)}")
+    return found[0]

@@ -21,8 +21,10 @@ import chartlib as c
 
 SECRET = f"{c.FULLNAME}-tls"
 CORE = [("secrets", "Secret", True), ("configmaps", "ConfigMap", True),
-        ("services", "Service", True), ("serviceaccounts", "ServiceAccount", True)]
+        ("services", "Service", True), ("serviceaccounts", "ServiceAccount", True),
+        ("pods", "Pod", True)]  # the policy check's `helm test` Pod
 GROUPS = {"apps/v1": [("deployments", "Deployment", True)],
+          "batch/v1": [("jobs", "Job", True)],  # the policy check's hook Job
           "policy/v1": [("poddisruptionbudgets", "PodDisruptionBudget", True)],
           "admissionregistration.k8s.io/v1": [
               ("mutatingwebhookconfigurations", "MutatingWebhookConfiguration", False),
@@ -225,7 +227,10 @@ class GenerateReuse(unittest.TestCase):
             f"mutatingwebhookconfiguration.admissionregistration.k8s.io/{c.FULLNAME}",
             f"poddisruptionbudget.policy/{c.FULLNAME}", f"secret/{c.FULLNAME}-tls",
             f"service/{c.FULLNAME}", f"serviceaccount/{c.FULLNAME}",
-            f"validatingwebhookconfiguration.admissionregistration.k8s.io/{c.FULLNAME}"]))
+            f"validatingwebhookconfiguration.admissionregistration.k8s.io/{c.FULLNAME}",
+            # the policy check (issue 25): hook copy of the ConfigMap, hook Job, helm test Pod
+            f"configmap/{c.FULLNAME}-policy-check", f"job.batch/{c.FULLNAME}-policy-check",
+            f"pod/{c.FULLNAME}-policy-test"]))
         r = subprocess.run([c.tool("kubectl"), "apply", "--dry-run=client", "--validate=false",
                             "-f", "-"], input=out + "\n---\nkind: [broken\n",
                            capture_output=True, text=True, env=env, timeout=120)

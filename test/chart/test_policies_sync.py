@@ -60,7 +60,7 @@ class PoliciesSync(unittest.TestCase):
                              f"{name} differs; run: python3 test/chart/test_policies_sync.py --write")
 
     def test_rendered_configmap_carries_them(self):
-        cm = c.one(c.render(), "ConfigMap")
+        cm = c.policy_cm(c.render())
         self.assertEqual(cm["data"], repo_policies())
 
 

@@ -13,19 +13,22 @@ import yaml
 
 import chartlib as c
 
+# Every webhook entry leaves namespaces out by name only (issue 25): the release namespace,
+# kube-system and the GPU operator's. No label a namespace's editor could set.
+EXCLUDED = [c.RELEASE_NS, "kube-system", "gpu-operator"]
 NS_SELECTOR = {"matchExpressions": [
-    {"key": "kubernetes.io/metadata.name", "operator": "NotIn",
-     "values": [c.RELEASE_NS, "kube-system"]},
-    {"key": "gpu-admission.io/ignore", "operator": "NotIn", "values": ["true"]},
+    {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": EXCLUDED},
 ]}
+IGNORE_EXPR = {"key": "gpu-admission.io/ignore", "operator": "NotIn", "values": ["true"]}
 
 
 def webhooks(objs):
     """The configurations and their Pod webhooks (the validating one comes first; the workloads
-    entry, when rendered, follows it)."""
+    and namespaces entries, when rendered, follow it)."""
     m = c.one(objs, "MutatingWebhookConfiguration")
     v = c.one(objs, "ValidatingWebhookConfiguration")
-    assert len(m["webhooks"]) == 1 and 1 <= len(v["webhooks"]) <= 2
+    assert len(m["webhooks"]) == 1 and 1 <= len(v["webhooks"])
+    assert len({w["name"] for w in v["webhooks"]}) == len(v["webhooks"])
     assert v["webhooks"][0]["name"] == "validate.gpu-admission.io"
     return m, v, m["webhooks"][0], v["webhooks"][0]
 
@@ -205,7 +208,7 @@ class Defaults(unittest.TestCase):
         self.assertIn("--policies=/etc/gpu-admission/policies", ctr["args"])
         self.assertIn("--cert-dir=/etc/gpu-admission/tls", ctr["args"])
         self.assertEqual(ctr["args"][0], "serve")
-        cm = c.one(self.objs, "ConfigMap")
+        cm = c.policy_cm(self.objs)
         self.assertEqual(vols["policies"]["configMap"]["name"], cm["metadata"]["name"])
         self.assertNotIn("items", vols["policies"]["configMap"])  # every file, as a directory
         self.assertEqual(vols["tls"]["secret"]["secretName"], c.FULLNAME + "-tls")
@@ -216,7 +219,7 @@ class Defaults(unittest.TestCase):
         self.assertEqual([k for k in ann if "checksum" in k], [])
 
     def test_policies_configmap_is_values_policies(self):
-        cm = c.one(self.objs, "ConfigMap")
+        cm = c.policy_cm(self.objs)
         self.assertEqual(self.values["policies"], {})
         self.assertEqual(cm["data"], self.values["defaultPolicies"])
         self.assertTrue(all(k.endswith((".yaml", ".yml")) for k in cm["data"]))
@@ -239,12 +242,20 @@ class Defaults(unittest.TestCase):
         self.assertEqual(d["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"], 0)
         tsc = d["spec"]["template"]["spec"]["topologySpreadConstraints"]
         self.assertEqual(tsc[0]["topologyKey"], "kubernetes.io/hostname")
-        self.assertEqual(tsc[0]["labelSelector"]["matchLabels"], d["spec"]["selector"]["matchLabels"])
+        self.assertEqual(tsc[0]["whenUnsatisfiable"], "DoNotSchedule")
+        # beside the host spread, a zone spread that only prefers (single-zone clusters)
+        self.assertEqual(len(tsc), 2)
+        self.assertEqual((tsc[1]["topologyKey"], tsc[1]["whenUnsatisfiable"], tsc[1]["maxSkew"]),
+                         ("topology.kubernetes.io/zone", "ScheduleAnyway", 1))
+        for t in tsc:
+            self.assertEqual(t["labelSelector"]["matchLabels"],
+                             d["spec"]["selector"]["matchLabels"])
         pdb = c.one(self.objs, "PodDisruptionBudget")
         self.assertEqual(pdb["apiVersion"], "policy/v1")
         self.assertEqual(pdb["spec"]["minAvailable"], 1)
         self.assertEqual(pdb["spec"]["selector"]["matchLabels"], d["spec"]["selector"]["matchLabels"])
-        self.assertNotIn("priorityClassName", d["spec"]["template"]["spec"])
+        self.assertEqual(d["spec"]["template"]["spec"]["priorityClassName"],
+                         "system-cluster-critical")
 
     def test_optional_objects_off_by_default(self):
         for kind in ("ServiceMonitor", "NetworkPolicy", "Certificate", "Issuer"):
@@ -287,7 +298,7 @@ class Options(unittest.TestCase):
                "b.yml": "# only a comment\n"}
         objs = c.render({"policies": pol})
         # the user's files replace the shipped set entirely
-        self.assertEqual(c.one(objs, "ConfigMap")["data"], pol)
+        self.assertEqual(c.policy_cm(objs)["data"], pol)
 
     def test_server_args(self):
         objs = c.render({"server": {"logLevel": "debug", "threads": 4, "maxBodyBytes": 2097152,
@@ -390,8 +401,18 @@ class Workloads(unittest.TestCase):
         no deadline flags (the server's defaults), never with a deadline of 0 (off)."""
         objs = c.render(extra=["--set", "webhook.workloads=null",
                                "--set", "server.headerTimeoutSeconds=null",
-                               "--set", "server.minBodyBytesPerSecond=null"])
+                               "--set", "server.minBodyBytesPerSecond=null",
+                               # issue 25's keys (ReuseValues below replays 0.1.0's values.yaml)
+                               "--set", "webhook.gpuOperatorNamespace=null",
+                               "--set", "webhook.ignoreLabel=null",
+                               "--set", "topologySpread.zone=null",
+                               "--set", "policyCheck=null"])
         self.assertIsNone(workload_hook(objs))
+        self.assertEqual([o for o in objs if c.is_hook(o)], [])
+        self.assertEqual(webhooks(objs)[2]["namespaceSelector"]["matchExpressions"],
+                         [{"key": "kubernetes.io/metadata.name", "operator": "NotIn",
+                           "values": [c.RELEASE_NS, "kube-system"]}])
+        self.assertEqual(len(pod_spec(objs)["topologySpreadConstraints"]), 1)
         args = " ".join(c.one(objs, "Deployment")["spec"]["template"]["spec"]["containers"][0]["args"])
         self.assertNotIn("--header-timeout", args)
         self.assertNotIn("--min-body-rate", args)
@@ -410,12 +431,12 @@ class Workloads(unittest.TestCase):
             self.assertNotEqual((g, r), ("", "pods"))
 
     def test_rules_follow_the_server(self):
-        # The server's own table of built-in kinds (src/core/k8s/workload.c): a kind added there
+        # The server's own table of built-in kinds (src/core/policy/workload.c): a kind added there
         # without a rule here would never be sent by the API server.
-        with open(os.path.join(c.SRC, "src", "core", "k8s", "workload.c")) as f:
+        with open(os.path.join(c.SRC, "src", "core", "policy", "workload.c")) as f:
             src = f.read()
         table = re.search(r"BUILTIN\[\]\s*=\s*\{(.*?)\n\};", src, re.S)
-        self.assertIsNotNone(table, "BUILTIN table not found in src/core/k8s/workload.c")
+        self.assertIsNotNone(table, "BUILTIN table not found in src/core/policy/workload.c")
         kinds = set(re.findall(r'\{\s*"([a-z0-9.-]*)",\s*"([A-Za-z]+)",', table.group(1)))
         self.assertGreaterEqual(len(kinds), 15)
         self.assertEqual(kinds, set(BUILTIN_WORKLOADS))
@@ -483,6 +504,167 @@ class Workloads(unittest.TestCase):
         args, _ = c._set_args({"webhook": {"workloads": {"enabled": False}}})
         r = c.helm("install", "--dry-run", c.RELEASE, c.CHART, "--namespace", c.RELEASE_NS, *args)
         self.assertNotIn("workloads.gpu-admission.io", r.stdout)
+
+
+def selector_matches(sel, labels):
+    """A LabelSelector's matchExpressions (In, NotIn, Exists, DoesNotExist) against labels,
+    as the API server evaluates namespaceSelector and objectSelector."""
+    for e in sel.get("matchExpressions") or []:
+        k, op, vals = e["key"], e["operator"], e.get("values") or []
+        if op == "In" and labels.get(k) not in vals:
+            return False
+        if op == "NotIn" and k in labels and labels[k] in vals:
+            return False
+        if op == "Exists" and k not in labels:
+            return False
+        if op == "DoesNotExist" and k in labels:
+            return False
+    return all(labels.get(k) == v for k, v in (sel.get("matchLabels") or {}).items())
+
+
+def ns_labels(name, **extra):
+    return dict({"kubernetes.io/metadata.name": name}, **extra)
+
+
+def ns_hook(objs):
+    v = c.one(objs, "ValidatingWebhookConfiguration")
+    found = [w for w in v["webhooks"] if w["name"] == "namespaces.gpu-admission.io"]
+    assert len(found) <= 1
+    return found[0] if found else None
+
+
+class Exemptions(unittest.TestCase):
+    """Issue 25: namespaces are left out by name only; the GPU operator's by default; the
+    label gpu-admission.io/ignore only as an opt-in for the mutating entry, with its lock."""
+
+    OPT_IN = {"webhook": {"ignoreLabel": {"enabled": True,
+                                          "namespaces": ["ops-recovery", "team-a"]}}}
+
+    def entries(self, objs):
+        _, v, mw, _ = webhooks(objs)
+        return mw, [w for w in v["webhooks"] if w["name"] != "namespaces.gpu-admission.io"]
+
+    def test_default_no_label_anywhere(self):
+        objs = c.render(kube_version="1.30.0")
+        mw, validating = self.entries(objs)
+        self.assertEqual(len(validating), 2)  # validate + workloads
+        for w in [mw] + validating:
+            self.assertEqual(w["namespaceSelector"], NS_SELECTOR, w["name"])
+            self.assertNotIn("gpu-admission.io/ignore", c.dump(w))
+        self.assertIsNone(ns_hook(objs))
+        args = pod_spec(objs)["containers"][0]["args"]
+        self.assertEqual([a for a in args if "ignore-label" in a], [])
+        # as the API server evaluates it: a tenant's label exempts nothing
+        for w in [mw] + validating:
+            sel = w["namespaceSelector"]
+            self.assertTrue(selector_matches(sel, ns_labels("team-a",
+                                                            **{"gpu-admission.io/ignore": "true"})))
+            for ns in EXCLUDED:
+                self.assertFalse(selector_matches(sel, ns_labels(ns)), (w["name"], ns))
+
+    def test_gpu_operator_namespace_value(self):
+        for val, want in (("", [c.RELEASE_NS, "kube-system"]),
+                          ("nvidia-gpu-operator", [c.RELEASE_NS, "kube-system",
+                                                   "nvidia-gpu-operator"])):
+            with self.subTest(val=val):
+                objs = c.render({"webhook": {"gpuOperatorNamespace": val,
+                                             "excludeNamespaces": ["kube-system", "batch-infra"]}})
+                mw, validating = self.entries(objs)
+                for w in [mw] + validating:
+                    self.assertEqual(w["namespaceSelector"]["matchExpressions"],
+                                     [{"key": "kubernetes.io/metadata.name", "operator": "NotIn",
+                                       "values": want + ["batch-infra"]}], w["name"])
+
+    def test_opt_in_label_mutating_only(self):
+        objs = c.render(self.OPT_IN, kube_version="1.30.0")
+        mw, validating = self.entries(objs)
+        self.assertEqual(mw["namespaceSelector"],
+                         {"matchExpressions": NS_SELECTOR["matchExpressions"] + [IGNORE_EXPR]})
+        for w in validating:
+            self.assertEqual(w["namespaceSelector"], NS_SELECTOR, w["name"])
+        labelled = ns_labels("ops-recovery", **{"gpu-admission.io/ignore": "true"})
+        self.assertFalse(selector_matches(mw["namespaceSelector"], labelled))
+        for w in validating:
+            self.assertTrue(selector_matches(w["namespaceSelector"], labelled), w["name"])
+        # the server gets the exempt list
+        args = pod_spec(objs)["containers"][0]["args"]
+        self.assertIn("--ignore-label-namespaces=ops-recovery,team-a", args)
+
+    def test_opt_in_lock_entry(self):
+        objs = c.render(dict(self.OPT_IN, webhook=dict(self.OPT_IN["webhook"],
+                                                       failurePolicy="Ignore")),
+                        kube_version="1.30.0")
+        _, v, _, vw = webhooks(objs)
+        self.assertEqual([w["name"] for w in v["webhooks"]],
+                         ["validate.gpu-admission.io", "workloads.gpu-admission.io",
+                          "namespaces.gpu-admission.io"])
+        w = ns_hook(objs)
+        self.assertEqual(w["failurePolicy"], "Fail")  # fails closed whatever the Pod hooks do
+        self.assertEqual(vw["failurePolicy"], "Ignore")
+        self.assertEqual(w["sideEffects"], "None")
+        self.assertEqual(w["clientConfig"], vw["clientConfig"])
+        self.assertEqual(w["clientConfig"]["service"]["path"], "/validate")
+        self.assertEqual(w["rules"], [{"apiGroups": [""], "apiVersions": ["v1"],
+                                       "operations": ["CREATE", "UPDATE"],
+                                       "resources": ["namespaces"], "scope": "Cluster"}])
+        # every namespace carrying the label (old or new object), none exempt by selector
+        self.assertNotIn("namespaceSelector", w)
+        self.assertNotIn("matchConditions", w)
+        sel = w["objectSelector"]
+        self.assertTrue(selector_matches(sel, {"gpu-admission.io/ignore": "false"}))
+        self.assertTrue(selector_matches(sel, ns_labels("kube-system",
+                                                        **{"gpu-admission.io/ignore": "true"})))
+        self.assertFalse(selector_matches(sel, ns_labels("team-a")))
+        # url mode: the same endpoint as the other validating entries
+        objs = c.render(dict(self.OPT_IN, webhook=dict(self.OPT_IN["webhook"],
+                                                       url="https://127.0.0.1:9443")))
+        self.assertEqual(ns_hook(objs)["clientConfig"]["url"], "https://127.0.0.1:9443/validate")
+
+    def test_opt_in_needs_a_list(self):
+        r = c.template({"webhook": {"ignoreLabel": {"enabled": True}}}, check=False)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("webhook.ignoreLabel.enabled needs webhook.ignoreLabel.namespaces",
+                      r.stderr)
+        # a list while disabled changes nothing
+        objs = c.render({"webhook": {"ignoreLabel": {"namespaces": ["ops-recovery"]}}})
+        self.assertIsNone(ns_hook(objs))
+        self.assertEqual(webhooks(objs)[2]["namespaceSelector"], NS_SELECTOR)
+
+    def test_notes_say_what_changed(self):
+        r = c.helm("install", "--dry-run", c.RELEASE, c.CHART, "--namespace", c.RELEASE_NS)
+        self.assertIn("never skips the validating webhooks", r.stdout)
+        self.assertIn("kubectl get namespaces -l gpu-admission.io/ignore -L "
+                      "gpu-admission.io/ignore", r.stdout)
+        self.assertIn("by name only): %s, kube-system, gpu-operator." % c.RELEASE_NS, r.stdout)
+        args, _ = c._set_args(self.OPT_IN)
+        r = c.helm("install", "--dry-run", c.RELEASE, c.CHART, "--namespace", c.RELEASE_NS, *args)
+        self.assertIn("kubectl get namespaces -l 'gpu-admission.io/ignore,"
+                      "kubernetes.io/metadata.name notin (ops-recovery,team-a)'", r.stdout)
+        self.assertIn("only these namespaces may carry it", r.stdout)
+
+
+class Scheduling(unittest.TestCase):
+    """Issue 25: priority class and the zone spread, and the values turning them off."""
+
+    def test_priority_class_off(self):
+        self.assertNotIn("priorityClassName", pod_spec(c.render({"priorityClassName": ""})))
+        self.assertEqual(pod_spec(c.render({"priorityClassName": "gpu-critical"}))[
+            "priorityClassName"], "gpu-critical")
+
+    def test_spreads(self):
+        def keys(values):
+            return [(t["topologyKey"], t["whenUnsatisfiable"]) for t in
+                    pod_spec(c.render(values)).get("topologySpreadConstraints", [])]
+        self.assertEqual(keys({"topologySpread": {"zone": {"enabled": False}}}),
+                         [("kubernetes.io/hostname", "DoNotSchedule")])
+        self.assertEqual(keys({"topologySpread": {"enabled": False}}),
+                         [("topology.kubernetes.io/zone", "ScheduleAnyway")])
+        self.assertEqual(keys({"topologySpread": {"enabled": False, "zone": {"enabled": False}}}),
+                         [])
+        self.assertEqual(keys({"topologySpread": {"zone": {"whenUnsatisfiable": "DoNotSchedule",
+                                                           "topologyKey": "example.com/rack"}}}),
+                         [("kubernetes.io/hostname", "DoNotSchedule"),
+                          ("example.com/rack", "DoNotSchedule")])
 
 
 class CertManager(unittest.TestCase):

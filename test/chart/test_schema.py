@@ -74,6 +74,20 @@ BAD = [
      "/webhook/workloads/extraResources/0/resources"),
     ("extra unknown key", {"webhook": {"workloads": {"extraResources": [
         {"apiGroup": "example.com", "resources": ["x"], "kind": "X"}]}}}, "'kind'"),
+    # issue 25: the GPU operator's namespace, the opt-in label, the zone spread, the check
+    ("operator namespace name", {"webhook": {"gpuOperatorNamespace": "GPU_Operator"}},
+     "/webhook/gpuOperatorNamespace"),
+    ("ignore-label namespace glob", {"webhook": {"ignoreLabel": {
+        "enabled": True, "namespaces": ["team-*"]}}}, "/webhook/ignoreLabel/namespaces/0"),
+    ("ignore-label enabled string", {"webhook": {"ignoreLabel": {"enabled": "true"}}},
+     "/webhook/ignoreLabel/enabled"),
+    ("ignore-label typo", {"webhook": {"ignoreLabel": {"namespace": ["a"]}}}, "'namespace'"),
+    ("zone spread policy", {"topologySpread": {"zone": {"whenUnsatisfiable": "Soft"}}},
+     "/topologySpread/zone/whenUnsatisfiable"),
+    ("priority class not a string", {"priorityClassName": False}, "/priorityClassName"),
+    ("policy check deadline", {"policyCheck": {"activeDeadlineSeconds": 0}},
+     "/policyCheck/activeDeadlineSeconds"),
+    ("policy check typo", {"policyCheck": {"enable": False}}, "'enable'"),
 ]
 
 GOOD = [

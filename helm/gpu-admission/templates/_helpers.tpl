@@ -103,21 +103,56 @@ app.kubernetes.io/component: admission-webhook
 {{- end }}
 
 {{/*
-The webhooks' namespaceSelector. kubernetes.io/metadata.name is set by the API server on every
-namespace from Kubernetes 1.21; on 1.20 label the release namespace and kube-system yourself
-(docs/operations.md "Install").
+Namespaces no webhook ever sees, by name: the release namespace (the webhook must be able to
+recover itself), kube-system (the control plane's pods), the GPU operator's namespace
+(webhook.gpuOperatorNamespace; its validator pods ask for nvidia.com/gpu) and
+webhook.excludeNamespaces. dig: a release upgraded with --reuse-values from a chart without
+gpuOperatorNamespace keeps that chart's list.
+*/}}
+{{- define "gpu-admission.excludedNamespaces" -}}
+{{- $names := list .Release.Namespace "kube-system" }}
+{{- with dig "gpuOperatorNamespace" "" .Values.webhook }}{{ $names = append $names . }}{{ end }}
+{{- toJson (uniq (concat $names .Values.webhook.excludeNamespaces)) }}
+{{- end }}
+
+{{/*
+The namespaceSelector of every validating entry (and the base of the mutating one): by name
+only. kubernetes.io/metadata.name is set by the API server on every namespace from Kubernetes
+1.21 and cannot be changed by whoever edits the namespace; on 1.20 label the release namespace
+and kube-system yourself (docs/operations.md "Install"). Never a label a namespace's editor
+may set: the validating webhook is the backstop that refuses untrusted pods on shared GPUs.
 */}}
 {{- define "gpu-admission.namespaceSelector" -}}
 matchExpressions:
   - key: kubernetes.io/metadata.name
     operator: NotIn
     values:
-      {{- range uniq (concat (list .Release.Namespace "kube-system") .Values.webhook.excludeNamespaces) }}
+      {{- range include "gpu-admission.excludedNamespaces" . | fromJsonArray }}
       - {{ . | quote }}
       {{- end }}
+{{- end }}
+
+{{/* webhook.ignoreLabel, {} when absent (--reuse-values from an older chart: off). */}}
+{{- define "gpu-admission.ignoreLabelEnabled" -}}
+{{- if dig "ignoreLabel" "enabled" false .Values.webhook }}
+{{- if not (dig "ignoreLabel" "namespaces" list .Values.webhook) }}
+{{- fail "webhook.ignoreLabel.enabled needs webhook.ignoreLabel.namespaces: the namespaces allowed to carry the label gpu-admission.io/ignore (the server refuses it on every other namespace)" }}
+{{- end }}true
+{{- end }}
+{{- end }}
+
+{{/*
+The mutating entry's namespaceSelector: by name, plus the opt-in label when
+webhook.ignoreLabel.enabled (then namespaces.gpu-admission.io keeps the label to the listed
+namespaces).
+*/}}
+{{- define "gpu-admission.mutatingNamespaceSelector" -}}
+{{- include "gpu-admission.namespaceSelector" . }}
+{{- if include "gpu-admission.ignoreLabelEnabled" . }}
   - key: gpu-admission.io/ignore
     operator: NotIn
     values: ["true"]
+{{- end }}
 {{- end }}
 
 {{/*
@@ -189,4 +224,75 @@ jobs come as v1, v2beta1... Subresources (scale, status) never carry a changed t
   resources: {{ toJson .resources }}
   scope: Namespaced
 {{- end }}
+{{- end }}
+
+{{/*
+Labels of the policy check's objects (policy-check.yaml): the release's, but never both
+selector labels of the Deployment (so no Service, PDB or spread constraint counts its pod).
+*/}}
+{{- define "gpu-admission.policyCheckLabels" -}}
+helm.sh/chart: {{ include "gpu-admission.chart" . }}
+app.kubernetes.io/name: {{ printf "%s-policy-check" (include "gpu-admission.name" .) | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/component: policy-check
+{{- end }}
+
+{{/*
+The pod spec (without restartPolicy) of the policy check, shared by the hook Job and the
+`helm test` Pod so both run exactly the same command: {root: ., configMap: NAME}.
+*/}}
+{{- define "gpu-admission.policyCheckPodSpec" -}}
+{{- $v := .root.Values -}}
+automountServiceAccountToken: false
+enableServiceLinks: false
+{{- with $v.imagePullSecrets }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $v.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $v.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+securityContext:
+  runAsNonRoot: true
+  runAsUser: 65532
+  runAsGroup: 65532
+  seccompProfile:
+    type: RuntimeDefault
+containers:
+  - name: check
+    image: {{ include "gpu-admission.image" .root | quote }}
+    imagePullPolicy: {{ $v.image.pullPolicy }}
+    # The image's entrypoint is the gpu-admission binary. --strict: a set that only loads
+    # with warnings (a rule that can never match, one that denies every pod) fails too.
+    args: ["check", "--strict", "/etc/gpu-admission/policies"]
+    securityContext:
+      runAsNonRoot: true
+      runAsUser: 65532
+      runAsGroup: 65532
+      readOnlyRootFilesystem: true
+      allowPrivilegeEscalation: false
+      privileged: false
+      capabilities:
+        drop: ["ALL"]
+      seccompProfile:
+        type: RuntimeDefault
+    {{- with $v.policyCheck.resources }}
+    resources:
+      {{- toYaml . | nindent 6 }}
+    {{- end }}
+    volumeMounts:
+      - name: policies
+        mountPath: /etc/gpu-admission/policies
+        readOnly: true
+volumes:
+  - name: policies
+    configMap:
+      name: {{ .configMap }}
 {{- end }}
