@@ -51,7 +51,7 @@ struct fault_state {
     unsigned long fail_at; /* 0: never */
     bool fired;
     long live;              /* blocks allocated minus blocks freed while armed */
-    bool frozen;            /* fault_stop_failing: no more counting or failing this run */
+    bool frozen;            /* fault_stop_failing, fault_hold: no counting or failing for now */
     unsigned long trace_at; /* FAULT_TRACE=N: print the stack of the N-th allocation */
 };
 static struct fault_state st;
@@ -185,6 +185,11 @@ bool fault_yaml_reached(void)
 void fault_stop_failing(void)
 {
     st.frozen = true;
+}
+
+void fault_hold(bool on)
+{
+    st.frozen = on;
 }
 
 unsigned long fault_last_count(void)

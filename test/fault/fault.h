@@ -52,6 +52,10 @@ int fault_run_case(const fault_case *c);
  * tracked, so what the restore frees and allocates balances what the operation did. */
 void fault_stop_failing(void);
 
+/* The same for a stretch of the run (the test's own setup inside it, e.g. a working copy the
+ * operation changes in place): fault_hold(true) ... fault_hold(false). */
+void fault_hold(bool on);
+
 /* True when libyaml's allocations are reached (it is linked statically). */
 bool fault_yaml_reached(void);
 

@@ -535,7 +535,8 @@ static void swap_contents(cJSON *a, cJSON *b)
     b->valuedouble = tmp.valuedouble;
 }
 
-/* Places value (owned) at path; the root is replaced in place. */
+/* Places value (owned) at path; the root is replaced in place. -1 when the path does not
+ * exist, -2 when cJSON cannot copy the member's key (out of memory); value is freed on both. */
 static int put_value(cJSON *doc, const char *path, cJSON *value, bool replace_only)
 {
     char tok[1024];
@@ -552,15 +553,27 @@ static int put_value(cJSON *doc, const char *path, cJSON *value, bool replace_on
     if (gpa_is_object(parent)) {
         cJSON *old = cJSON_GetObjectItemCaseSensitive(parent, tok);
         if (old) {
-            cJSON_ReplaceItemInObjectCaseSensitive(parent, tok, value); /* keys the value */
+            /* Keyed by hand: cJSON 1.7.15's Replace*InObject links the value in with a NULL
+             * key when its copy of the key runs out of memory, and answers true. */
+            char *k = cJSON_malloc(strlen(tok) + 1);
+            if (!k) {
+                cJSON_Delete(value);
+                return -2;
+            }
+            strcpy(k, tok);
+            if (value->string && !(value->type & cJSON_StringIsConst)) cJSON_free(value->string);
+            value->string = k;
+            value->type &= ~cJSON_StringIsConst;
+            cJSON_ReplaceItemViaPointer(parent, old, value);
             return 0;
         }
         if (replace_only) {
             cJSON_Delete(value);
             return -1;
         }
-        cJSON_AddItemToObject(parent, tok, value);
-        return 0;
+        if (cJSON_AddItemToObject(parent, tok, value)) return 0;
+        cJSON_Delete(value);
+        return -2;
     }
     int n = cJSON_GetArraySize(parent);
     long i = (!replace_only && strcmp(tok, "-") == 0) ? n : parse_index(tok);
@@ -611,7 +624,9 @@ static int apply_one(cJSON *doc, const cJSON *op, int idx, gpa_error *err)
             return gpa_fail(err, GPA_EPARSE, "patch op %d (%s): missing \"value\"", idx, name);
         cJSON *dup = dup_value(value);
         if (!dup) return gpa_fail(err, GPA_ENOMEM, "patch op %d: out of memory", idx);
-        if (put_value(doc, path, dup, name[0] == 'r') != 0)
+        int prc = put_value(doc, path, dup, name[0] == 'r');
+        if (prc == -2) return gpa_fail(err, GPA_ENOMEM, "patch op %d: out of memory", idx);
+        if (prc != 0)
             return gpa_fail(err, GPA_EINVAL, "patch op %d (%s): path %s does not exist", idx, name,
                             path);
         return GPA_OK;
@@ -651,11 +666,14 @@ static int apply_one(cJSON *doc, const cJSON *op, int idx, gpa_error *err)
         } else {
             const cJSON *src = resolve(doc, from, tok, sizeof tok);
             v = src ? dup_value(src) : NULL;
+            if (src && !v) return gpa_fail(err, GPA_ENOMEM, "patch op %d: out of memory", idx);
         }
         if (!v)
             return gpa_fail(err, GPA_EINVAL, "patch op %d (%s): from %s does not exist", idx, name,
                             from);
-        if (put_value(doc, path, v, false) != 0)
+        int prc = put_value(doc, path, v, false);
+        if (prc == -2) return gpa_fail(err, GPA_ENOMEM, "patch op %d: out of memory", idx);
+        if (prc != 0)
             return gpa_fail(err, GPA_EINVAL, "patch op %d (%s): path %s does not exist", idx, name,
                             path);
         return GPA_OK;
