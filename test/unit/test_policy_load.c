@@ -327,7 +327,7 @@ static void test_errors(void)
     ERR1(HDR "  pools: []\nstatus: {}\n", "5:1", "policy document: unknown key \"status\"");
     ERR1("- a\n- b\n", "1:1", "policy document: expected a mapping, got a list");
     ERR1(HDR "  colour: red\n", "4:3",
-         "spec: unknown key \"colour\" (allowed: tenancy, pools, rules, enforcement, unmatched, workloads)");
+         "spec: unknown key \"colour\" (allowed: tenancy, pools, rules, enforcement, unmatched, workloads, dra)");
     ERR1(HDR "  - a\n", "4:3", "spec: expected a mapping, got a list");
     ERR1("apiVersion: gpu-admission.io/v1alpha1\nkind: GPUPolicy\nmetadata: {name: x, "
          "uid: 1}\n",
@@ -381,7 +381,7 @@ static void test_errors(void)
     /* --- unknown keys everywhere --- */
     ERR1(HDR "  pools:\n  - name: a\n    colour: red\n", "6:5",
          "pool: unknown key \"colour\" (allowed: name, nodeSelector, tolerations, sharing, mig, "
-         "timeSlicing, mps, allowUntrusted, runtimeClassName, topology)");
+         "timeSlicing, mps, allowUntrusted, runtimeClassName, topology, dra)");
     ERR1(HDR "  pools:\n  - name: a\n    sharing: mig\n    mig: {gpu: A100-80GB, size: 1}\n",
          "7:27", "mig: unknown key \"size\"");
     ERR1(HDR "  pools:\n  - name: a\n    topology: {islandLabel: x, zone: y}\n", "6:32",

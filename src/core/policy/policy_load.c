@@ -15,6 +15,7 @@
 #include "gpu_admission/glob.h"
 #include "gpu_admission/quantity.h"
 #include "k8s/k8s_names.h"
+#include "policy/policy_dra.h"
 #include "policy/policy_loader.h"
 
 #define API_VERSION "gpu-admission.io/v1alpha1"
@@ -45,8 +46,8 @@ static bool grow(loader *L, void **arr, size_t *cap, size_t n, size_t sz)
 
 static void load_tenant(loader *L, const gpa_ynode *n)
 {
-    static const char *const f[] = {"name", "namespaces", "trust", NULL};
-    const gpa_ynode *v[3];
+    static const char *const f[] = {"name", "namespaces", "trust", "dra", NULL};
+    const gpa_ynode *v[4];
     if (!gpa_yread_want_map(&L->r, n, "tenant")) return;
     gpa_yread_fields(&L->r, n, "tenant", f, v);
     gpa_tenant t = {.pos = gpa_policy_pos(L, n), .trust = GPA_TRUST_UNTRUSTED};
@@ -74,6 +75,7 @@ static void load_tenant(loader *L, const gpa_ynode *n)
         int tr = gpa_yread_enum(&L->r, v[2], "tenant trust", trust_names);
         if (tr >= 0) t.trust = trust_from(tr);
     }
+    if (v[3]) gpa_policy_load_tenant_dra(L, &t, v[3]);
     if (!t.name) return;
     for (size_t i = 0; i < L->n_tenants; i++) {
         if (strcmp(L->tenants[i].name, t.name) == 0) {
@@ -294,16 +296,16 @@ static void load_once_enum(loader *L, const gpa_ynode *key, const gpa_ynode *v, 
 static void load_spec(loader *L, const gpa_ynode *n)
 {
     static const char *const f[] = {"tenancy",   "pools",     "rules", "enforcement",
-                                    "unmatched", "workloads", NULL};
+                                    "unmatched", "workloads", "dra",   NULL};
     static const char *const enf[] = {"deny", "warn", "audit", NULL};
     static const char *const unm[] = {"allow", "deny", NULL};
     if (!gpa_yread_want_map(&L->r, n, "spec")) return;
-    const gpa_ynode *v[6];
+    const gpa_ynode *v[7];
     gpa_yread_fields(&L->r, n, "spec", f, v);
     /* find the keys again for "already defined here" positions */
-    const gpa_ynode *keys[6] = {0};
+    const gpa_ynode *keys[7] = {0};
     for (size_t i = 0; i < n->n; i++)
-        for (size_t j = 0; j < 6; j++)
+        for (size_t j = 0; j < 7; j++)
             if (strcmp(gpa_ymap_key(n, i)->value, f[j]) == 0) keys[j] = gpa_ymap_key(n, i);
     if (v[0]) load_tenancy(L, keys[0], v[0]);
     if (v[1] && !gpa_yread_is_null(v[1]) && gpa_yread_want_seq(&L->r, v[1], "spec.pools"))
@@ -337,6 +339,7 @@ static void load_spec(loader *L, const gpa_ynode *n)
         L->unmatched_deny = u == 1;
     }
     if (v[5]) gpa_policy_load_workloads(L, v[5]);
+    if (v[6]) gpa_policy_load_dra(L, keys[6], v[6]);
 }
 
 static void load_metadata(loader *L, const gpa_ynode *n)
@@ -627,6 +630,7 @@ int gpa_policy_load_sources(gpa_policy **out, const gpa_policy_source *sources, 
             p->unmatched_deny = L.unmatched_deny;
             p->storage = L.arena;
             if (!gpa_policy_finish_workloads(&L, p)) L.r.oom = true;
+            gpa_policy_finish_dra(&L, p);
         }
     }
     if (L.r.oom) {

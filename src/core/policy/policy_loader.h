@@ -53,6 +53,9 @@ typedef struct loader {
     gpa_wl_enforcement wl_enforcement;
     gpa_workload_kind *wl_kinds;
     size_t n_wl_kinds, cap_wl_kinds;
+
+    /* spec.dra (policy_dra.c) */
+    gpa_dra_spec dra;
 } loader;
 
 /* Records an error at a remembered position (possibly another file). */

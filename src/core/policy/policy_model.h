@@ -65,11 +65,32 @@ typedef struct gpa_toleration {
     int64_t seconds;
 } gpa_toleration;
 
+/* POLICY.md "Dynamic Resource Allocation": spec.dra, a pool's dra, a tenant's dra. */
+typedef enum { GPA_DRA_DENY, GPA_DRA_WARN, GPA_DRA_OFF } gpa_dra_enforcement;
+
+typedef struct gpa_dra_spec {
+    bool set;                        /* spec.dra written: claims are judged (unless off) */
+    gpa_srcpos pos;
+    gpa_dra_enforcement enforcement; /* default deny */
+    gpa_strlist generic_classes;     /* classes app teams may name; placement rewrites them */
+} gpa_dra_spec;
+
+typedef struct gpa_pool_dra {
+    bool set;
+    gpa_srcpos pos;
+    char *device_class;     /* required when set */
+    gpa_strlist selectors;  /* CEL, appended to every request placed in the pool */
+    bool multi_allocatable; /* devices allow multiple allocations (several namespaces) */
+    bool allow_untrusted;   /* the pool wrote allowUntrusted: true */
+} gpa_pool_dra;
+
 typedef struct gpa_tenant {
     char *name;
     gpa_strlist namespaces; /* globs */
     gpa_trust trust;
     gpa_srcpos pos;
+    bool dra_admin_access;        /* dra.adminAccess: claims may ask adminAccess (default false) */
+    bool dra_allocation_mode_all; /* dra.allocationModeAll: allocationMode All (default false) */
 } gpa_tenant;
 
 typedef struct gpa_topology {
@@ -103,6 +124,8 @@ typedef struct gpa_pool {
 
     bool has_topology;
     gpa_topology topology;
+
+    gpa_pool_dra dra; /* set false: claims cannot be placed here */
 } gpa_pool;
 
 typedef struct gpa_range {
@@ -151,6 +174,8 @@ struct gpa_policy {
     /* Every resource name that counts as a GPU: "nvidia.com/gpu", each mig pool's offered
      * profile resources, each shared pool's resource. Deduplicated. */
     gpa_strlist gpu_resources;
+
+    gpa_dra_spec dra; /* spec.dra; dra.set false: claims are not judged */
 
     char revision[65];
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "k8s/k8s_names.h"
+#include "policy/policy_dra.h"
 #include "policy/policy_loader.h"
 
 static const char *const sharing_names[] = {"exclusive", "mig", "time-slicing", "mps", NULL};
@@ -319,6 +320,7 @@ enum {
     F_ALLOW,
     F_RUNTIME,
     F_TOPO,
+    F_DRA,
     F_COUNT
 };
 
@@ -326,7 +328,7 @@ void gpa_policy_load_pool(loader *L, const gpa_ynode *n)
 {
     static const char *const f[] = {
         "name", "nodeSelector",   "tolerations",      "sharing",  "mig", "timeSlicing",
-        "mps",  "allowUntrusted", "runtimeClassName", "topology", NULL};
+        "mps",  "allowUntrusted", "runtimeClassName", "topology", "dra", NULL};
     const gpa_ynode *v[F_COUNT];
     if (!gpa_yread_want_map(&L->r, n, "pool")) return;
     gpa_yread_fields(&L->r, n, "pool", f, v);
@@ -401,6 +403,9 @@ void gpa_policy_load_pool(loader *L, const gpa_ynode *n)
     p.allow_untrusted = !(p.sharing == GPA_SHARING_TIME_SLICING || p.sharing == GPA_SHARING_MPS);
     if (v[F_ALLOW] && !gpa_yread_is_null(v[F_ALLOW]))
         gpa_yread_bool(&L->r, v[F_ALLOW], "allowUntrusted", &p.allow_untrusted);
+    if (v[F_DRA])
+        gpa_policy_load_pool_dra(L, &p, v[F_DRA],
+                                 v[F_ALLOW] && !gpa_yread_is_null(v[F_ALLOW]) && p.allow_untrusted);
 
     if (v[F_RUNTIME] && !gpa_yread_is_null(v[F_RUNTIME]) &&
         gpa_yread_str(&L->r, v[F_RUNTIME], "runtimeClassName", &p.runtime_class) &&

@@ -118,6 +118,13 @@ static void put_pool(hasher *h, const gpa_pool *p)
         put_list(h, "groupLabels", &t->group_labels);
         put_int(h, "mode", t->mode);
     }
+    /* only when written: a pool without dra keeps the revision it had before dra existed */
+    if (p->dra.set) {
+        put_str(h, "draDeviceClass", p->dra.device_class);
+        put_list(h, "draSelectors", &p->dra.selectors);
+        put_int(h, "draMultiAllocatable", p->dra.multi_allocatable);
+        put_int(h, "draAllowUntrusted", p->dra.allow_untrusted);
+    }
 }
 
 static void put_rule(hasher *h, const gpa_rule *r)
@@ -153,6 +160,10 @@ int gpa_policy_compute_revision(gpa_policy *p)
         put_str(&h, "tenant", p->tenants[i].name);
         put_list(&h, "namespaces", &p->tenants[i].namespaces);
         put_int(&h, "trust", p->tenants[i].trust);
+        if (p->tenants[i].dra_admin_access || p->tenants[i].dra_allocation_mode_all) {
+            put_int(&h, "draAdminAccess", p->tenants[i].dra_admin_access);
+            put_int(&h, "draAllocationModeAll", p->tenants[i].dra_allocation_mode_all);
+        }
     }
     put_int(&h, "pools", (long long)p->n_pools);
     for (size_t i = 0; i < p->n_pools; i++)
@@ -170,6 +181,11 @@ int gpa_policy_compute_revision(gpa_policy *p)
             put_str(&h, "kind", p->wl_kinds[i].kind);
             put_list(&h, "templates", &p->wl_kinds[i].templates);
         }
+    }
+
+    if (p->dra.set) {
+        put_int(&h, "draEnforcement", p->dra.enforcement);
+        put_list(&h, "draGenericClasses", &p->dra.generic_classes);
     }
 
     unsigned char md[EVP_MAX_MD_SIZE];

@@ -21,6 +21,7 @@
 #include "gpu_admission/review.h"
 #include "format/json_write.h"
 #include "format/json_read.h"
+#include "webhook/review_claim.h"
 #include "webhook/review_workload.h"
 #include "webhook/review_namespace.h"
 
@@ -196,6 +197,7 @@ typedef struct envelope {
     gpa_operation op;
     bool judge;     /* false: answer "allowed", untouched */
     bool ephemeral; /* UPDATE of pods/ephemeralcontainers (validating hook only) */
+    gpa_claim_kind_t claim; /* a DRA claim (either hook, CREATE/UPDATE, no subresource) */
     bool workload;  /* maybe a workload kind (validating hook, no subresource, an object):
                        the policy decides (gpa_wl_find on kind_group/kind_name) */
     const char *kind_group, *kind_name; /* request.kind's, else the object's; NULL unknown */
@@ -306,6 +308,7 @@ static int read_envelope(envelope *env, const cJSON *root, gpa_hook hook, const 
     env->request = env->object = env->old_object = NULL;
     env->op = (gpa_operation)0;
     env->judge = env->ephemeral = env->workload = false;
+    env->claim = GPA_CLAIM_NONE;
     env->kind_group = env->kind_name = NULL;
     env->log_uid = env->log_op = env->log_name = env->log_ns = NULL;
     if (!is_object(root)) {
@@ -413,6 +416,19 @@ static int read_envelope(envelope *env, const cJSON *root, gpa_hook hook, const 
     }
     env->op = op;
     if (!pod) {
+        /* DRA claims, on both hooks; their status subresource is the scheduler's write */
+        if ((op == GPA_OP_CREATE || op == GPA_OP_UPDATE) && obj) {
+            gpa_claim_kind_t ck = gpa_review_claim_kind(env->kind_group, env->kind_name, obj);
+            if (ck) {
+                const char *sub = str_of(m[R_SUBRESOURCE], &bad);
+                if (bad) {
+                    *why = "request.subResource must be a string";
+                    return -1;
+                }
+                if (!sub || !*sub) env->claim = ck;
+                return 0;
+            }
+        }
         if (hook != GPA_HOOK_VALIDATE || (op != GPA_OP_CREATE && op != GPA_OP_UPDATE) || !obj)
             return 0;
         /* A workload's status, scale and other subresources carry no template to judge. */
@@ -581,7 +597,20 @@ int gpa_review_handle_guarded(gpa_review_result *out, const gpa_policy *p, const
     int rc = GPA_OK;
     out->kind = (char *)(env.kind_name ? env.kind_name : env.judge ? "Pod" : NULL);
     gpa_wl_kind wk;
-    if (env.workload && gpa_review_is_namespace(env.kind_group, env.kind_group_len, env.kind_name)) {
+    if (env.claim) {
+        if (!p) return bad_request(out, err, "no policy loaded");
+        bool judged = false;
+        char cwhy[sizeof env.why + 64];
+        rc = gpa_review_claim(&out->decision, &judged, p, hook, env.claim, env.op, env.object,
+                              env.old_object, env.namespace_, cwhy, sizeof cwhy);
+        if (rc == GPA_EREQUEST) return bad_request(out, err, cwhy);
+        if (rc != GPA_OK) {
+            out->http_status = 500;
+            out->outcome = "error";
+            return gpa_fail(err, GPA_ENOMEM, "out of memory judging the claim");
+        }
+        env.judge = judged;
+    } else if (env.workload && gpa_review_is_namespace(env.kind_group, env.kind_group_len, env.kind_name)) {
         /* The ignore-label lock (review_namespace.c); needs no policy. */
         bool judged = false;
         const char *nwhy = NULL;

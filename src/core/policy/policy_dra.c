@@ -1,0 +1,158 @@
+/*
+ * policy_dra.c - the Dynamic Resource Allocation parts of a policy (POLICY.md "Dynamic
+ * Resource Allocation"): spec.dra (at most once across files), a pool's dra block and a
+ * tenant's dra permissions, read strictly with file:line:col errors like every other part of
+ * the loader; and the light CEL syntax check `check` lints selectors with.
+ *
+ * Must never: accept a field it does not know, a class name the API would refuse, or more
+ * selectors than a request may hold (the API server would then refuse every placed claim).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "k8s/claim.h"
+#include "k8s/k8s_names.h"
+#include "policy/policy_dra.h"
+
+static const char *class_check(const char *s)
+{
+    return gpa_k8s_dns_subdomain(s);
+}
+
+void gpa_policy_load_dra(loader *L, const gpa_ynode *key, const gpa_ynode *n)
+{
+    static const char *const f[] = {"enforcement", "genericClasses", NULL};
+    static const char *const enf[] = {"deny", "warn", "off", NULL};
+    if (L->dra.set) {
+        gpa_yread_error(&L->r, key,
+                        "dra is already defined at %s:%d:%d (at most one dra block across all "
+                        "files)",
+                        L->dra.pos.file, L->dra.pos.line, L->dra.pos.col);
+        return;
+    }
+    L->dra.set = true;
+    L->dra.pos = gpa_policy_pos(L, key);
+    L->dra.enforcement = GPA_DRA_DENY;
+    if (gpa_yread_is_null(n) || !gpa_yread_want_map(&L->r, n, "dra")) return;
+    const gpa_ynode *v[2];
+    gpa_yread_fields(&L->r, n, "dra", f, v);
+    if (v[0] && !gpa_yread_is_null(v[0])) {
+        int i = gpa_yread_enum(&L->r, v[0], "dra.enforcement", enf);
+        if (i >= 0) L->dra.enforcement = (gpa_dra_enforcement)i;
+    }
+    if (v[1] && !gpa_yread_is_null(v[1]))
+        gpa_policy_strlist(L, v[1], "dra.genericClasses", true, class_check, "device class",
+                           &L->dra.generic_classes, NULL);
+}
+
+void gpa_policy_load_pool_dra(loader *L, gpa_pool *p, const gpa_ynode *n, bool allow_written_true)
+{
+    static const char *const f[] = {"deviceClass", "selectors", "multiAllocatable", NULL};
+    if (gpa_yread_is_null(n) || !gpa_yread_want_map(&L->r, n, "pool dra")) return;
+    const gpa_ynode *v[3];
+    gpa_yread_fields(&L->r, n, "pool dra", f, v);
+    p->dra.set = true;
+    p->dra.pos = gpa_policy_pos(L, n);
+    p->dra.allow_untrusted = allow_written_true;
+    const char *why;
+    if (!v[0] || gpa_yread_is_null(v[0]))
+        gpa_yread_error(&L->r, n,
+                        "pool %s: dra.deviceClass is required (the DeviceClass whose devices are "
+                        "the pool's, e.g. mig.nvidia.com)",
+                        p->name ? p->name : "");
+    else if (gpa_yread_str(&L->r, v[0], "dra.deviceClass", &p->dra.device_class) &&
+             (why = gpa_k8s_dns_subdomain(p->dra.device_class)) != NULL)
+        gpa_yread_error(&L->r, v[0], "dra.deviceClass \"%.80s\" %s", p->dra.device_class, why);
+    if (v[1] && !gpa_yread_is_null(v[1])) {
+        gpa_srcpos *pos = NULL;
+        gpa_policy_strlist(L, v[1], "dra.selectors", true, NULL, "CEL selector", &p->dra.selectors,
+                           &pos);
+        /* room for the claim's own selector and the MIG profile's within the API's 32 */
+        if (p->dra.selectors.n > GPA_CLAIM_MAX_SELECTORS - 2)
+            gpa_yread_error(&L->r, v[1],
+                            "dra.selectors: %zu selectors, more than %d (a request holds at most "
+                            "%d, and placement adds the MIG profile's)",
+                            p->dra.selectors.n, GPA_CLAIM_MAX_SELECTORS - 2,
+                            GPA_CLAIM_MAX_SELECTORS);
+        for (size_t i = 0; i < p->dra.selectors.n && pos; i++) {
+            size_t len = strlen(p->dra.selectors.items[i]);
+            if (len == 0)
+                gpa_policy_error_pos(L, pos[i], "dra.selectors[%zu]: empty CEL expression", i);
+            else if (len > GPA_CLAIM_MAX_CEL_BYTES)
+                gpa_policy_error_pos(L, pos[i],
+                                     "dra.selectors[%zu]: %zu bytes, more than %d (the API's "
+                                     "limit for a CEL expression)",
+                                     i, len, GPA_CLAIM_MAX_CEL_BYTES);
+        }
+    }
+    if (v[2] && !gpa_yread_is_null(v[2]))
+        gpa_yread_bool(&L->r, v[2], "dra.multiAllocatable", &p->dra.multi_allocatable);
+}
+
+void gpa_policy_load_tenant_dra(loader *L, gpa_tenant *t, const gpa_ynode *n)
+{
+    static const char *const f[] = {"adminAccess", "allocationModeAll", NULL};
+    if (gpa_yread_is_null(n) || !gpa_yread_want_map(&L->r, n, "tenant dra")) return;
+    const gpa_ynode *v[2];
+    gpa_yread_fields(&L->r, n, "tenant dra", f, v);
+    if (v[0] && !gpa_yread_is_null(v[0]))
+        gpa_yread_bool(&L->r, v[0], "dra.adminAccess", &t->dra_admin_access);
+    if (v[1] && !gpa_yread_is_null(v[1]))
+        gpa_yread_bool(&L->r, v[1], "dra.allocationModeAll", &t->dra_allocation_mode_all);
+}
+
+void gpa_policy_finish_dra(loader *L, gpa_policy *p)
+{
+    p->dra = L->dra;
+}
+
+const char *gpa_cel_light_check(const char *s, size_t *at)
+{
+    /* the brackets open, innermost last; quotes are CEL's ' " and their triple forms */
+    char stack[64];
+    size_t depth = 0;
+    for (size_t i = 0; s[i]; i++) {
+        char ch = s[i];
+        if (ch == '\'' || ch == '"') {
+            bool triple = s[i + 1] == ch && s[i + 2] == ch;
+            size_t j = i + (triple ? 3 : 1);
+            for (;; j++) {
+                if (!s[j]) {
+                    *at = i;
+                    return "unterminated string";
+                }
+                if (s[j] == '\\' && s[j + 1]) {
+                    j++;
+                    continue;
+                }
+                if (s[j] == ch && (!triple || (s[j + 1] == ch && s[j + 2] == ch))) break;
+                if (!triple && s[j] == '\n') {
+                    *at = i;
+                    return "unterminated string";
+                }
+            }
+            i = j + (triple ? 2 : 0);
+            continue;
+        }
+        if (ch == '(' || ch == '[' || ch == '{') {
+            if (depth == sizeof stack) {
+                *at = i;
+                return "brackets nested too deep";
+            }
+            stack[depth++] = ch;
+        } else if (ch == ')' || ch == ']' || ch == '}') {
+            char want = ch == ')' ? '(' : ch == ']' ? '[' : '{';
+            if (depth == 0 || stack[depth - 1] != want) {
+                *at = i;
+                return depth == 0 ? "closing bracket without an opening one"
+                                  : "closing bracket does not match the opening one";
+            }
+            depth--;
+        }
+    }
+    if (depth > 0) {
+        *at = strlen(s);
+        return "unclosed bracket";
+    }
+    return NULL;
+}

@@ -1,0 +1,24 @@
+/*
+ * policy_dra.h - the loader's DRA readers (policy_dra.c): spec.dra, a pool's dra, a tenant's
+ * dra; and the light CEL syntax check. Private to src/core (the loader and `check`'s lint).
+ */
+#ifndef GPA_POLICY_DRA_H
+#define GPA_POLICY_DRA_H
+
+#include "policy/policy_loader.h"
+
+/* spec.dra of one document; key is its key node (for "already defined at" positions). */
+void gpa_policy_load_dra(loader *L, const gpa_ynode *key, const gpa_ynode *n);
+/* A pool's dra block; allow_written_true: the pool wrote allowUntrusted: true. */
+void gpa_policy_load_pool_dra(loader *L, gpa_pool *p, const gpa_ynode *n, bool allow_written_true);
+/* A tenant's dra: {adminAccess, allocationModeAll}. */
+void gpa_policy_load_tenant_dra(loader *L, gpa_tenant *t, const gpa_ynode *n);
+/* Once every file is read: spec.dra into p. */
+void gpa_policy_finish_dra(loader *L, gpa_policy *p);
+
+/* A light CEL syntax check: quotes closed, brackets balanced and matched. NULL when it
+ * passes, else why, with *at the byte offset of the problem. Not a CEL parser: an expression
+ * that passes may still not compile. */
+const char *gpa_cel_light_check(const char *s, size_t *at);
+
+#endif
