@@ -170,6 +170,7 @@ static bool evict_oldest(gpa_conn_guard *g, const unsigned char *key, long long 
         gpa_conn *victim = NULL;
         long long victim_since = 0;
         bool victim_used = false;
+        /* Newest first (head insertion), so on a tie in milliseconds the later one is older. */
         for (gpa_conn *c = g->head; c; c = c->next) {
             if (c->closing || (key && memcmp(c->addr, key, 16) != 0)) continue;
             int ph = atomic_load_explicit(&c->phase, memory_order_acquire);
@@ -181,7 +182,7 @@ static bool evict_oldest(gpa_conn_guard *g, const unsigned char *key, long long 
             long long since = atomic_load_explicit(&c->since_ms, memory_order_relaxed);
             bool used = ph == PH_IDLE;
             if (!victim || (!used && victim_used) ||
-                (used == victim_used && since < victim_since)) {
+                (used == victim_used && since <= victim_since)) {
                 victim = c;
                 victim_since = since;
                 victim_used = used;

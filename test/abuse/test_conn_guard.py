@@ -4,8 +4,8 @@ by one, each against a real server (src/server/conn_guard.c; docs/operations.md
 "Connection limits, deadlines and lingering close").
 
 What it is for:
-  eviction  - at --max-connections the connection idle longest gives way (a keep-alive
-              connection between requests before younger silent ones), a new connection is
+  eviction  - at --max-connections the connection idle longest gives way (silent ones that
+              never sent a request before an older keep-alive one), a new connection is
               refused only when every connection is mid-request, and at
               --max-connections-per-ip the victim is taken from the same address even when
               another address holds an older idle connection; the metrics count each case.
@@ -121,10 +121,15 @@ def part_eviction(binary, policies, certs, work, ctx, body, problems, result):
         st, _, _ = H.one_request(srv.port, ctx, "POST", "/validate", body)
         if st != 200:
             problems.append("at the limit with idle connections a new request got HTTP %s" % st)
-        if not closed_by_server(keep.c.sock, wait=1):
-            problems.append("the connection idle longest (keep-alive, between requests) was "
-                            "not the one evicted")
-        if any(closed_by_server(s) for s in silent):
+        # Connections that never carried a request give way first, oldest first: the older
+        # keep-alive one (the API server's) stays, the oldest silent one goes.
+        if not closed_by_server(silent[0], wait=1):
+            problems.append("the oldest silent connection (never sent a request) was not the "
+                            "one evicted")
+        if closed_by_server(keep.c.sock):
+            problems.append("a keep-alive connection that had served a request was evicted "
+                            "while silent ones were open")
+        if any(closed_by_server(s) for s in silent[1:]):
             problems.append("a younger silent connection was evicted instead of the oldest")
         m = metrics_of(srv)
         result["global_idle"] = m
