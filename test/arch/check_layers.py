@@ -37,11 +37,13 @@ SIDE_OK = {("sim", "tools")}
 PUBLIC = {
     "common.h": "util", "glob.h": "util", "strbuf.h": "util",
     "yaml_tree.h": "format", "yamljson.h": "format", "objects.h": "format", "patch.h": "format",
-    "mig.h": "k8s", "quantity.h": "k8s", "workload.h": "k8s",
-    "policy.h": "policy",
+    "yaml_read.h": "format",
+    "mig.h": "k8s", "quantity.h": "k8s", "labels.h": "k8s", "claim.h": "k8s",
+    "policy.h": "policy", "workload.h": "policy",
     "engine.h": "engine",
-    "review.h": "webhook",
+    "review.h": "webhook", "namespace_guard.h": "webhook",
     "judge.h": "tools", "impact.h": "tools", "suite.h": "tools", "textdiff.h": "tools",
+    "report.h": "tools",
 }
 
 

@@ -11,7 +11,7 @@
 #include "util/arena.h"
 #include "gpu_admission/strbuf.h"
 #include "policy/policy_model.h"
-#include "k8s/workload_internal.h"
+#include "policy/workload_internal.h"
 
 gpa_policy *gpa_policy_ref(gpa_policy *p)
 {

@@ -12,7 +12,7 @@
 
 #include "k8s/k8s_names.h"
 #include "policy/policy_loader.h"
-#include "k8s/workload_internal.h"
+#include "policy/workload_internal.h"
 
 static const char *kind_name_error(const char *s)
 {

@@ -8,7 +8,7 @@
 
 #include <cjson/cJSON.h>
 #include "gpu_admission/engine.h"
-#include "k8s/workload_internal.h"
+#include "policy/workload_internal.h"
 
 /* What the codec writes: out->allowed, out->message (denial, or under warn what was let
  * through), out->reason / rule / pool (the first refused template's, else the first GPU

@@ -1,7 +1,8 @@
 /*
- * workload_internal.h - the template walker behind workload.h, private to src/core: the
- * review codec visits templates in place (no copies) through it, the public API builds owned
- * pods from the same walk, and the policy loader checks paths with the same syntax.
+ * workload_internal.h - the template walker behind workload.h (policy/workload.c), private to
+ * src/core: the review codec visits templates in place (no copies) through it, the public API
+ * builds owned pods from the same walk, and the policy loader checks paths with the same
+ * syntax. Policy layer: the kinds include the policy's own.
  */
 #ifndef GPA_WORKLOAD_INTERNAL_H
 #define GPA_WORKLOAD_INTERNAL_H

@@ -8,13 +8,16 @@
  *
  * The walker never copies: the review codec judges templates in place. Only the public API
  * (CLI, tools) builds owned Pod objects.
+ *
+ * Policy layer, not k8s: the kinds it knows are the built-in ones plus the policy's
+ * spec.workloads.kinds, so it reads the policy model; it must never call the engine.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gpu_admission/workload.h"
-#include "k8s/workload_internal.h"
+#include "policy/workload_internal.h"
 
 enum {
     WL_LWS = 1u << 0, /* LeaderWorkerSet: worker pods per group = size (minus the leader) */
