@@ -2,8 +2,9 @@
 # test.sh - install what the tests need, then run the whole suite: a normal build (every
 # test, end-to-end included), an ASan+UBSan build (every test but the end-to-end, chart,
 # benchmark and valgrind ones, which exercise no new C paths or cannot share a process with
-# ASan), and each libFuzzer target for 60 s (GPA_FUZZ_SECONDS overrides). Ends with one line
-# "N passed, M failed" summing all three.
+# ASan), each libFuzzer target for 60 s (GPA_FUZZ_SECONDS overrides), and a slice of the
+# mutation tests (test/mutation/README.md). Ends with one line "N passed, M failed" summing all
+# four.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -51,6 +52,25 @@ fp=$(grep -cE '^[a-z]+ +[0-9]+s +execs .* findings 0$' "$fuzz_log")
 ff=$(grep -cE '^[a-z]+ +[0-9]+s +execs .* findings [1-9]' "$fuzz_log")
 if [ "$fuzz_rc" -ne 0 ] && [ "$ff" -eq 0 ]; then ff=1; fi # build failure or no target ran
 passed=$((passed + fp)); failed=$((failed + ff))
+
+# Mutation slice (test/mutation, issue 23): GPA_MUTATION_SLICE mutants (default 10, 0 skips)
+# chosen by the commit hash, each planted in a scratch copy under /tmp and run against its
+# fast tiers; killed = passed, survived/stale/broken = failed. scripts/mutate.sh runs them all.
+slice=${GPA_MUTATION_SLICE:-10}
+if [ "$slice" -gt 0 ]; then
+  echo "=== mutation: a slice of $slice mutants"
+  key=$(git rev-parse HEAD 2>/dev/null || echo none)
+  mut_log=build-mutation.run.log
+  python3 test/mutation/mutate.py --slice "$slice" --key "$key" --jobs "$jobs" 2>&1 | tee "$mut_log"
+  line=$(grep -E '^mutation: [0-9]+ passed, [0-9]+ failed$' "$mut_log" | tail -1)
+  if [ -z "$line" ]; then
+    failed=$((failed + 1))
+  else
+    mp=$(sed -E 's/^mutation: ([0-9]+) passed.*/\1/' <<<"$line")
+    mf=$(sed -E 's/.* ([0-9]+) failed$/\1/' <<<"$line")
+    passed=$((passed + mp)); failed=$((failed + mf))
+  fi
+fi
 
 echo "${passed} passed, ${failed} failed"
 [ "$failed" -eq 0 ]

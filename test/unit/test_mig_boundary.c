@@ -188,8 +188,39 @@ static void one_model(const gpa_mig_model *m)
     gpa_policy_unref(p);
 }
 
+/* +me profiles are never picked automatically, even when the pool lists them first: a pool of
+ * [1g.10gb+me, 1g.10gb, 2g.20gb] gives 10G the plain 1g.10gb, and [1g.10gb+me, 2g.20gb] the
+ * 2g.20gb (the one media-engine instance of a GPU is a deliberate choice). */
+static void me_listed_first(void)
+{
+    static const char *const lists[] = {"[1g.10gb+me, 1g.10gb, 2g.20gb]", "[1g.10gb+me, 2g.20gb]"};
+    static const char *const want[] = {"1g.10gb", "2g.20gb"};
+    const gpa_mig_model *m = gpa_mig_model_find("A100-80GB");
+    for (size_t i = 0; i < 2; i++) {
+        char yaml[1024];
+        snprintf(yaml, sizeof yaml,
+                 "apiVersion: gpu-admission.io/v1alpha1\nkind: GPUPolicy\nmetadata: {name: me}\n"
+                 "spec:\n  pools:\n    - name: mig\n      sharing: mig\n"
+                 "      mig: {strategy: mixed, gpu: A100-80GB, profiles: %s}\n"
+                 "  rules:\n    - name: one-gpu\n      match: {gpus: {max: 1}}\n"
+                 "      place: {pool: mig, migProfile: auto}\n",
+                 lists[i]);
+        gpa_policy_source src = {"me.yaml", yaml, strlen(yaml)};
+        gpa_policy *p = NULL;
+        gpa_error err = {0};
+        CHECK_INT(gpa_policy_load_sources(&p, &src, 1, &err), GPA_OK);
+        if (!p) {
+            fprintf(stderr, "%s\n", err.message);
+            continue;
+        }
+        expect_profile(m, p, "10G", gpa_mig_profile_find(m, want[i]));
+        gpa_policy_unref(p);
+    }
+}
+
 int main(void)
 {
+    me_listed_first();
     size_t n = 0;
     for (const char *name; (name = gpa_mig_model_name_at(n)) != NULL; n++)
         one_model(gpa_mig_model_find(name));
