@@ -28,21 +28,6 @@ bool gpa_policy_judges_claims(const gpa_policy *p)
     return p && p->dra.set && p->dra.enforcement != GPA_DRA_OFF;
 }
 
-bool gpa_dra_is_generic(const gpa_policy *p, const char *cls)
-{
-    for (size_t i = 0; cls && i < p->dra.generic_classes.n; i++)
-        if (strcmp(p->dra.generic_classes.items[i], cls) == 0) return true;
-    return false;
-}
-
-const gpa_pool *gpa_dra_pool_of_class(const gpa_policy *p, const char *cls)
-{
-    for (size_t i = 0; cls && i < p->n_pools; i++)
-        if (p->pools[i].dra.set && strcmp(p->pools[i].dra.device_class, cls) == 0)
-            return &p->pools[i];
-    return NULL;
-}
-
 static const gpa_tenant *tenant_named(const gpa_policy *p, const char *name)
 {
     for (size_t i = 0; name && i < p->n_tenants; i++)

@@ -8,6 +8,7 @@
 
 #include "engine/engine_internal.h"
 #include "k8s/claim.h"
+#include "policy/policy_dra.h"
 
 typedef struct gpa_claim_eng {
     gpa_eng e;          /* the pod engine's state: tenancy, match, violations, decision */
@@ -16,11 +17,6 @@ typedef struct gpa_claim_eng {
     /* last: gpa_engine_claim zeroes what comes before it */
     bool gpu_alt[GPA_CLAIM_MAX_ALTS]; /* per alternative: names a generic or a pool's class */
 } gpa_claim_eng;
-
-/* Is cls one of spec.dra.genericClasses? */
-bool gpa_dra_is_generic(const gpa_policy *p, const char *cls);
-/* The first pool whose dra.deviceClass is cls, NULL when none. */
-const gpa_pool *gpa_dra_pool_of_class(const gpa_policy *p, const char *cls);
 
 /* engine_claim_mutate.c: places the claim in its pool (POLICY.md's mutation of a placed
  * claim) on an arena copy and sets the decision's patch (and mutated unless patch_only) and

@@ -156,3 +156,19 @@ const char *gpa_cel_light_check(const char *s, size_t *at)
     }
     return NULL;
 }
+
+/* Policy lookups the claim engine makes (policy layer: they read only the model). */
+bool gpa_dra_is_generic(const gpa_policy *p, const char *cls)
+{
+    for (size_t i = 0; cls && i < p->dra.generic_classes.n; i++)
+        if (strcmp(p->dra.generic_classes.items[i], cls) == 0) return true;
+    return false;
+}
+
+const gpa_pool *gpa_dra_pool_of_class(const gpa_policy *p, const char *cls)
+{
+    for (size_t i = 0; cls && i < p->n_pools; i++)
+        if (p->pools[i].dra.set && strcmp(p->pools[i].dra.device_class, cls) == 0)
+            return &p->pools[i];
+    return NULL;
+}

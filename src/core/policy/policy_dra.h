@@ -21,4 +21,9 @@ void gpa_policy_finish_dra(loader *L, gpa_policy *p);
  * that passes may still not compile. */
 const char *gpa_cel_light_check(const char *s, size_t *at);
 
+/* Is cls one of spec.dra.genericClasses? */
+bool gpa_dra_is_generic(const gpa_policy *p, const char *cls);
+/* The first pool whose dra.deviceClass is cls, NULL when none. */
+const gpa_pool *gpa_dra_pool_of_class(const gpa_policy *p, const char *cls);
+
 #endif
