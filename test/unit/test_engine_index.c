@@ -1,5 +1,5 @@
 /*
- * test_engine_index.c - the engine's load-time prefix index (engine_index.c) is only a
+ * test_engine_index.c - the engine's load-time prefix index (policy/rule_index.c) is only a
  * shortcut: for every namespace the rule and tenant chosen with the index equal those chosen
  * by the full glob walk (index removed). Globs cover the edge cases: leading wildcards,
  * '?', prefixes longer than the 8 indexed bytes, exact names shorter than 8, several globs

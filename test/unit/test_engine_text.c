@@ -1,5 +1,5 @@
 /*
- * test_engine_text.c - the warning lines the index builds at load (engine_index.c: per pool
+ * test_engine_text.c - the warning lines the index builds at load (policy/rule_index.c: per pool
  * and per rule) are byte for byte the lines the engine formats without the index, and both
  * paths give the same decision: warnings, explain lines, patch, message, audit annotations.
  *

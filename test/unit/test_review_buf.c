@@ -426,7 +426,7 @@ static void test_numbers(void)
     cJSON_Delete(arr);
     CHECK_INT(failures, 0);
 
-    /* The two documented differences (review_buf.h): -0 prints as 0 (cJSON: -0) ... */
+    /* The two documented differences (format/json_write.h): -0 prints as 0 (cJSON: -0) ... */
     cJSON *mz = cJSON_CreateNumber(-0.0);
     gpa_rbuf zb;
     gpa_rbuf_init(&zb, 1);

@@ -3,7 +3,7 @@
  * every JSON fixture and thousands of generated documents (escapes, unicode, numbers of every
  * shape, deep and wide nesting, whitespace) must give the same tree, node for node, as
  * cJSON_Parse; everything RFC 8259 forbids must be refused; trees must survive
- * cJSON_Duplicate after the arena is gone. Also the codec's writer (review_buf.c): its JSON
+ * cJSON_Duplicate after the arena is gone. Also the codec's writer (format/json_write.c): its JSON
  * must be byte-identical to cJSON_PrintUnformatted and its base64 to OpenSSL's.
  */
 #include <dirent.h>
