@@ -11,7 +11,7 @@
  *   sim_feasible.c (checks that ignore other pods)-> sim_util.c
  *   sim_intake.c   (queueing admitted pods)       -> sim_util.c
  *   sim_util.c     (shared helpers, the leaf)     -> inventory.c (a node's labels)
- * and from outside: output.c -> sim_results.c, admit.c -> sim_intake.c. sim_internal.h holds
+ * and from outside: output_*.c -> output_agg.c, sim_results.c, admit.c -> sim_intake.c. sim_internal.h holds
  * the types they share. This file must never call a stage: freeing is plain free() on the
  * shared types, so every file can rely on it without a cycle.
  */
