@@ -159,14 +159,17 @@ static void check_claim(gpa_claim_eng *ce)
                               x->label, e->tenant);
         if (!pool || !pool->dra.set) continue;
         if (!gpa_dra_is_generic(p, x->device_class) &&
-            strcmp(x->device_class, pool->dra.device_class) != 0)
+            strcmp(x->device_class, pool->dra.device_class) != 0) {
+            /* "or the generic X" only when X is another name than the pool's own class */
+            const char *g = p->dra.generic_classes.n ? p->dra.generic_classes.items[0] : NULL;
+            if (g && strcmp(g, pool->dra.device_class) == 0) g = NULL;
             gpa_eng_violation(e, "dra-class-mismatch",
                               "%s asks device class %s but rule %s places the %s in pool %s, "
                               "whose class is %s; name %s%s%s",
                               x->label, x->device_class, e->rule->name, what, pool->name,
                               pool->dra.device_class, pool->dra.device_class,
-                              p->dra.generic_classes.n ? " or the generic " : "",
-                              p->dra.generic_classes.n ? p->dra.generic_classes.items[0] : "");
+                              g ? " or the generic " : "", g ? g : "");
+        }
         if (pool->sharing == GPA_SHARING_MIG && pool->mig_model &&
             gpa_claim_alt_profile(x, prof, sizeof prof)) {
             bool ok = false;
@@ -260,17 +263,21 @@ static int finish(gpa_claim_eng *ce, gpa_error *err)
 /* An UPDATE that changes nothing the decision reads (spec, labels, the gpu-memory
  * annotation) is not judged again: the claim's spec is immutable, and the controllers that
  * add finalizers to a claim must not be refused for what the policy said at its CREATE. */
+static bool same(const cJSON *a, const cJSON *b)
+{
+    return a == b || (a && b && cJSON_Compare(a, b, 1)); /* cJSON_Compare(NULL, NULL) is false */
+}
+
 static bool update_changes_nothing(const gpa_request *req, gpa_claim_kind_t kind)
 {
     const cJSON *o = req->object, *old = req->old_object;
     if (!gpa_is_object(old)) return false;
-    if (!cJSON_Compare(gpa_jn_get(o, "spec"), gpa_jn_get(old, "spec"), 1)) return false;
+    if (!same(gpa_jn_get(o, "spec"), gpa_jn_get(old, "spec"))) return false;
     if (kind == GPA_CLAIM_TEMPLATE) return true; /* labels live in spec.metadata */
     const cJSON *m = gpa_jn_get(o, "metadata"), *om = gpa_jn_get(old, "metadata");
-    if (!cJSON_Compare(gpa_jn_get(m, "labels"), gpa_jn_get(om, "labels"), 1)) return false;
-    const cJSON *a = gpa_jn_get(gpa_jn_get(m, "annotations"), GPA_ANN_GPU_MEMORY);
-    const cJSON *oa = gpa_jn_get(gpa_jn_get(om, "annotations"), GPA_ANN_GPU_MEMORY);
-    return (!a && !oa) || (a && oa && cJSON_Compare(a, oa, 1));
+    if (!same(gpa_jn_get(m, "labels"), gpa_jn_get(om, "labels"))) return false;
+    return same(gpa_jn_get(gpa_jn_get(m, "annotations"), GPA_ANN_GPU_MEMORY),
+                gpa_jn_get(gpa_jn_get(om, "annotations"), GPA_ANN_GPU_MEMORY));
 }
 
 int gpa_engine_claim(gpa_decision *out, bool *judged, const gpa_policy *p, const gpa_request *req,
