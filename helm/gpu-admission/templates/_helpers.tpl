@@ -142,6 +142,25 @@ matchExpressions:
 {{- end }}
 
 {{/*
+webhook.dra.enabled: "true" when the DRA claim entries are rendered. auto (also when the key is
+absent: --reuse-values from an older chart) needs both the API group in the capabilities AND
+Kubernetes >= 1.34: `helm template` fills .Capabilities.APIVersions from the API versions helm
+itself was built with (helm v4.1 lists resource.k8s.io/v1 whatever --kube-version says), so the
+capability alone would render the entries for a 1.20 cluster. A live install reads both from
+the cluster.
+*/}}
+{{- define "gpu-admission.draEnabled" -}}
+{{- $v := dig "dra" "enabled" "auto" .Values.webhook }}
+{{- if kindIs "bool" $v }}
+{{- if $v }}true{{ end }}
+{{- else if eq (toString $v) "auto" }}
+{{- if and (.Capabilities.APIVersions.Has "resource.k8s.io/v1") (semverCompare ">=1.34-0" .Capabilities.KubeVersion.Version) }}true{{ end }}
+{{- else }}
+{{- fail (printf "webhook.dra.enabled must be auto, true or false, not %v" $v) }}
+{{- end }}
+{{- end }}
+
+{{/*
 The mutating entry's namespaceSelector: by name, plus the opt-in label when
 webhook.ignoreLabel.enabled (then namespaces.gpu-admission.io keeps the label to the listed
 namespaces).
