@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "engine/engine_internal.h"
+#include "policy/policy_gang.h"
 
 /* ---------------------------------------------------------------- small builders */
 
@@ -413,12 +414,15 @@ void gpa_eng_add_topology(gpa_eng *e, cJSON *pod, bool *changed)
     *changed = false;
     if (!label) return;
     const gpa_topology *t = &e->pool->topology;
+    const char *key = t->island_label;
+    int64_t domain_gpus = 0;
+    if (gpa_gang_levels(t) && !(key = e->gang_key = gpa_eng_gang_key(e, &domain_gpus))) return;
     gpa_narena *a = gpa_eng_arena(e);
     if (!a) return;
     cJSON *exprs = gpa_jn_new(a, cJSON_Array);
     cJSON *x = exprs ? expression(a, label, "In", val) : NULL;
     if (x) gpa_jn_append(exprs, x);
-    cJSON *term = x ? selector_term(a, exprs, t->island_label, false) : NULL;
+    cJSON *term = x ? selector_term(a, exprs, key, false) : NULL;
     cJSON *spec = gpa_jn_get(pod, "spec");
     cJSON *pa = gpa_eng_child_obj(e, gpa_eng_child_obj(e, spec, "affinity"), "podAffinity");
     if (!term || !pa) {
@@ -442,10 +446,10 @@ void gpa_eng_add_topology(gpa_eng *e, cJSON *pod, bool *changed)
         gpa_jn_add(w, "podAffinityTerm", term);
         *changed = append_unique(e, arr, w);
     }
-    if (*changed)
-        gpa_eng_warn(e, "pod affinity (%s) to pods with %s=%s on one %s added",
-                     t->mode == GPA_TOPO_REQUIRED ? "required" : "preferred", label, val,
-                     t->island_label);
+    if (!*changed) return;
+    if (domain_gpus > 0) gpa_eng_gang_warn(e, key, domain_gpus);
+    gpa_eng_warn(e, "pod affinity (%s) to pods with %s=%s on one %s added",
+                 t->mode == GPA_TOPO_REQUIRED ? "required" : "preferred", label, val, key);
 }
 
 void gpa_eng_add_isolation(gpa_eng *e, cJSON *pod)

@@ -54,6 +54,14 @@ typedef struct gpa_eng {
      * requirements (the pod had none): the check on the copy reads them, not the term */
     bool node_term_is_reqs;
 
+    /* gangs on a pool with topology levels (engine_gang.c), read from the original pod once */
+    bool gang_done;
+    bool gang_bad;            /* gpu-admission.io/gang-size written but not a size */
+    int64_t gang_size;        /* pods in the gang; 0 = unknown */
+    const char *gang_src;     /* what gave the size, for messages ("annotation ...") */
+    const char *gang_owner;   /* non-NULL: a topology-aware scheduler places the pod (why) */
+    const char *gang_key;     /* the domain label the pod affinity went on (NULL: none) */
+
     gpa_violation *viol;
     size_t n_viol, cap_viol;
     size_t cap_warn, cap_explain, cap_audit;
@@ -107,6 +115,19 @@ const char *gpa_trust_name(gpa_trust t);
 void gpa_eng_demand(gpa_eng *e);
 /* Finds the first matching rule (GPU pods only) and the MIG profile it gives. */
 void gpa_eng_match(gpa_eng *e);
+
+/* engine_gang.c: gangs on pools with topology levels (POLICY.md "Topology levels"). */
+/* Reads the gang's size and the scheduler owning its placement from the original pod. */
+void gpa_eng_gang(gpa_eng *e);
+/* The domain label the gang's pod affinity goes on (NULL: none, stepped aside (warned), or too
+ * wide) and its size. Pools with levels only. */
+const char *gpa_eng_gang_key(gpa_eng *e, int64_t *gpus);
+/* The warning naming the domain chosen: "gang of 24 GPUs: pod affinity on L (32 GPUs)". */
+void gpa_eng_gang_warn(gpa_eng *e, const char *key, int64_t gpus);
+/* The gang checks: a bad gang-size annotation, a gang wider than every domain. */
+void gpa_eng_check_gang(gpa_eng *e);
+/* The topology-size denial (a pod above gpusPerNode) with advice naming the pool's domains. */
+void gpa_eng_gang_pod_too_big(gpa_eng *e);
 
 /* engine_validate.c: every check POLICY.md lists, on the pod as it will be stored. */
 void gpa_eng_check(gpa_eng *e, const gpa_pod *v);

@@ -287,11 +287,16 @@ static void place(gpa_eng *e, cJSON *pod)
         gpa_eng_add_topology(e, pod, &pod_aff);
         const char *val;
 
-        bool island = (pool->topology.island_size_label && e->gpus >= 2) ||
-                      gpa_eng_group_label(e, &e->orig, &val) != NULL;
+        /* a pod a topology-aware scheduler places got no pod affinity from us */
+        bool grouped = gpa_eng_group_label(e, &e->orig, &val) != NULL && !e->gang_owner;
+        bool island = (pool->topology.island_size_label && e->gpus >= 2) || grouped;
+        /* a gang placed on a wider level records that level's label instead */
+        const char *lv = e->gang_key;
+        gpa_sv what = {"nvlink-island", 13};
+        if (grouped && lv && strcmp(lv, pool->topology.island_label) != 0)
+            what = (gpa_sv){lv, strlen(lv)};
         if (island && ann)
-            gpa_eng_put_sv(e, ann, gpa_jn_get(ann, GPA_ANN_TOPOLOGY), GPA_ANN_TOPOLOGY,
-                           (gpa_sv){"nvlink-island", 13});
+            gpa_eng_put_sv(e, ann, gpa_jn_get(ann, GPA_ANN_TOPOLOGY), GPA_ANN_TOPOLOGY, what);
     }
     if (pool->sharing == GPA_SHARING_TIME_SLICING || pool->sharing == GPA_SHARING_MPS) { /* 5 */
         gpa_eng_tenancy(e);

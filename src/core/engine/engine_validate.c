@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "engine/engine_internal.h"
+#include "policy/policy_gang.h"
 
 /* The quantity as the user wrote it, for messages. */
 static const char *qty_text(const cJSON *v, char *buf, size_t cap)
@@ -326,8 +327,12 @@ static void check_placement(gpa_eng *e, const gpa_pod *v)
                           "pod elsewhere",
                           pool->name, e->rule->name, detail, reqs[at].key, reqs[at].value);
     free(heap);
+    if (pool->has_topology && gpa_gang_levels(&pool->topology)) gpa_eng_check_gang(e);
     if (pool->has_topology && pool->topology.gpus_per_node > 0 &&
-        e->gpus > pool->topology.gpus_per_node)
+        e->gpus > pool->topology.gpus_per_node && gpa_gang_levels(&pool->topology))
+        gpa_eng_gang_pod_too_big(e);
+    else if (pool->has_topology && pool->topology.gpus_per_node > 0 &&
+             e->gpus > pool->topology.gpus_per_node)
         gpa_eng_violation(e, "topology-size",
                           "pod asks %" PRId64 " GPUs but nodes of pool %s have %d; split the job "
                           "into pods of at most %d GPUs (they land in one NVLink domain with a "

@@ -162,6 +162,12 @@ static void describe_pool(gpa_sb *o, const gpa_pool *p)
                       t->mode == GPA_TOPO_PREFERRED ? "preferred" : "required");
         put_list(o, &t->group_labels);
         gpa_sb_printf(o, "\n");
+        if (t->island_gpus > 0) {
+            gpa_sb_printf(o, "    gang domains:   island %lld GPUs", (long long)t->island_gpus);
+            for (size_t i = 0; i < t->n_levels; i++)
+                gpa_sb_printf(o, ", %s %lld", t->levels[i].label, (long long)t->levels[i].gpus);
+            gpa_sb_printf(o, "\n");
+        }
     }
 }
 

@@ -93,12 +93,24 @@ typedef struct gpa_tenant {
     bool dra_allocation_mode_all; /* dra.allocationModeAll: allocationMode All (default false) */
 } gpa_tenant;
 
+/* One network domain wider than the NVLink island (rack, block): a node label and the GPUs
+ * one domain of it holds. */
+typedef struct gpa_topo_level {
+    char *label;
+    int64_t gpus;
+} gpa_topo_level;
+
 typedef struct gpa_topology {
     char *island_label;      /* required */
     char *island_size_label; /* NULL when not set */
     int gpus_per_node;       /* 0 when not set (no limit) */
     gpa_strlist group_labels;/* default: gpu-admission.io/group */
     gpa_topo_mode mode;      /* default required */
+    /* topology levels (gangs): island_gpus 0 = not written, and then no levels either (the
+     * loader requires islandGpus with levels); levels narrowest first, strictly wider */
+    int64_t island_gpus;
+    size_t n_levels;
+    gpa_topo_level *levels;
 } gpa_topology;
 
 typedef struct gpa_pool {

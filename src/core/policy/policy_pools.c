@@ -258,12 +258,82 @@ static const char *qualified(const char *s)
     return gpa_k8s_qualified_name(s);
 }
 
+/* The most GPUs a domain may be said to hold: far above any fleet, low enough that gang size
+ * x pod GPUs compared against it never needs more than 64 bits. */
+#define TOPO_MAX_GPUS 1048576
+
+/* topology.levels: [{label, gpus}], narrowest first, each strictly wider than the island and
+ * the level before it, no label twice (nor the island's). */
+static void load_levels(loader *L, const gpa_ynode *n, gpa_topology *t)
+{
+    static const char *const f[] = {"label", "gpus", NULL};
+    if (!gpa_yread_want_seq(&L->r, n, "topology.levels")) return;
+    if (n->n == 0) {
+        gpa_yread_error(&L->r, n, "topology.levels must list at least one level (or be left out)");
+        return;
+    }
+    t->levels = gpa_arena_array(L->arena, n->n, sizeof *t->levels);
+    if (!t->levels) {
+        L->r.oom = true;
+        return;
+    }
+    int64_t prev = t->island_gpus;
+    const char *prev_name = "topology.islandGpus";
+    for (size_t i = 0; i < n->n; i++) {
+        const gpa_ynode *m = n->kids[i], *v[2];
+        if (!gpa_yread_want_map(&L->r, m, "topology level")) continue;
+        gpa_yread_fields(&L->r, m, "topology level", f, v);
+        gpa_topo_level lv = {0};
+        const char *why;
+        bool ok = true;
+        if (!v[0] || gpa_yread_is_null(v[0])) {
+            gpa_yread_error(&L->r, m, "topology level needs label (the node label naming the "
+                                      "domain, e.g. example.com/rack)");
+            ok = false;
+        } else if (!gpa_yread_str(&L->r, v[0], "topology level label", &lv.label)) {
+            ok = false;
+        } else if ((why = qualified(lv.label)) != NULL) {
+            gpa_yread_error(&L->r, v[0], "topology level label \"%.80s\" is not a valid label key: %s",
+                            lv.label, why);
+            ok = false;
+        } else {
+            bool dup = t->island_label && strcmp(t->island_label, lv.label) == 0;
+            for (size_t j = 0; j < t->n_levels && !dup; j++)
+                dup = strcmp(t->levels[j].label, lv.label) == 0;
+            if (dup) {
+                gpa_yread_error(&L->r, v[0],
+                                "topology level label %.80s is repeated (each level is its own "
+                                "node label)",
+                                lv.label);
+                ok = false;
+            }
+        }
+        if (!v[1] || gpa_yread_is_null(v[1])) {
+            gpa_yread_error(&L->r, m, "topology level needs gpus (the GPUs one domain holds)");
+            ok = false;
+        } else if (!gpa_yread_int(&L->r, v[1], "topology level gpus", 1, TOPO_MAX_GPUS, &lv.gpus)) {
+            ok = false;
+        } else if (prev > 0 && lv.gpus <= prev) {
+            gpa_yread_error(&L->r, v[1],
+                            "topology level %s holds %lld GPUs, not more than %s (%lld): levels "
+                            "go narrowest first, each strictly wider",
+                            lv.label ? lv.label : "?", (long long)lv.gpus, prev_name,
+                            (long long)prev);
+            ok = false;
+        }
+        if (!ok) continue;
+        prev = lv.gpus;
+        prev_name = "the level before it";
+        t->levels[t->n_levels++] = lv;
+    }
+}
+
 static void load_topology(loader *L, const gpa_ynode *n, gpa_pool *p)
 {
-    static const char *const f[] = {
-        "islandLabel", "islandSizeLabel", "gpusPerNode", "groupLabels", "mode", NULL};
+    static const char *const f[] = {"islandLabel", "islandSizeLabel", "gpusPerNode", "groupLabels",
+                                    "mode",        "islandGpus",      "levels",      NULL};
     static const char *const modes[] = {"required", "preferred", NULL};
-    const gpa_ynode *v[5];
+    const gpa_ynode *v[7];
     if (!gpa_yread_want_map(&L->r, n, "topology")) return;
     gpa_yread_fields(&L->r, n, "topology", f, v);
     gpa_topology *t = &p->topology;
@@ -305,6 +375,18 @@ static void load_topology(loader *L, const gpa_ynode *n, gpa_pool *p)
         int m = gpa_yread_enum(&L->r, v[4], "topology.mode", modes);
         if (m >= 0) t->mode = (gpa_topo_mode)m;
     }
+    bool has_levels = v[6] && !gpa_yread_is_null(v[6]);
+    if (v[5] && !gpa_yread_is_null(v[5])) {
+        int64_t g = 0;
+        if (gpa_yread_int(&L->r, v[5], "topology.islandGpus", 1, TOPO_MAX_GPUS, &g))
+            t->island_gpus = g;
+    } else if (has_levels) {
+        gpa_yread_error(&L->r, v[6],
+                        "topology.levels needs topology.islandGpus (the GPUs one NVLink island "
+                        "holds: 8 on HGX, 72 on GB200 NVL72), to know when a gang outgrows it");
+        return;
+    }
+    if (has_levels && t->island_gpus > 0) load_levels(L, v[6], t);
 }
 
 /* ---- the pool ---- */

@@ -117,6 +117,14 @@ static void put_pool(hasher *h, const gpa_pool *p)
         put_int(h, "gpusPerNode", t->gpus_per_node);
         put_list(h, "groupLabels", &t->group_labels);
         put_int(h, "mode", t->mode);
+        /* only when written: a pool without levels keeps the revision it had before them */
+        if (t->island_gpus > 0) {
+            put_int(h, "islandGpus", t->island_gpus);
+            for (size_t i = 0; i < t->n_levels; i++) {
+                put_str(h, "level", t->levels[i].label);
+                put_int(h, "levelGpus", t->levels[i].gpus);
+            }
+        }
     }
     /* only when written: a pool without dra keeps the revision it had before dra existed */
     if (p->dra.set) {

@@ -1,0 +1,186 @@
+/*
+ * engine_gang.c - gangs on pools with topology levels (POLICY.md "Topology levels"): how many
+ * pods the gang has (our annotation, else what the training operators put on the pods they
+ * create), the domain its pod affinity goes on, and the pods we leave alone because a
+ * topology-aware scheduler places them.
+ *
+ * Only pools with islandGpus reach this file, so every other pool answers as before. The size
+ * is read from the original pod: the labels, annotations and env it reads are the user's or
+ * the operator's, never ours.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "engine/engine_internal.h"
+#include "policy/policy_gang.h"
+
+/* Sources on the pod, each checked against the operator's own code (docs/policy.md). */
+#define KUEUE_GROUP_TOTAL "kueue.x-k8s.io/pod-group-total-count"
+#define LWS_SIZE          "leaderworkerset.sigs.k8s.io/size"
+#define ENV_PET_NNODES    "PET_NNODES"
+#define KUEUE_TAS_GATE    "kueue.x-k8s.io/topology"
+#define KUEUE_TAS_REQ     "kueue.x-k8s.io/podset-required-topology"
+#define KUEUE_TAS_PREF    "kueue.x-k8s.io/podset-preferred-topology"
+#define KAI_SCHEDULER     "kai-scheduler"
+#define KAI_REQ           "kai.scheduler/topology-required-placement"
+#define KAI_PREF          "kai.scheduler/topology-preferred-placement"
+
+/* The literal value of env name in the pod's containers (the first container that sets it);
+ * NULL when none sets it or it comes from valueFrom. */
+static const char *container_env(const gpa_pod *v, const char *name)
+{
+    const cJSON *c;
+    cJSON_ArrayForEach(c, gpa_pod_containers(v, GPA_PODC_MAIN))
+    {
+        const cJSON *x;
+        cJSON_ArrayForEach(x, gpa_json_arr(c, "env"))
+        {
+            const char *n = gpa_json_str(x, "name");
+            if (n && strcmp(n, name) == 0) return gpa_json_str(x, "value");
+        }
+    }
+    return NULL;
+}
+
+static const char *owner_of(const gpa_pod *v)
+{
+    const cJSON *g;
+    cJSON_ArrayForEach(g, gpa_json_arr(v->spec, "schedulingGates"))
+    {
+        const char *n = gpa_json_str(g, "name");
+        if (n && strcmp(n, KUEUE_TAS_GATE) == 0)
+            return "Kueue topology-aware scheduling (gate " KUEUE_TAS_GATE ")";
+    }
+    if (gpa_pod_annotation(v, KUEUE_TAS_REQ))
+        return "Kueue topology-aware scheduling (" KUEUE_TAS_REQ ")";
+    if (gpa_pod_annotation(v, KUEUE_TAS_PREF))
+        return "Kueue topology-aware scheduling (" KUEUE_TAS_PREF ")";
+    const char *sn = gpa_json_str(v->spec, "schedulerName");
+    if (sn && strcmp(sn, KAI_SCHEDULER) == 0) return "KAI Scheduler (schedulerName kai-scheduler)";
+    if (gpa_pod_annotation(v, KAI_REQ)) return "KAI Scheduler (" KAI_REQ ")";
+    if (gpa_pod_annotation(v, KAI_PREF)) return "KAI Scheduler (" KAI_PREF ")";
+    return NULL;
+}
+
+void gpa_eng_gang(gpa_eng *e)
+{
+    if (e->gang_done) return;
+    e->gang_done = true;
+    const gpa_pod *v = &e->orig;
+    e->gang_owner = owner_of(v);
+    const char *s = gpa_pod_annotation(v, GPA_ANN_GANG_SIZE);
+    if (s) {
+        e->gang_src = "annotation " GPA_ANN_GANG_SIZE;
+        if (!gpa_gang_parse(s, &e->gang_size)) e->gang_bad = true;
+        return;
+    }
+    /* an operator's value that is not a size (PET_NNODES "1:4" of an elastic job) leaves the
+     * size unknown: the widest domain, never a refusal for what the user did not write */
+    static const struct {
+        const char *key, *src;
+        bool env;
+    } from[] = {
+        {KUEUE_GROUP_TOTAL, "annotation " KUEUE_GROUP_TOTAL, false},
+        {LWS_SIZE, "annotation " LWS_SIZE, false},
+        {ENV_PET_NNODES, "env " ENV_PET_NNODES, true},
+    };
+    for (size_t i = 0; i < sizeof from / sizeof from[0]; i++) {
+        const char *val =
+            from[i].env ? container_env(v, from[i].key) : gpa_pod_annotation(v, from[i].key);
+        if (val && gpa_gang_parse(val, &e->gang_size)) {
+            e->gang_src = from[i].src;
+            return;
+        }
+    }
+}
+
+/* Gang GPUs, or 0 when the size is unknown or bad; -1 when size x GPUs overflows. */
+static int64_t gang_gpus(const gpa_eng *e)
+{
+    if (e->gang_bad || e->gang_size <= 0 || e->gpus <= 0) return 0;
+    int64_t g;
+    if (__builtin_mul_overflow(e->gang_size, e->gpus, &g)) return -1;
+    return g;
+}
+
+const char *gpa_eng_gang_key(gpa_eng *e, int64_t *gpus)
+{
+    const gpa_topology *t = &e->pool->topology;
+    gpa_eng_gang(e);
+    *gpus = 0;
+    if (e->gang_owner) {
+        gpa_eng_warn(e, "no gang pod affinity: %s places the pod", e->gang_owner);
+        return NULL;
+    }
+    int64_t g = gang_gpus(e);
+    if (g < 0 || e->gang_bad) return NULL; /* refused by the check */
+    const char *key = gpa_gang_domain(t, g, gpus);
+    if (!key) *gpus = 0; /* wider than every domain: refused by the check */
+    return key;
+}
+
+void gpa_eng_gang_warn(gpa_eng *e, const char *key, int64_t gpus)
+{
+    int64_t g = gang_gpus(e);
+    if (g > 0)
+        gpa_eng_warn(e, "gang of %" PRId64 " GPUs: pod affinity on %s (%" PRId64 " GPUs)", g, key,
+                     gpus);
+    else
+        gpa_eng_warn(e,
+                     "gang size unknown: pod affinity on %s (%" PRId64 " GPUs), the widest "
+                     "domain",
+                     key, gpus);
+}
+
+void gpa_eng_check_gang(gpa_eng *e)
+{
+    const gpa_pool *pool = e->pool;
+    const gpa_topology *t = &pool->topology;
+    gpa_eng_gang(e);
+    if (e->gang_bad) {
+        const char *s = gpa_pod_annotation(&e->orig, GPA_ANN_GANG_SIZE);
+        gpa_eng_violation(e, "gang-size",
+                          "annotation %s: \"%.40s\" is not a gang size; write the number of pods "
+                          "in the gang as a whole number from 1 to %d",
+                          GPA_ANN_GANG_SIZE, s ? s : "", GPA_GANG_MAX_PODS);
+        return;
+    }
+    int64_t g = gang_gpus(e), widest;
+    if (g < 0) {
+        gpa_eng_violation(e, "gang-size",
+                          "%s: %" PRId64 " pods x %" PRId64 " GPUs is more GPUs than can be "
+                          "counted; check the pod's GPU limits and the gang size",
+                          e->gang_src, e->gang_size, e->gpus);
+        return;
+    }
+    if (g > 0 && !gpa_gang_domain(t, g, &widest)) {
+        const char *wl = t->n_levels ? t->levels[t->n_levels - 1].label : t->island_label;
+        gpa_eng_violation(e, "gang-too-wide",
+                          "gang of %" PRId64 " GPUs (%" PRId64 " pods x %" PRId64 " GPUs, %s) is "
+                          "wider than pool %s's widest domain, %s (%" PRId64 " GPUs); run a "
+                          "smaller gang or ask for a pool with a wider level",
+                          g, e->gang_size, e->gpus, e->gang_src, pool->name, wl, widest);
+    }
+}
+
+void gpa_eng_gang_pod_too_big(gpa_eng *e)
+{
+    const gpa_pool *pool = e->pool;
+    const gpa_topology *t = &pool->topology;
+    char lv[256];
+    size_t at = 0;
+    lv[0] = '\0';
+    for (size_t i = 0; i < t->n_levels && at < sizeof lv; i++) {
+        int w = snprintf(lv + at, sizeof lv - at, ", %s (%" PRId64 " GPUs)", t->levels[i].label,
+                         t->levels[i].gpus);
+        if (w < 0) break;
+        at += (size_t)w;
+    }
+    gpa_eng_violation(e, "topology-size",
+                      "pod asks %" PRId64 " GPUs but nodes of pool %s have %d; run the job as "
+                      "pods of at most %d GPUs with annotation %s: the gang lands in the "
+                      "narrowest domain that holds it: %s (%" PRId64 " GPUs)%s",
+                      e->gpus, pool->name, t->gpus_per_node, t->gpus_per_node, GPA_ANN_GANG_SIZE,
+                      t->island_label, t->island_gpus, lv);
+}

@@ -1,0 +1,43 @@
+/*
+ * policy_gang.c - the domain a gang is placed in (policy_gang.h).
+ *
+ * The domain is chosen from the pool's declared sizes only, never from what is free: pod
+ * affinity binds the gang to one domain of that label, and the scheduler picks which one.
+ */
+#include "policy/policy_gang.h"
+
+const char *gpa_gang_domain(const gpa_topology *t, int64_t gang_gpus, int64_t *gpus)
+{
+    const char *widest = t->island_label;
+    int64_t widest_gpus = t->island_gpus;
+    if (t->n_levels) {
+        widest = t->levels[t->n_levels - 1].label;
+        widest_gpus = t->levels[t->n_levels - 1].gpus;
+    }
+    *gpus = widest_gpus;
+    if (gang_gpus <= 0) return widest;
+    if (gang_gpus <= t->island_gpus) {
+        *gpus = t->island_gpus;
+        return t->island_label;
+    }
+    for (size_t i = 0; i < t->n_levels; i++)
+        if (gang_gpus <= t->levels[i].gpus) {
+            *gpus = t->levels[i].gpus;
+            return t->levels[i].label;
+        }
+    return NULL;
+}
+
+bool gpa_gang_parse(const char *s, int64_t *out)
+{
+    if (!s || !*s) return false;
+    int64_t v = 0;
+    for (const char *c = s; *c; c++) {
+        if (*c < '0' || *c > '9') return false;
+        v = v * 10 + (*c - '0');
+        if (v > GPA_GANG_MAX_PODS) return false;
+    }
+    if (v < 1) return false;
+    *out = v;
+    return true;
+}

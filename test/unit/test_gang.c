@@ -1,0 +1,221 @@
+/*
+ * test_gang.c - topology levels (POLICY.md "Topology levels"): the loader's file:line:col
+ * errors for islandGpus and levels, the narrowest domain chosen for each gang size, the
+ * gang-size grammar, and that a pool without the new fields keeps its revision.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "gpu_admission/policy.h"
+#include "policy/policy_gang.h"
+#include "policy/policy_model.h"
+
+/* lines 1-9; the topology block's own fields follow from line 10 */
+#define HDR                                                                                        \
+    "apiVersion: gpu-admission.io/v1alpha1\nkind: GPUPolicy\nspec:\n"                              \
+    "  pools:\n"                                                                                   \
+    "    - name: hgx\n"                                                                            \
+    "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}\n"                        \
+    "      sharing: exclusive\n"                                                                   \
+    "      topology:\n"                                                                            \
+    "        islandLabel: nvidia.com/gpu.clique\n"
+
+static int load(gpa_policy **p, const char *body, gpa_error *e)
+{
+    size_t n = strlen(HDR) + strlen(body) + 1;
+    char *yaml = malloc(n);
+    snprintf(yaml, n, "%s%s", HDR, body);
+    gpa_policy_source s = {"p.yaml", yaml, strlen(yaml)};
+    *p = NULL;
+    memset(e, 0, sizeof *e);
+    int rc = gpa_policy_load_sources(p, &s, 1, e);
+    free(yaml);
+    return rc;
+}
+
+/* exactly one error, at p.yaml:<pos> and containing text */
+static void err1(int tline, const char *body, const char *pos, const char *text)
+{
+    gpa_policy *p;
+    gpa_error e;
+    int rc = load(&p, body, &e);
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "p.yaml:%s: ", pos);
+    check_total++;
+    if (rc != GPA_EPOLICY || p || strncmp(e.message, prefix, strlen(prefix)) != 0 ||
+        !strstr(e.message, text) || strchr(e.message, '\n')) {
+        check_failed++;
+        fprintf(stderr, "%s:%d: want one error \"%s...%s\", got rc %d:\n%s\n", __FILE__, tline,
+                prefix, text, rc, e.message);
+    }
+    gpa_policy_unref(p);
+}
+#define ERR1(body, pos, text) err1(__LINE__, body, pos, text)
+
+static gpa_policy *ok(const char *body)
+{
+    gpa_policy *p;
+    gpa_error e;
+    int rc = load(&p, body, &e);
+    CHECK_INT(rc, GPA_OK);
+    if (rc != GPA_OK) fprintf(stderr, "%s\n", e.message);
+    return p;
+}
+
+#define LEVELS                                                                                     \
+    "        islandGpus: 8\n"                                                                      \
+    "        levels:\n"                                                                            \
+    "          - {label: example.com/rack, gpus: 32}\n"                                            \
+    "          - {label: example.com/block, gpus: 256}\n"
+
+static void test_errors(void)
+{
+    ERR1("        islandGpus: 8\n"
+         "        levels:\n"
+         "          - {label: example.com/rack, gpus: 32}\n"
+         "          - {label: example.com/block, gpus: 32}\n",
+         "13:46", "holds 32 GPUs, not more than the level before it (32)");
+    ERR1("        islandGpus: 8\n"
+         "        levels:\n"
+         "          - {label: example.com/rack, gpus: 64}\n"
+         "          - {label: example.com/block, gpus: 32}\n",
+         "13:46", "strictly wider");
+    ERR1("        islandGpus: 8\n"
+         "        levels:\n"
+         "          - {label: example.com/rack, gpus: 0}\n",
+         "12:45", "topology level gpus: must be at least 1 (got 0)");
+    ERR1("        islandGpus: 8\n"
+         "        levels:\n"
+         "          - {label: example.com/rack, gpus: -4}\n",
+         "12:45", "topology level gpus: must be at least 1 (got -4)");
+    ERR1("        islandGpus: 8\n"
+         "        levels:\n"
+         "          - {label: example.com/rack, gpus: 32}\n"
+         "          - {label: example.com/rack, gpus: 64}\n",
+         "13:21", "topology level label example.com/rack is repeated");
+    ERR1("        islandGpus: 8\n"
+         "        levels:\n"
+         "          - {label: nvidia.com/gpu.clique, gpus: 32}\n",
+         "12:21", "is repeated");
+    ERR1("        islandGpus: 72\n"
+         "        levels:\n"
+         "          - {label: example.com/rack, gpus: 32}\n",
+         "12:45", "not more than topology.islandGpus (72)");
+    ERR1("        islandGpus: 0\n", "10:21", "topology.islandGpus: must be at least 1");
+    ERR1("        islandGpus: eight\n", "10:21", "topology.islandGpus: expected an integer");
+    ERR1("        levels:\n"
+         "          - {label: example.com/rack, gpus: 32}\n",
+         "11:11", "topology.levels needs topology.islandGpus");
+    ERR1("        islandGpus: 8\n"
+         "        levels: []\n",
+         "11:17", "at least one level");
+    ERR1("        islandGpus: 8\n"
+         "        levels:\n"
+         "          - {gpus: 32}\n",
+         "12:13", "topology level needs label");
+    ERR1("        islandGpus: 8\n"
+         "        levels:\n"
+         "          - {label: example.com/rack}\n",
+         "12:13", "topology level needs gpus");
+    ERR1("        islandGpus: 8\n"
+         "        levels:\n"
+         "          - {label: \"not a label!\", gpus: 32}\n",
+         "12:21", "is not a valid label key");
+    ERR1("        islandGpus: 8\n"
+         "        levels:\n"
+         "          - {label: example.com/rack, gpus: 32, size: 4}\n",
+         "12:49", "unknown key \"size\"");
+    ERR1("        islandGpus: 8\n"
+         "        levels: {label: example.com/rack, gpus: 32}\n",
+         "11:17", "topology.levels");
+}
+
+static void test_domain(void)
+{
+    gpa_policy *p = ok(LEVELS);
+    if (!p) return;
+    const gpa_topology *t = &p->pools[0].topology;
+    CHECK(gpa_gang_levels(t));
+    CHECK_INT((int)t->n_levels, 2);
+    int64_t g = 0;
+    CHECK_STR(gpa_gang_domain(t, 1, &g), "nvidia.com/gpu.clique");
+    CHECK_INT((int)g, 8);
+    CHECK_STR(gpa_gang_domain(t, 8, &g), "nvidia.com/gpu.clique");
+    CHECK_STR(gpa_gang_domain(t, 9, &g), "example.com/rack");
+    CHECK_INT((int)g, 32);
+    CHECK_STR(gpa_gang_domain(t, 32, &g), "example.com/rack");
+    CHECK_STR(gpa_gang_domain(t, 33, &g), "example.com/block");
+    CHECK_INT((int)g, 256);
+    CHECK_STR(gpa_gang_domain(t, 256, &g), "example.com/block");
+    CHECK(gpa_gang_domain(t, 257, &g) == NULL);
+    CHECK_INT((int)g, 256);
+    /* unknown size: the widest */
+    CHECK_STR(gpa_gang_domain(t, 0, &g), "example.com/block");
+    gpa_policy_unref(p);
+
+    /* islandGpus alone: the island is the only (and widest) domain */
+    p = ok("        islandGpus: 72\n");
+    if (!p) return;
+    t = &p->pools[0].topology;
+    CHECK_STR(gpa_gang_domain(t, 0, &g), "nvidia.com/gpu.clique");
+    CHECK_INT((int)g, 72);
+    CHECK_STR(gpa_gang_domain(t, 72, &g), "nvidia.com/gpu.clique");
+    CHECK(gpa_gang_domain(t, 73, &g) == NULL);
+    gpa_policy_unref(p);
+
+    /* without the fields: no levels */
+    p = ok("        gpusPerNode: 8\n");
+    if (p) CHECK(!gpa_gang_levels(&p->pools[0].topology));
+    gpa_policy_unref(p);
+}
+
+static void test_parse(void)
+{
+    int64_t v = 0;
+    CHECK(gpa_gang_parse("3", &v) && v == 3);
+    CHECK(gpa_gang_parse("100000", &v) && v == 100000);
+    CHECK(!gpa_gang_parse("100001", &v));
+    const char *bad[] = {
+        "",  "0", "-2", "+2", "abc", "1e9", "3 ", " 3", "2.0", "0x10", "99999999999999999999999",
+        NULL};
+    for (const char **b = bad; *b; b++) {
+        check_total++;
+        if (gpa_gang_parse(*b, &v)) {
+            check_failed++;
+            fprintf(stderr, "%s:%d: \"%s\" parsed as a gang size\n", __FILE__, __LINE__, *b);
+        }
+    }
+    CHECK(!gpa_gang_parse(NULL, &v));
+}
+
+static void test_revision(void)
+{
+    /* a pool without the new fields keeps the revision it had before them (the hash below
+     * was taken from the tree before topology levels existed); the fields change it */
+    gpa_policy *a = ok("        gpusPerNode: 8\n");
+    gpa_policy *b = ok("        gpusPerNode: 8\n" LEVELS);
+    gpa_policy *c = ok("        gpusPerNode: 8\n"
+                       "        islandGpus: 8\n"
+                       "        levels:\n"
+                       "          - {label: example.com/rack, gpus: 64}\n"
+                       "          - {label: example.com/block, gpus: 256}\n");
+    if (a && b && c) {
+        CHECK_STR(gpa_policy_revision(a),
+                  "d8a8da947dbb1adf92bec27b37cafde3332a155a341985d3abfce41ee0efa91e");
+        CHECK(strcmp(gpa_policy_revision(a), gpa_policy_revision(b)) != 0);
+        CHECK(strcmp(gpa_policy_revision(b), gpa_policy_revision(c)) != 0);
+    }
+    gpa_policy_unref(a);
+    gpa_policy_unref(b);
+    gpa_policy_unref(c);
+}
+
+int main(void)
+{
+    test_errors();
+    test_domain();
+    test_parse();
+    test_revision();
+    return check_done();
+}
