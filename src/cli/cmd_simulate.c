@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +17,7 @@
 
 typedef struct options {
     const char *dir, *inv_path, *out, *report;
-    bool suggest;
+    bool suggest, all;
     const char **files;
     size_t nfiles;
 } options;
@@ -41,6 +42,9 @@ static const gpa_cli_flag flags[] = {
     {"--suggest-mig", NULL, GPA_CLI_BOOL, offsetof(options, suggest), NULL,
      "      --suggest-mig      print a mig-parted config (the MIG layouts the packing\n"
      "                         chose) instead of the answer\n"},
+    {"--all", NULL, GPA_CLI_BOOL, offsetof(options, all), NULL,
+     "      --all              list every unplaced pod in the text answer (default: the\n"
+     "                         first 20 after the summary by cause)\n"},
     {"--help", "-h", GPA_CLI_HELP, 0, NULL, "      --help             this text\n"},
 };
 
@@ -49,14 +53,17 @@ static const gpa_cli_spec cli_spec = {
     .flags = flags,
     .n_flags = sizeof flags / sizeof flags[0],
     .head = "usage: gpu-admission simulate --policies DIR --inventory FILE [-o text|json]\n"
-            "                              [--report FILE.html] [--suggest-mig] WORKLOAD...\n"
+            "                              [--report FILE.html] [--suggest-mig] [--all]\n"
+            "                              WORKLOAD...\n"
             "\n"
             "Runs every pod of the WORKLOAD files (YAML or JSON: Pods, Lists, workloads such as\n"
             "Deployments and Jobs with their replicas) through the webhooks exactly as the API\n"
             "server would, packs the admitted pods onto the inventory's GPU nodes and prints how\n"
-            "many GPUs they take against the whole-GPU baseline, the GPU memory requested and\n"
-            "allocated, the denied pods with the engine's message and the unplaced pods with the\n"
-            "reason (no node matches, no room, tenant conflict, island too small).\n"
+            "many GPUs they take against the whole-GPU baseline of the placed pods and against\n"
+            "the same pods packed on whole GPUs only, the GPU allocation ratio, the GPU memory\n"
+            "requested and allocated, the denied pods with the engine's message and the\n"
+            "unplaced pods with the reason (no node matches, no room, tenant conflict, island\n"
+            "too small) and what ran out or did not match (Insufficient cpu, ...).\n"
             "\n"
             "The inventory is a GPUInventory (docs/simulate.md) or `kubectl get nodes -o json`.\n"
             "\n"
@@ -155,7 +162,9 @@ int gpa_cmd_simulate(int argc, char **argv)
         ret = 0;
         for (size_t f = 0; f < nfiles && !ret; f++)
             ret = read_objects(s, p, files[f]);
-        if (!ret && gpa_sim_run(s, GPA_SIM_BFD, &err) != GPA_OK) {
+        /* the whole-GPU comparison is part of every answer (text, JSON, report) */
+        if (!ret && (gpa_sim_run(s, GPA_SIM_BFD, &err) != GPA_OK ||
+                     gpa_sim_compare_whole(s, &err) != GPA_OK)) {
             fprintf(stderr, "gpu-admission simulate: %s\n", err.message);
             ret = 1;
         }
@@ -175,7 +184,7 @@ int gpa_cmd_simulate(int argc, char **argv)
             text = j ? cJSON_Print(j) : NULL;
             cJSON_Delete(j);
         } else {
-            text = gpa_sim_result_text(s);
+            text = gpa_sim_result_text_n(s, o.all ? SIZE_MAX : GPA_SIM_TEXT_LIST);
         }
         if (!text) {
             fprintf(stderr, "gpu-admission simulate: out of memory\n");

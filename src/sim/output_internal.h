@@ -11,16 +11,26 @@
 /* Per group and per pool counts. */
 typedef struct gpa_sim_agg {
     const char *name;
-    size_t nodes, gpus, used, pods, placed, unplaced, baseline;
+    size_t nodes, gpus, used, pods, placed, unplaced;
+    size_t baseline;      /* whole cards the placed pods ask */
+    size_t unplaced_gpus; /* GPUs the unplaced pods ask */
+    size_t whole_placed;  /* pools, after gpa_sim_compare_whole: placed on whole GPUs only */
+    double share;         /* GPUs' worth the placed pods hold (gpa_sim_pod_share) */
     int64_t mem_req, mem_alloc;
 } gpa_sim_agg;
 
 /* Bytes as decimal GB, as NVIDIA names MIG profiles. */
 double gpa_sim_gb(int64_t bytes);
+/* x rounded to 3 decimals, so JSON figures read as the text prints them. */
+double gpa_sim_round3(double x);
+/* share / gpus rounded to 4 decimals (0 without GPUs): an allocation ratio. */
+double gpa_sim_ratio(double share, size_t gpus);
 /* One entry per node group, in inventory order; caller frees. NULL on ENOMEM. */
 gpa_sim_agg *gpa_sim_group_aggs(const gpa_sim *s, size_t *n_out);
 /* One entry per policy pool ("(no pool)" for pods the engine gave none), in first-pod order;
- * caller frees. NULL on ENOMEM. */
+ * `gpus` are the GPUs of the nodes the pool's pods may use (pass the static checks: selector,
+ * affinity, taints, resource offered), the denominator of its allocation ratio. Caller
+ * frees. NULL on ENOMEM. */
 gpa_sim_agg *gpa_sim_pool_aggs(const gpa_sim *s, size_t *n_out);
 
 #endif

@@ -47,6 +47,17 @@ cJSON *gpa_sim_result_json(const gpa_sim *s)
     cJSON_AddNumberToObject(g, "used", (double)t.gpus_used);
     cJSON_AddNumberToObject(g, "wholeGpuBaseline", (double)t.whole_gpu_baseline);
     cJSON_AddNumberToObject(g, "saved", (double)t.whole_gpu_baseline - (double)t.gpus_used);
+    cJSON_AddNumberToObject(g, "unplacedGpus", (double)t.unplaced_gpus);
+    cJSON_AddNumberToObject(g, "allocatedShare", gpa_sim_round3(t.gpu_share));
+    cJSON_AddNumberToObject(g, "allocationRatio", gpa_sim_ratio(t.gpu_share, t.gpus_total));
+    if (t.whole_done) {
+        cJSON *w = cJSON_AddObjectToObject(r, "wholeGpuOnly");
+        cJSON_AddNumberToObject(w, "placed", (double)t.whole_placed);
+        cJSON_AddNumberToObject(w, "unplaced", (double)(t.placed + t.unplaced - t.whole_placed));
+        cJSON_AddNumberToObject(w, "used", (double)t.whole_used);
+        cJSON_AddNumberToObject(w, "placedOnlyWithSharing", (double)t.only_shared);
+        cJSON_AddNumberToObject(w, "placedOnlyWhole", (double)t.only_whole);
+    }
     cJSON *m = cJSON_AddObjectToObject(r, "memory");
     cJSON_AddNumberToObject(m, "requestedBytes", (double)t.mem_requested);
     cJSON_AddNumberToObject(m, "allocatedBytes", (double)t.mem_allocated);
@@ -60,6 +71,10 @@ cJSON *gpa_sim_result_json(const gpa_sim *s)
         cJSON_AddNumberToObject(o, "gpus", (double)a[i].gpus);
         cJSON_AddNumberToObject(o, "used", (double)a[i].used);
         cJSON_AddNumberToObject(o, "placed", (double)a[i].placed);
+        cJSON_AddNumberToObject(o, "wholeGpuBaseline", (double)a[i].baseline);
+        cJSON_AddNumberToObject(o, "allocatedShare", gpa_sim_round3(a[i].share));
+        cJSON_AddNumberToObject(o, "idleOnUsed", gpa_sim_round3((double)a[i].used - a[i].share));
+        cJSON_AddNumberToObject(o, "allocationRatio", gpa_sim_ratio(a[i].share, a[i].gpus));
         cJSON_AddNumberToObject(o, "memoryRequestedBytes", (double)a[i].mem_req);
         cJSON_AddNumberToObject(o, "memoryAllocatedBytes", (double)a[i].mem_alloc);
         cJSON_AddItemToArray(ga, o);
@@ -74,6 +89,12 @@ cJSON *gpa_sim_result_json(const gpa_sim *s)
         cJSON_AddNumberToObject(o, "placed", (double)a[i].placed);
         cJSON_AddNumberToObject(o, "unplaced", (double)a[i].unplaced);
         cJSON_AddNumberToObject(o, "wholeGpuBaseline", (double)a[i].baseline);
+        cJSON_AddNumberToObject(o, "unplacedGpus", (double)a[i].unplaced_gpus);
+        cJSON_AddNumberToObject(o, "gpus", (double)a[i].gpus);
+        cJSON_AddNumberToObject(o, "allocatedShare", gpa_sim_round3(a[i].share));
+        cJSON_AddNumberToObject(o, "allocationRatio", gpa_sim_ratio(a[i].share, a[i].gpus));
+        if (t.whole_done)
+            cJSON_AddNumberToObject(o, "wholeGpuOnlyPlaced", (double)a[i].whole_placed);
         cJSON_AddNumberToObject(o, "memoryRequestedBytes", (double)a[i].mem_req);
         cJSON_AddNumberToObject(o, "memoryAllocatedBytes", (double)a[i].mem_alloc);
         cJSON_AddItemToArray(pa, o);

@@ -59,6 +59,19 @@ char *gpa_sim_report_html(const gpa_sim *s)
                   "%.1f GB requested, %.1f GB allocated.</p>\n",
                   t.pods, t.placed, t.unplaced, t.denied, gpa_sim_gb(t.mem_requested),
                   gpa_sim_gb(t.mem_allocated));
+    gpa_sb_printf(&b,
+                  "<p id=\"figures\">GPUs: %zu used of %zu; whole-GPU baseline of the placed "
+                  "pods %zu; unplaced pods ask %zu more. GPU allocation ratio %.1f%% (%.2f of "
+                  "%zu).",
+                  t.gpus_used, t.gpus_total, t.whole_gpu_baseline, t.unplaced_gpus,
+                  100.0 * gpa_sim_ratio(t.gpu_share, t.gpus_total), t.gpu_share, t.gpus_total);
+    if (t.whole_done)
+        gpa_sb_printf(&b,
+                      " Whole GPUs only (simulated): %zu of %zu pods placed on %zu GPUs; %zu "
+                      "placed only thanks to MIG/sharing, %zu only on whole GPUs.",
+                      t.whole_placed, t.placed + t.unplaced, t.whole_used, t.only_shared,
+                      t.only_whole);
+    gpa_sb_printf(&b, "</p>\n");
     /* the bar: used vs baseline, scaled to the larger */
     size_t mx = t.whole_gpu_baseline > t.gpus_used ? t.whole_gpu_baseline : t.gpus_used;
     if (!mx) mx = 1;

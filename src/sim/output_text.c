@@ -10,6 +10,16 @@
 
 char *gpa_sim_result_text(const gpa_sim *s)
 {
+    return gpa_sim_result_text_n(s, GPA_SIM_TEXT_LIST);
+}
+
+static void pct(gpa_sb *b, double share, size_t gpus)
+{
+    gpa_sb_printf(b, "%.1f%% (%.2f of %zu)", 100.0 * gpa_sim_ratio(share, gpus), share, gpus);
+}
+
+char *gpa_sim_result_text_n(const gpa_sim *s, size_t max_listed)
+{
     gpa_sim_totals t;
     gpa_sim_get_totals(&t, s);
     gpa_sb b = {0};
@@ -21,35 +31,56 @@ char *gpa_sim_result_text(const gpa_sim *s)
     if (t.whole_gpu_baseline > t.gpus_used)
         gpa_sb_printf(&b, " (%zu saved, %.1fx)", t.whole_gpu_baseline - t.gpus_used,
                       t.gpus_used ? (double)t.whole_gpu_baseline / (double)t.gpus_used : 0.0);
+    if (t.unplaced_gpus) gpa_sb_printf(&b, "; unplaced pods ask %zu GPU(s) more", t.unplaced_gpus);
+    gpa_sb_printf(&b, "\nGPU allocation ratio: ");
+    pct(&b, t.gpu_share, t.gpus_total);
+    if (t.whole_done)
+        gpa_sb_printf(&b,
+                      "\nwhole GPUs only (simulated): %zu of %zu pods placed on %zu GPUs; %zu "
+                      "placed only thanks to MIG/sharing, %zu only on whole GPUs",
+                      t.whole_placed, t.placed + t.unplaced, t.whole_used, t.only_shared,
+                      t.only_whole);
     gpa_sb_printf(&b, "\nGPU memory: %.1f GB requested, %.1f GB allocated\n",
                   gpa_sim_gb(t.mem_requested), gpa_sim_gb(t.mem_allocated));
     size_t na = 0;
     gpa_sim_agg *a = gpa_sim_group_aggs(s, &na);
     gpa_sb_printf(&b, "\nnode groups:\n");
-    for (size_t i = 0; a && i < na; i++)
+    for (size_t i = 0; a && i < na; i++) {
         gpa_sb_printf(&b,
-                      "  %-24s %zu nodes, %zu GPUs, %zu used, %zu pods placed; GPU memory %.1f GB "
-                      "requested, %.1f GB allocated\n",
-                      a[i].name, a[i].nodes, a[i].gpus, a[i].used, a[i].placed,
+                      "  %-24s %zu nodes, %zu GPUs, %zu used (%.2f idle), %zu pods placed; "
+                      "baseline %zu; ratio ",
+                      a[i].name, a[i].nodes, a[i].gpus, a[i].used, (double)a[i].used - a[i].share,
+                      a[i].placed, a[i].baseline);
+        pct(&b, a[i].share, a[i].gpus);
+        gpa_sb_printf(&b, "; GPU memory %.1f GB requested, %.1f GB allocated\n",
                       gpa_sim_gb(a[i].mem_req), gpa_sim_gb(a[i].mem_alloc));
+    }
     free(a);
     a = gpa_sim_pool_aggs(s, &na);
     gpa_sb_printf(&b, "pools:\n");
-    for (size_t i = 0; a && i < na; i++)
-        gpa_sb_printf(&b,
-                      "  %-24s %zu pods: %zu placed, %zu unplaced; baseline %zu GPUs; %.1f GB "
-                      "requested, %.1f GB allocated\n",
-                      a[i].name, a[i].pods, a[i].placed, a[i].unplaced, a[i].baseline,
-                      gpa_sim_gb(a[i].mem_req), gpa_sim_gb(a[i].mem_alloc));
+    for (size_t i = 0; a && i < na; i++) {
+        gpa_sb_printf(&b, "  %-24s %zu pods: %zu placed, %zu unplaced", a[i].name, a[i].pods,
+                      a[i].placed, a[i].unplaced);
+        if (t.whole_done) gpa_sb_printf(&b, " (%zu on whole GPUs only)", a[i].whole_placed);
+        gpa_sb_printf(&b, "; baseline %zu GPUs", a[i].baseline);
+        if (a[i].unplaced_gpus) gpa_sb_printf(&b, ", unplaced ask %zu", a[i].unplaced_gpus);
+        gpa_sb_printf(&b, "; ratio ");
+        pct(&b, a[i].share, a[i].gpus);
+        gpa_sb_printf(&b, "; %.1f GB requested, %.1f GB allocated\n", gpa_sim_gb(a[i].mem_req),
+                      gpa_sim_gb(a[i].mem_alloc));
+    }
     free(a);
     if (s->n_denied) gpa_sb_printf(&b, "\ndenied:\n");
     for (size_t i = 0; i < s->n_denied; i++)
         gpa_sb_printf(&b, "  %s: %s\n", s->denied[i].pod, s->denied[i].message);
     if (t.unplaced) gpa_sb_printf(&b, "\nunplaced:\n");
+    size_t listed = 0;
     for (size_t i = 0; i < s->n_pods; i++)
-        if (s->pods[i].node < 0)
+        if (s->pods[i].node < 0 && listed++ < max_listed)
             gpa_sb_printf(&b, "  %s: %s (%s)\n", gpa_sim_pod_name(s, i, nb, sizeof nb),
                           s->pods[i].reason ? s->pods[i].reason : "no room",
                           s->pods[i].reason_detail ? s->pods[i].reason_detail : "");
+    if (listed > max_listed)
+        gpa_sb_printf(&b, "  ... and %zu more (--all lists every one)\n", listed - max_listed);
     return gpa_sb_done(&b);
 }

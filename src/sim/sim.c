@@ -11,9 +11,10 @@
  *   sim_feasible.c (checks that ignore other pods)-> sim_util.c
  *   sim_intake.c   (queueing admitted pods)       -> sim_util.c
  *   sim_util.c     (shared helpers, the leaf)     -> inventory.c (a node's labels)
- * and from outside: output_*.c -> output_agg.c, sim_results.c, admit.c -> sim_intake.c. sim_internal.h holds
- * the types they share. This file must never call a stage: freeing is plain free() on the
- * shared types, so every file can rely on it without a cycle.
+ * and from outside: output_*.c -> output_agg.c, sim_results.c, admit.c -> sim_intake.c,
+ * sim_compare.c (a second run on whole GPUs) -> this file, sim_intake.c, sim_pack.c.
+ * sim_internal.h holds the types they share. This file must never call a stage: freeing is plain
+ * free() on the shared types, so every file can rely on it without a cycle.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -112,5 +113,6 @@ void gpa_sim_free(gpa_sim *s)
         free(s->topos[i].vid);
     }
     free(s->topos);
+    free(s->whole_placed);
     free(s);
 }

@@ -62,15 +62,33 @@ int gpa_sim_run(gpa_sim *s, gpa_sim_method method, gpa_error *err);
 /* Figures after gpa_sim_run. */
 typedef struct gpa_sim_totals {
     size_t pods, placed, unplaced, denied, skipped;
-    size_t gpus_total, gpus_used, whole_gpu_baseline;
+    /* whole_gpu_baseline: the cards the placed pods would take from the plain device plugin
+     * (one per GPU asked), so it and gpus_used count the same pods; unplaced_gpus: the GPUs
+     * the unplaced pods ask, on their own */
+    size_t gpus_total, gpus_used, whole_gpu_baseline, unplaced_gpus;
+    double gpu_share;                     /* GPUs' worth the placed pods hold (a MIG instance its
+                                             memory slices' fraction, a replica 1/replicas) */
     int64_t mem_requested, mem_allocated; /* GPU memory, bytes */
+    /* after gpa_sim_compare_whole: the same pods packed on whole GPUs only */
+    bool whole_done;
+    size_t whole_placed, whole_used, only_shared, only_whole;
 } gpa_sim_totals;
 void gpa_sim_get_totals(gpa_sim_totals *out, const gpa_sim *s);
 
+/* The comparison beside the baseline, simulated rather than counted: the same admitted pods,
+ * in the same order, packed by the same heuristic on the same nodes with every GPU offered
+ * whole (nvidia.com/gpu; no MIG, no time-slicing), each pod asking one card per GPU unit it
+ * asked (a MIG instance or a replica is one card) and keeping its other constraints. After
+ * gpa_sim_run; the figures land in gpa_sim_get_totals and every output. */
+int gpa_sim_compare_whole(gpa_sim *s, gpa_error *err);
+
 /* The answer as JSON (schema in docs/simulate.md); caller cJSON_Deletes. NULL on ENOMEM. */
 cJSON *gpa_sim_result_json(const gpa_sim *s);
-/* Human-readable answer; caller frees. */
+/* Human-readable answer, at most GPA_SIM_TEXT_LIST unplaced pods listed; caller frees. */
+#define GPA_SIM_TEXT_LIST 20
 char *gpa_sim_result_text(const gpa_sim *s);
+/* The same listing at most max_listed unplaced pods (SIZE_MAX: all), the rest counted. */
+char *gpa_sim_result_text_n(const gpa_sim *s, size_t max_listed);
 /* Self-contained HTML page: an SVG per used GPU and the used-vs-baseline bar; caller frees. */
 char *gpa_sim_report_html(const gpa_sim *s);
 /* A mig-parted config file: per MIG node group, the layout that fits the group's placed MIG

@@ -167,6 +167,8 @@ struct gpa_sim {
     gpa_sim_topo *topos;
     size_t n_topos;
     bool ran;
+    unsigned char *whole_placed; /* gpa_sim_compare_whole: per pod, placed on whole GPUs */
+    size_t whole_used;
 };
 
 /* One way to put a pod on a node: the GPUs each unit of its demand goes to, and how good a
@@ -207,6 +209,9 @@ static inline bool gpa_sim_gpu_whole_free(const gpa_sim_gpu *u)
 int64_t gpa_sim_mem_requested(const gpa_sim *s, size_t i);
 /* GPU memory bytes of one card of node n's group (0 unknown). */
 int64_t gpa_sim_card_mem(const gpa_sim *s, size_t node);
+/* GPUs' worth placed pod i holds: whole cards, a MIG instance's share of the memory slices,
+ * a time-slice replica 1/replicas; 0 for an unplaced pod or one without a GPU. */
+double gpa_sim_pod_share(const gpa_sim *s, size_t i);
 
 /* sim_slots.c */
 /* The ways template t fits node n's GPUs (capacity only, not cpu/memory): up to cap, each

@@ -173,7 +173,9 @@ static void known_answers(void)
     CHECK_INT(o.t.placed, 3);
     CHECK_INT(o.t.unplaced, 3);
     CHECK_INT(o.t.gpus_used, 1);
-    CHECK_INT(o.t.whole_gpu_baseline, 6);
+    /* the baseline counts the 3 placed pods; team-b's 3 replicas are unplaced GPUs */
+    CHECK_INT(o.t.whole_gpu_baseline, 3);
+    CHECK_INT(o.t.unplaced_gpus, 3);
     CHECK_CONTAINS(o.reasons, "team-b/nb-0=tenant conflict;");
     CHECK_CONTAINS(o.reasons, "team-b/nb-2=tenant conflict;");
     CHECK(strstr(o.reasons, "team-a") == NULL);
@@ -248,7 +250,8 @@ static void constraints(void)
     CHECK_INT(o.t.unplaced, 1);
     CHECK_CONTAINS(o.reasons, "=island too small;");
     CHECK_INT(o.t.gpus_used, 8);
-    CHECK_INT(o.t.whole_gpu_baseline, 12);
+    CHECK_INT(o.t.whole_gpu_baseline, 8); /* the two placed pods; the third's 4 apart */
+    CHECK_INT(o.t.unplaced_gpus, 4);
     /* an island of 16 GPUs spans both nodes: all three fit */
     snprintf(inv, sizeof inv, "%s", h100);
     memcpy(strstr(inv, "ISL"), "16 ", 3);

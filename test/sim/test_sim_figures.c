@@ -1,0 +1,187 @@
+/*
+ * test_sim_figures.c - issue 22's honest figures, as known answers: the whole-GPU baseline
+ * counts the placed pods only (the unplaced pods' GPUs on their own), the simulated
+ * whole-GPU-only comparison counts pod by pod, the allocation ratio, and that text and JSON
+ * print the same figures. Pods go through the real engine (test/sim/policies).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "gpu_admission/objects.h"
+#include "gpu_admission/policy.h"
+#include "sim.h"
+
+static gpa_policy *policy;
+
+typedef struct run {
+    gpa_sim_inventory *inv;
+    gpa_sim *s;
+    gpa_sim_totals t;
+    cJSON *j;
+    char *text;
+} run;
+
+static bool simulate(run *r, const char *inv_yaml, const char *pods)
+{
+    gpa_error err = {0};
+    memset(r, 0, sizeof *r);
+    gpa_objects *o = NULL;
+    int rc = gpa_sim_inventory_read(&r->inv, inv_yaml, strlen(inv_yaml), "inv.yaml", &err);
+    if (rc == GPA_OK) rc = gpa_sim_new(&r->s, r->inv, &err);
+    if (rc == GPA_OK) rc = gpa_objects_read(&o, pods, strlen(pods), "pods.yaml", &err);
+    for (size_t i = 0; rc == GPA_OK && i < gpa_objects_count(o); i++)
+        rc = gpa_sim_admit(r->s, policy, gpa_objects_get(o, i), "pods.yaml:1:1", &err);
+    gpa_objects_free(o);
+    if (rc == GPA_OK) rc = gpa_sim_run(r->s, GPA_SIM_BFD, &err);
+    if (rc == GPA_OK) rc = gpa_sim_compare_whole(r->s, &err);
+    if (rc != GPA_OK) {
+        fprintf(stderr, "simulate failed: %s\n", err.message);
+        return false;
+    }
+    gpa_sim_get_totals(&r->t, r->s);
+    r->j = gpa_sim_result_json(r->s);
+    r->text = gpa_sim_result_text(r->s);
+    CHECK(r->j && r->text);
+    return r->j && r->text;
+}
+
+static void done(run *r)
+{
+    cJSON_Delete(r->j);
+    free(r->text);
+    gpa_sim_free(r->s);
+    gpa_sim_inventory_free(r->inv);
+}
+
+static double jnum(const cJSON *o, const char *a, const char *b)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, a);
+    if (b) x = cJSON_GetObjectItemCaseSensitive(x, b);
+    return cJSON_IsNumber(x) ? x->valuedouble : -1;
+}
+
+/* n pods named name-0.. in namespace ns, each asking `gpus` nvidia.com/gpu, gpu-memory mem
+ * (NULL none) and cpu (NULL none). */
+static void pods(char *buf, size_t cap, const char *name, const char *ns, int n, int gpus,
+                 const char *mem, const char *cpu)
+{
+    for (int i = 0; i < n; i++) {
+        size_t l = strlen(buf);
+        snprintf(buf + l, cap - l,
+                 "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: %s-%d\n  namespace: %s\n"
+                 "%s%s%s"
+                 "spec:\n  containers:\n    - name: m\n      image: x\n      resources:\n"
+                 "        limits: {nvidia.com/gpu: %d}\n%s%s%s",
+                 name, i, ns, mem ? "  annotations: {gpu-admission.io/gpu-memory: " : "",
+                 mem ? mem : "", mem ? "}\n" : "", gpus, cpu ? "        requests: {cpu: " : "",
+                 cpu ? cpu : "", cpu ? "}\n" : "");
+    }
+}
+
+/* The issue's first known answer: 3 whole-GPU pods on a 2-GPU node. The old figures said
+ * baseline 3 (1 saved) for a pod that never ran. */
+static void three_on_two(void)
+{
+    const char *inv = "apiVersion: gpu-admission.io/v1alpha1\nkind: GPUInventory\nspec:\n"
+                      "  nodeGroups:\n    - {name: plain, gpus: 2}\n";
+    char w[8192] = "";
+    pods(w, sizeof w, "job", "other", 3, 1, NULL, NULL);
+    run r;
+    if (!simulate(&r, inv, w)) return;
+    CHECK_INT(r.t.placed, 2);
+    CHECK_INT(r.t.unplaced, 1);
+    CHECK_INT(r.t.gpus_used, 2);
+    CHECK_INT(r.t.whole_gpu_baseline, 2);
+    CHECK_INT(r.t.unplaced_gpus, 1);
+    CHECK_INT(jnum(r.j, "gpus", "saved"), 0);
+    CHECK_INT(jnum(r.j, "gpus", "wholeGpuBaseline"), 2);
+    CHECK_INT(jnum(r.j, "gpus", "unplacedGpus"), 1);
+    CHECK(fabs(jnum(r.j, "gpus", "allocationRatio") - 1.0) < 1e-9); /* 2 of 2 cards held */
+    /* whole pods gain nothing from a whole-GPU-only run: same 2 placed, none only-shared */
+    CHECK_INT(r.t.whole_placed, 2);
+    CHECK_INT(r.t.only_shared, 0);
+    CHECK_CONTAINS(r.text, "GPUs: 2 used of 2; whole-GPU baseline 2; unplaced pods ask 1 GPU(s) "
+                           "more\nGPU allocation ratio: 100.0% (2.00 of 2)\n");
+    /* per pool, the same split: "(no pool)" holds the policy-free namespace's pods */
+    const cJSON *p = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(r.j, "pools"), 0);
+    CHECK_INT(jnum(p, "wholeGpuBaseline", NULL), 2);
+    CHECK_INT(jnum(p, "unplacedGpus", NULL), 1);
+    CHECK_INT(jnum(p, "gpus", NULL), 2);
+    done(&r);
+}
+
+/* The second: 8 pods of 4Gi on one A100-40GB with mig: auto. 7 x 1g.5gb fill the card; the
+ * eighth does not fit. Whole cards would hold one of them. */
+static void eight_small_on_one(void)
+{
+    const char *inv = "apiVersion: gpu-admission.io/v1alpha1\nkind: GPUInventory\nspec:\n"
+                      "  nodeGroups:\n    - name: a100\n      gpus: 1\n      gpu: A100-40GB\n"
+                      "      taints: [{key: nvidia.com/gpu, effect: NoSchedule}]\n"
+                      "      mig: auto\n";
+    char w[16384] = "";
+    pods(w, sizeof w, "chat", "inference", 8, 1, "4Gi", NULL);
+    run r;
+    if (!simulate(&r, inv, w)) return;
+    CHECK_INT(r.t.placed, 7);
+    CHECK_INT(r.t.gpus_used, 1);
+    CHECK_INT(r.t.whole_gpu_baseline, 7);
+    CHECK_INT(jnum(r.j, "gpus", "saved"), 6);
+    CHECK_INT(r.t.unplaced_gpus, 1);
+    /* 7 instances of 1 memory slice out of 8 */
+    CHECK(fabs(r.t.gpu_share - 0.875) < 1e-9);
+    CHECK(fabs(jnum(r.j, "gpus", "allocationRatio") - 0.875) < 1e-9);
+    /* simulated on whole GPUs: 1 pod of 8 fits, on 1 GPU; 6 of the 7 placed fit only by MIG */
+    CHECK_INT(r.t.whole_placed, 1);
+    CHECK_INT(r.t.whole_used, 1);
+    CHECK_INT(r.t.only_shared, 6);
+    CHECK_INT(r.t.only_whole, 0);
+    CHECK_INT(jnum(r.j, "wholeGpuOnly", "placed"), 1);
+    CHECK_INT(jnum(r.j, "wholeGpuOnly", "unplaced"), 7);
+    CHECK_INT(jnum(r.j, "wholeGpuOnly", "placedOnlyWithSharing"), 6);
+    CHECK_CONTAINS(r.text, "GPUs: 1 used of 1; whole-GPU baseline 7 (6 saved, 7.0x)");
+    CHECK_CONTAINS(r.text, "whole GPUs only (simulated): 1 of 8 pods placed on 1 GPUs; 6 placed "
+                           "only thanks to MIG/sharing, 0 only on whole GPUs");
+    /* the group: 1 GPU used, 0.125 of it idle */
+    const cJSON *g = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(r.j, "groups"), 0);
+    CHECK(fabs(jnum(g, "idleOnUsed", NULL) - 0.125) < 1e-9);
+    CHECK_INT(jnum(g, "wholeGpuBaseline", NULL), 7);
+    done(&r);
+}
+
+/* A fixed layout can refuse what whole cards take: all-3g.20gb offers no 1g.5gb, so a 4Gi pod
+ * is unplaced under the policy but fits a whole card. Counted, not hidden by a max(0, ...). */
+static void only_whole(void)
+{
+    const char *inv = "apiVersion: gpu-admission.io/v1alpha1\nkind: GPUInventory\nspec:\n"
+                      "  nodeGroups:\n    - name: a100\n      gpus: 2\n      gpu: A100-40GB\n"
+                      "      taints: [{key: nvidia.com/gpu, effect: NoSchedule}]\n"
+                      "      mig: all-3g.20gb\n";
+    char w[8192] = "";
+    pods(w, sizeof w, "small", "inference", 1, 1, "4Gi", NULL);
+    run r;
+    if (!simulate(&r, inv, w)) return;
+    CHECK_INT(r.t.placed, 0);
+    CHECK_INT(r.t.whole_placed, 1);
+    CHECK_INT(r.t.only_whole, 1);
+    CHECK_INT(r.t.only_shared, 0);
+    CHECK_INT(r.t.whole_gpu_baseline, 0);
+    CHECK_INT(r.t.unplaced_gpus, 1);
+    done(&r);
+}
+
+int main(void)
+{
+    gpa_error err = {0};
+    if (gpa_policy_load_dir(&policy, GPA_SIM_TEST_DIR "/policies", &err) != GPA_OK) {
+        fprintf(stderr, "policy: %s\n", err.message);
+        return 1;
+    }
+    three_on_two();
+    eight_small_on_one();
+    only_whole();
+    gpa_policy_unref(policy);
+    return check_done();
+}
