@@ -25,6 +25,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli.h"
+#include "gpu_admission/claim.h"
 #include "gpu_admission/engine.h"
 #include "gpu_admission/objects.h"
 #include "gpu_admission/patch.h"
@@ -189,10 +190,11 @@ static const char *str_at(const cJSON *o, const char *a, const char *b)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-/* Runs one pod; returns 0 allowed (*out set to the pod to print, or the patch), 2 denied,
- * 1 error. template_pods: how many pods a workload's template makes (-1 for a Pod). */
+/* Runs one pod, or one DRA claim (ck not GPA_CLAIM_NONE) through the claim engine; returns 0
+ * allowed (*out set to the object to print, or the patch), 2 denied, 1 error. template_pods:
+ * how many pods a workload's template makes (-1 for a Pod or a claim). */
 static int mutate_one(cJSON **out, const gpa_policy *p, const options *o, const cJSON *pod,
-                      const char *label, long long template_pods)
+                      const char *label, long long template_pods, gpa_claim_kind_t ck)
 {
     const char *ns = o->ns;
     if (!ns || !*ns) ns = str_at(pod, "metadata", "namespace");
@@ -201,11 +203,19 @@ static int mutate_one(cJSON **out, const gpa_policy *p, const options *o, const 
     gpa_decision d;
     memset(&d, 0, sizeof d);
     gpa_error err = {0};
-    if (gpa_engine_mutate(&d, p, &req, &err) != GPA_OK) {
+    bool judged = true;
+    int erc = ck != GPA_CLAIM_NONE ? gpa_engine_claim(&d, &judged, p, &req, ck, true, &err)
+                                   : gpa_engine_mutate(&d, p, &req, &err);
+    if (erc != GPA_OK) {
         fprintf(stderr, "gpu-admission mutate: %s: cannot evaluate: %s\n", label, err.message);
         gpa_decision_clear(&d);
         return 1;
     }
+    if (!judged && o->explain)
+        fprintf(stderr, "explain: %s: not judged: %s\n", label,
+                !gpa_policy_judges_claims(p)
+                    ? "the policy has no spec.dra (or dra.enforcement off), so claims are not judged"
+                    : "a claim the scheduler made for an extended resource is never touched");
     for (size_t i = 0; i < d.n_explain; i++)
         fprintf(stderr, "explain: %s: %s\n", label, d.explain[i]);
     if (!d.allowed) {
@@ -292,7 +302,7 @@ static int mutate_workload(cJSON *outs, int *n_pods, const gpa_policy *p, const 
         gpa_cli_describe(tl, sizeof tl, doc, doc_number, GPA_CLI_LABEL_SLASH, x->path, NULL);
         (*n_pods)++;
         cJSON *res = NULL;
-        int rc = mutate_one(&res, p, o, x->pod, tl, x->replicas);
+        int rc = mutate_one(&res, p, o, x->pod, tl, x->replicas, GPA_CLAIM_NONE);
         if (rc == 1) {
             worst = 1;
             break;
@@ -375,14 +385,18 @@ int gpa_cmd_mutate(int argc, char **argv)
             if (wrc == 2) worst = 2;
             continue;
         }
-        if (!kind || strcmp(kind, "Pod") != 0 || (av && strcmp(av, "v1") != 0)) {
-            fprintf(stderr, "gpu-admission mutate: %s: not a v1 Pod or a workload, skipped\n",
+        gpa_claim_kind_t ck = gpa_claim_object_kind(doc);
+        if (ck == GPA_CLAIM_NONE &&
+            (!kind || strcmp(kind, "Pod") != 0 || (av && strcmp(av, "v1") != 0))) {
+            fprintf(stderr,
+                    "gpu-admission mutate: %s: not a v1 Pod, a workload or a DRA claim, "
+                    "skipped\n",
                     label);
             continue;
         }
         n_pods++;
         cJSON *res = NULL;
-        int rc = mutate_one(&res, p, &o, doc, label, -1);
+        int rc = mutate_one(&res, p, &o, doc, label, -1, ck);
         if (rc == 1) {
             worst = 1;
             break;
@@ -397,7 +411,8 @@ int gpa_cmd_mutate(int argc, char **argv)
         fprintf(stderr, "gpu-admission mutate: out of memory\n");
         worst = 1;
     } else if (worst != 1 && n_pods == 0) {
-        fprintf(stderr, "gpu-admission mutate: %s: no Pod or pod template in the input\n", name);
+        fprintf(stderr, "gpu-admission mutate: %s: no Pod, pod template or DRA claim in the input\n",
+                name);
         worst = 1;
     }
     if (worst != 1) {

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_admission/claim.h"
 #include "gpu_admission/impact.h"
 #include "gpu_admission/judge.h"
 #include "gpu_admission/workload.h"
@@ -444,6 +445,16 @@ int gpa_impact_object(cJSON **out, unsigned *mask, const gpa_policy *old_p, cons
     } else if (kind && (gpa_workload_kind_known(new_p, av, kind) ||
                         gpa_workload_kind_known(old_p, av, kind))) {
         rc = workload_entries(*out, mask, old_p, new_p, obj, err);
+    } else if (gpa_claim_object_kind(obj) != GPA_CLAIM_NONE) {
+        /* A DRA claim the old set placed has its class and selectors rewritten, and the
+         * request it was created with is not rebuilt: judged as stored ("as-is"). */
+        cJSON *claim = without_server_fields(obj);
+        if (!claim)
+            rc = gpa_fail(err, GPA_ENOMEM, "out of memory");
+        else
+            rc = entry(*out, mask, old_p, new_p, claim, NULL,
+                       was_mutated(claim) ? "as-is" : "original", err);
+        cJSON_Delete(claim);
     }
     if (rc != GPA_OK) {
         cJSON_Delete(*out);

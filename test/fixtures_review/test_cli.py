@@ -107,7 +107,7 @@ check("explain: Pod/gpu-operator-test:" in err and "inference" in err, "--explai
 # multi-document: Service skipped with a note, the Pod printed
 rc, out, err = run("mutate", "--policies", POLICIES, "-n", "inference-chat", write("nb.yaml", NOTEBOOK_YAML))
 check(rc == 0, f"Service + Pod: exit 0 ({err})")
-check("Service/" in err and "not a v1 Pod or a workload, skipped" in err,
+check("Service/" in err and "not a v1 Pod, a workload or a DRA claim, skipped" in err,
       "Service skipped with a note")
 check("kind: Service" not in out and "kind: Pod" in out, "only the Pod printed")
 

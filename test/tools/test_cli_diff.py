@@ -137,4 +137,43 @@ bad_pod = '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"x"},"spec":"no"}'
 rc, out, err = diff("--old", OLD, "--new", NEW, "-", stdin=bad_pod)
 check(rc == 2 and "stdin:1: Pod x:" in err, "an object the webhook answers 400 -> 2: %r" % err)
 
+# ---- DRA claims (issue 24): judged by both sets; a stored claim the old set placed is judged
+# as stored, since the request it was created with is not rebuilt ----
+import shutil, tempfile  # noqa: E402
+DRA = os.path.join(SRC, "test", "golden", "policies", "dra")
+with tempfile.TemporaryDirectory() as d:
+    newdra = os.path.join(d, "new")
+    shutil.copytree(DRA, newdra)
+    t = os.path.join(newdra, "00-tenancy.yaml")
+    text = open(t, encoding="utf-8").read()
+    open(t, "w", encoding="utf-8").write(
+        text.replace("dra: {adminAccess: true, allocationModeAll: true}",
+                     "dra: {adminAccess: false, allocationModeAll: true}"))
+    req = {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "adminAccess": True}}
+    placed = {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "selectors": [
+        {"cel": {"expression": "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 80GB HBM3'"}}]}}
+    items = [
+        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+         "metadata": {"name": "admin", "namespace": "ml-platform"},
+         "spec": {"spec": {"devices": {"requests": [req]}}}},
+        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+         "metadata": {"name": "stored", "namespace": "gpu-test1", "uid": "u1",
+                      "annotations": {"gpu-admission.io/rule": "single"}},
+         "spec": {"devices": {"requests": [placed]}}, "status": {"allocation": {}}},
+    ]
+    cl = os.path.join(d, "claims.json")
+    json.dump({"apiVersion": "v1", "kind": "List", "items": items}, open(cl, "w"))
+    rc, out, err = diff("--old", DRA, "--new", newdra, "-o", "json", cl)
+    doc = json.loads(out) if out.strip().startswith("{") else {}
+    es = {e.get("object", "").split("/")[-1]: e for e in doc.get("changes", [])}
+    check(rc == 0 and "admin" in es, "claim diff runs and lists the template: %d %s %s" % (rc, out[-400:], err))
+    e = es.get("admin") or {}
+    check((e.get("old") or {}).get("allowed") is True and (e.get("new") or {}).get("allowed") is False,
+          "adminAccess taken from the tenant: allowed -> denied: %r" % e)
+    check("stored" not in es, "an unchanged stored claim is no change: %r" % es.get("stored"))
+    rc, out, err = diff("--old", DRA, "--new", newdra, cl)
+    check("ResourceClaimTemplate ml-platform/admin" in out and "allowed -> denied" in out
+          and "judged as: 1 original, 0 reconstructed, 1 as-is" in out,
+          "text: the template's change, the stored claim judged as-is: %s" % out)
+
 finish()

@@ -304,4 +304,33 @@ with tempfile.TemporaryDirectory() as d:
     rc, out, err = run(rec)
     check(rc == 0 and "1 passed, 0 failed" in out, "recorded workload passes: %s %s" % (out, err))
 
+# DRA claims (issue 24): suites hold ResourceClaims and ResourceClaimTemplates, judged through
+# the same codec as the server; a wrong expectation on a claim fails its case.
+DRA = os.path.join(SRC, "test", "golden", "policies", "dra")
+CLAIM = ("{apiVersion: resource.k8s.io/v1, kind: ResourceClaim, metadata: {name: m%s},"
+         " spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.nvidia.com%s}}]}}}")
+with tempfile.TemporaryDirectory() as d:
+    write(d, "s.yaml", HEAD % ("dra", DRA) +
+          "    - {name: template placed, namespace: gpu-test1, object: {apiVersion: resource.k8s.io/v1,"
+          " kind: ResourceClaimTemplate, metadata: {name: t}, spec: {spec: {devices: {requests:"
+          " [{name: gpu, exactly: {deviceClassName: gpu.nvidia.com}}]}}}},"
+          " expect: {allowed: true, rule: single, pool: h100-train}}\n"
+          "    - {name: admin refused, namespace: research-a, object: " + CLAIM % ("", ", adminAccess: true") +
+          ", expect: {allowed: false, reason: dra-admin-access}}\n"
+          "    - {name: mig sized, namespace: inference-a, object: " +
+          CLAIM % (", annotations: {gpu-admission.io/gpu-memory: 8Gi}", "") +
+          ", expect: {allowed: true, object: {spec: {devices: {requests: [{name: gpu, exactly:"
+          " {deviceClassName: mig.nvidia.com}}]}}}}}\n"
+          "    - {name: wrong class expected, namespace: inference-a, object: " +
+          CLAIM % (", annotations: {gpu-admission.io/gpu-memory: 8Gi}", "") +
+          ", expect: {object: {spec: {devices: {requests: [{name: gpu, exactly:"
+          " {deviceClassName: gpu.nvidia.com}}]}}}}}\n")
+    rc, out, err = run("-o", "json", os.path.join(d, "s.yaml"))
+    cs = {c["name"]: c for c in json.loads(out)["suites"][0]["cases"]} if out else {}
+    check(rc == 1, "claim suite: exactly the wrong expectation fails: %d %s %s" % (rc, out[-300:], err))
+    for n in ("template placed", "admin refused", "mig sized"):
+        check((cs.get(n) or {}).get("status") == "pass", "claim case %r passes: %r" % (n, cs.get(n)))
+    check((cs.get("wrong class expected") or {}).get("status") == "fail",
+          "a claim whose class was rewritten fails an expectation of the old class")
+
 finish()

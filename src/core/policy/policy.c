@@ -153,6 +153,12 @@ static void describe_pool(gpa_sb *o, const gpa_pool *p)
     }
     gpa_sb_printf(o, "\n    allowUntrusted: %s\n", p->allow_untrusted ? "true" : "false");
     if (p->runtime_class) gpa_sb_printf(o, "    runtimeClass:   %s\n", p->runtime_class);
+    if (p->dra.set) {
+        gpa_sb_printf(o, "    dra:            deviceClass %s%s, selectors ", p->dra.device_class,
+                      p->dra.multi_allocatable ? ", multiAllocatable" : "");
+        put_list(o, &p->dra.selectors);
+        gpa_sb_printf(o, "\n");
+    }
     if (p->has_topology) {
         const gpa_topology *t = &p->topology;
         gpa_sb_printf(o, "    topology:       islandLabel %s", t->island_label);
@@ -257,7 +263,17 @@ char *gpa_policy_describe(const gpa_policy *p)
         gpa_sb_printf(&o, "  tenant %s  (%s:%d)  trust %s, namespaces ", t->name, t->pos.file,
                       t->pos.line, trust_s(t->trust));
         put_list(&o, &t->namespaces);
+        if (t->dra_admin_access || t->dra_allocation_mode_all)
+            gpa_sb_printf(&o, ", dra:%s%s", t->dra_admin_access ? " adminAccess" : "",
+                          t->dra_allocation_mode_all ? " allocationModeAll" : "");
         gpa_sb_printf(&o, "\n");
+    }
+    if (p->dra.set) {
+        static const char *const dra_s[] = {"deny", "warn", "off"};
+        gpa_sb_printf(&o, "dra:         claims judged, enforcement %s, generic classes ",
+                      dra_s[p->dra.enforcement]);
+        put_list(&o, &p->dra.generic_classes);
+        gpa_sb_printf(&o, "  (%s:%d)\n", p->dra.pos.file, p->dra.pos.line);
     }
     gpa_sb_printf(&o, "gpu resources: ");
     put_list(&o, &p->gpu_resources);

@@ -172,3 +172,54 @@ const gpa_pool *gpa_dra_pool_of_class(const gpa_policy *p, const char *cls)
             return &p->pools[i];
     return NULL;
 }
+
+/* check's DRA advice (gpa_policy_warnings): what loads but cannot work as written. */
+static bool has_selector_for(const gpa_pool *a)
+{
+    return a->dra.selectors.n > 0;
+}
+
+void gpa_policy_dra_warnings(gpa_sb *o, const gpa_policy *p)
+{
+    for (size_t i = 0; i < p->n_pools; i++) {
+        const gpa_pool *a = &p->pools[i];
+        if (!a->dra.set) continue;
+        const gpa_srcpos *at = &a->dra.pos;
+        for (size_t s = 0; s < a->dra.selectors.n; s++) {
+            size_t off = 0;
+            const char *why = gpa_cel_light_check(a->dra.selectors.items[s], &off);
+            if (why)
+                gpa_sb_printf(o,
+                              "%s:%d:%d: warning: pool %s dra.selectors[%zu] is not valid CEL: "
+                              "%s at byte %zu; the API server refuses every claim it is added "
+                              "to\n",
+                              at->file, at->line, at->col, a->name, s, why, off);
+        }
+        /* Two pools of one DeviceClass are told apart only by their selectors: a pool with
+         * none takes the other pool's devices as well. */
+        for (size_t j = 0; j < p->n_pools; j++) {
+            const gpa_pool *b = &p->pools[j];
+            if (j == i || !b->dra.set || strcmp(a->dra.device_class, b->dra.device_class) != 0)
+                continue;
+            if (!has_selector_for(a)) {
+                gpa_sb_printf(o,
+                              "%s:%d:%d: warning: pool %s dra.deviceClass %s is also pool %s's, "
+                              "and pool %s has no dra.selectors: claims placed in %s can be "
+                              "given %s's devices; add a selector (e.g. on productName)\n",
+                              at->file, at->line, at->col, a->name, a->dra.device_class,
+                              b->name, a->name, a->name, b->name);
+                break;
+            }
+        }
+    }
+    if (!p->dra.set || p->dra.enforcement == GPA_DRA_OFF) return;
+    for (size_t r = 0; r < p->n_rules; r++) {
+        const gpa_rule *x = &p->rules[r];
+        if (x->deny_message || !x->pool || x->pool->dra.set) continue;
+        gpa_sb_printf(o,
+                      "%s:%d:%d: warning: rule %s places GPU claims in pool %s, which has no "
+                      "dra block: every GPU claim it matches is denied (give the pool a "
+                      "dra.deviceClass)\n",
+                      x->pos.file, x->pos.line, x->pos.col, x->name, x->pool->name);
+    }
+}

@@ -5,6 +5,7 @@
 #ifndef GPA_POLICY_DRA_H
 #define GPA_POLICY_DRA_H
 
+#include "gpu_admission/strbuf.h"
 #include "policy/policy_loader.h"
 
 /* spec.dra of one document; key is its key node (for "already defined at" positions). */
@@ -20,6 +21,11 @@ void gpa_policy_finish_dra(loader *L, gpa_policy *p);
  * passes, else why, with *at the byte offset of the problem. Not a CEL parser: an expression
  * that passes may still not compile. */
 const char *gpa_cel_light_check(const char *s, size_t *at);
+
+/* check's DRA warnings, one `file:line:col: warning: ...` line each, appended to o: a
+ * selector that fails the light CEL check, two pools of one class told apart by no selector,
+ * a rule placing claims in a pool without dra. */
+void gpa_policy_dra_warnings(gpa_sb *o, const gpa_policy *p);
 
 /* Is cls one of spec.dra.genericClasses? */
 bool gpa_dra_is_generic(const gpa_policy *p, const char *cls);

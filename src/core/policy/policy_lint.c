@@ -17,6 +17,7 @@
 
 #include "gpu_admission/glob.h"
 #include "gpu_admission/strbuf.h"
+#include "policy/policy_dra.h"
 #include "policy/policy_model.h"
 
 __attribute__((format(printf, 3, 4))) static void say(gpa_sb *o, const gpa_rule *r, const char *fmt,
@@ -164,5 +165,6 @@ char *gpa_policy_warnings(const gpa_policy *p)
     gpa_sb o = {0};
     for (size_t i = 0; i < p->n_rules; i++)
         lint_rule(&o, p, i);
+    gpa_policy_dra_warnings(&o, p);
     return gpa_sb_take(&o);
 }

@@ -1,0 +1,131 @@
+/*
+ * test_dra_lint.c - check's DRA advice (gpa_policy_warnings, policy_dra.c) and the DRA lines
+ * of check's description (gpa_policy_describe): a selector that fails the light CEL check, two
+ * pools of one DeviceClass told apart by no selector, a rule placing claims in a pool without
+ * dra; and silence for the set NVIDIA's driver is meant to be used with.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "gpu_admission/policy.h"
+#include "policy/policy_dra.h"
+
+#define HDR "apiVersion: gpu-admission.io/v1alpha1\nkind: GPUPolicy\nspec:\n" /* lines 1-3 */
+
+#define SEL_A100 "[\"device.attributes['gpu.nvidia.com'].productName == 'NVIDIA A100'\"]"
+#define SEL_H100 "[\"device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100'\"]"
+
+/* spec.dra, then the pools from line 6 (each 4 lines), then the rules. */
+static gpa_policy *load(const char *pools, const char *rules, bool with_dra)
+{
+    char yaml[8192];
+    snprintf(yaml, sizeof yaml,
+             HDR "%s"
+                 "  pools:\n%s"
+                 "  rules:\n%s",
+             with_dra ? "  dra: {genericClasses: [gpu.nvidia.com]}\n" : "  enforcement: deny\n",
+             pools, rules);
+    gpa_policy_source s = {"p.yaml", yaml, strlen(yaml)};
+    gpa_policy *p = NULL;
+    gpa_error e = {0};
+    int rc = gpa_policy_load_sources(&p, &s, 1, &e);
+    CHECK_INT(rc, GPA_OK);
+    if (rc != GPA_OK) fprintf(stderr, "%s\n", e.message);
+    return p;
+}
+
+static char *warn(const char *pools, const char *rules, bool with_dra)
+{
+    gpa_policy *p = load(pools, rules, with_dra);
+    char *w = p ? gpa_policy_warnings(p) : NULL;
+    gpa_policy_unref(p);
+    return w;
+}
+
+#define POOL(name, product, dra)                                                               \
+    "    - name: " name "\n"                                                                   \
+    "      nodeSelector: {nvidia.com/gpu.product: " product "}\n"                              \
+    "      sharing: exclusive\n"                                                               \
+    "      dra: " dra "\n"
+
+#define RULE(name, ns, pool)                                                                   \
+    "    - name: " name "\n"                                                                   \
+    "      match: {namespaces: [" ns "]}\n"                                                    \
+    "      place: {pool: " pool "}\n"
+
+static void cel_checks(void)
+{
+    size_t at = 99;
+    CHECK(gpa_cel_light_check("device.attributes['gpu.nvidia.com'].profile == '1g.10gb'", &at) ==
+          NULL);
+    CHECK(gpa_cel_light_check("a in [\"x]\", 'y)'] && f(\"\"\"tri'ple\"\"\")", &at) == NULL);
+    CHECK_STR(gpa_cel_light_check("device.attributes['gpu.nvidia.com", &at), "unterminated string");
+    CHECK_INT((long long)at, 18);
+    CHECK_STR(gpa_cel_light_check("f(a]", &at), "closing bracket does not match the opening one");
+    CHECK_INT((long long)at, 3);
+    CHECK_STR(gpa_cel_light_check("a)", &at), "closing bracket without an opening one");
+    CHECK_STR(gpa_cel_light_check("size(device.attributes[", &at), "unclosed bracket");
+    CHECK_INT((long long)at, 23);
+    CHECK_STR(gpa_cel_light_check("'it\\'s'", &at) ? "bad" : "ok", "ok");
+    CHECK_STR(gpa_cel_light_check("'line\nbreak'", &at), "unterminated string");
+}
+
+int main(void)
+{
+    cel_checks();
+
+    /* NVIDIA's usual set: MIG and whole GPUs, each pool with its productName selector. */
+    char *w = warn(POOL("a", "A100", "{deviceClass: mig.nvidia.com, selectors: " SEL_A100 "}")
+                       POOL("h", "H100", "{deviceClass: gpu.nvidia.com, selectors: " SEL_H100 "}"),
+                   RULE("r1", "x", "a") RULE("r2", "y", "h"), true);
+    CHECK(w == NULL);
+    if (w) fprintf(stderr, "unexpected warnings:\n%s", w);
+    free(w);
+
+    /* A broken selector: the API server would refuse every claim it is appended to. */
+    w = warn(POOL("a", "A100", "{deviceClass: mig.nvidia.com, selectors: [\"x == 'A100\"]}"),
+             RULE("r1", "x", "a"), true);
+    CHECK_CONTAINS(w, "p.yaml:9:12: warning: pool a dra.selectors[0] is not valid CEL: "
+                      "unterminated string at byte 5");
+    free(w);
+
+    /* Two pools of one class, one without selectors: it would take the other's devices. The
+     * pool with a selector is fine (its claims only fit its own devices). */
+    w = warn(POOL("a", "A100", "{deviceClass: gpu.nvidia.com}")
+                 POOL("h", "H100", "{deviceClass: gpu.nvidia.com, selectors: " SEL_H100 "}"),
+             RULE("r1", "x", "a") RULE("r2", "y", "h"), true);
+    CHECK_CONTAINS(w, "p.yaml:9:12: warning: pool a dra.deviceClass gpu.nvidia.com is also pool "
+                      "h's, and pool a has no dra.selectors");
+    CHECK(w && strstr(w, "pool h dra.deviceClass") == NULL);
+    free(w);
+
+    /* A rule placing in a pool without dra: every GPU claim it matches is denied. Only when
+     * claims are judged at all (spec.dra written). */
+    const char *mixed = POOL("a", "A100", "{deviceClass: mig.nvidia.com, selectors: " SEL_A100 "}")
+        "    - name: plain\n"
+        "      nodeSelector: {nvidia.com/gpu.product: V100}\n"
+        "      sharing: exclusive\n";
+    w = warn(mixed, RULE("r1", "x", "a") RULE("legacy", "old", "plain"), true);
+    CHECK_CONTAINS(w, "warning: rule legacy places GPU claims in pool plain, which has no dra "
+                      "block: every GPU claim it matches is denied");
+    free(w);
+    w = warn(mixed, RULE("r1", "x", "a") RULE("legacy", "old", "plain"), false);
+    CHECK(w == NULL);
+    free(w);
+
+    /* check's description shows the DRA parts. */
+    gpa_policy *p = load(POOL("s", "L4",
+                              "{deviceClass: gpu.nvidia.com, multiAllocatable: true, selectors: " SEL_H100
+                              "}"),
+                         RULE("r1", "x", "s"), true);
+    char *d = p ? gpa_policy_describe(p) : NULL;
+    CHECK_CONTAINS(d, "dra:         claims judged, enforcement deny, generic classes "
+                      "[gpu.nvidia.com]  (p.yaml:4)");
+    CHECK_CONTAINS(d, "    dra:            deviceClass gpu.nvidia.com, multiAllocatable, "
+                      "selectors [device.attributes['gpu.nvidia.com'].productName == "
+                      "'NVIDIA H100']");
+    free(d);
+    gpa_policy_unref(p);
+    return check_done();
+}
