@@ -10,11 +10,14 @@
 typedef struct gpa_mig_profile {
     const char *name;     /* "1g.10gb", "1g.10gb+me" */
     int slices;           /* compute slices: the N of "Ng" */
-    int64_t mem_bytes;    /* the name's GB x 10^9 */
+    int64_t mem_bytes;    /* what auto sizes by: min(name_bytes, real_bytes when known) */
     int max_instances;    /* per GPU */
     const char *resource; /* mixed-strategy resource: "nvidia.com/mig-1g.10gb.me" */
     int mem_slots;        /* memory slices one instance occupies (placement size) */
     unsigned start_mask;  /* bit s set: an instance may start at memory slice s */
+    int64_t name_bytes;   /* the name's GB x 10^9 */
+    int64_t real_bytes;   /* the memory nvidia-smi mig -lgip lists; 0 when no listing was found */
+    const char *real_src; /* where real_bytes comes from, NULL when 0 */
 } gpa_mig_profile;
 
 typedef struct gpa_mig_model {
@@ -23,12 +26,17 @@ typedef struct gpa_mig_model {
     const gpa_mig_profile *profiles; /* in the catalog's order */
     int mem_slots;                   /* memory slices per GPU: 8 (A30: 4) */
     int compute_slices;              /* compute slices per GPU: 7 (A30: 4) */
+    const char *const *products;     /* GFD nvidia.com/gpu.product values, NULL-terminated */
 } gpa_mig_model;
 
 /* NULL when the model is not in the catalog. */
 const gpa_mig_model *gpa_mig_model_find(const char *name);
 /* NULL when the model has no such profile. */
 const gpa_mig_profile *gpa_mig_profile_find(const gpa_mig_model *m, const char *profile);
+/* The model a node's nvidia.com/gpu.product label names, by exact value (the model's listed
+ * GFD products or "NVIDIA-<model>"), after dropping GFD's "-SHARED" and "-MIG-<profile>"
+ * suffixes; NULL for any other card. Never a substring match: NVIDIA-GB200 is not a B200. */
+const gpa_mig_model *gpa_mig_model_for_product(const char *label);
 /* Iterate model names for messages: returns NULL past the end. */
 const char *gpa_mig_model_name_at(size_t i);
 

@@ -180,11 +180,17 @@ static int read_taints(gpa_sim_group *g, rd *r, const gpa_ynode *n)
 }
 
 /* A mig-parted config name the catalog can lay out: all-balanced, all-<profile> (with
- * "+" written "." as mig-parted names them: all-1g.10gb.me). */
-static size_t named_layout(const gpa_mig_profile **out, const gpa_mig_model *m, const char *name)
+ * "+" written "." as mig-parted names them: all-1g.10gb.me); the count of instances, or -1
+ * when the name is none of them. all-enabled is MIG mode with no instances (mig-parted's
+ * `mig-devices: {}`): GPUs no pod can use until a layout is applied. */
+static long named_layout(const gpa_mig_profile **out, const gpa_mig_model *m, const char *name)
 {
-    if (strcmp(name, "all-balanced") == 0) return gpa_mig_balanced(out, GPA_MIG_MAX_INSTANCES, m);
-    if (strncmp(name, "all-", 4) != 0) return 0;
+    if (strcmp(name, "all-enabled") == 0) return 0;
+    if (strcmp(name, "all-balanced") == 0) {
+        size_t k = gpa_mig_balanced(out, GPA_MIG_MAX_INSTANCES, m);
+        return k ? (long)k : -1;
+    }
+    if (strncmp(name, "all-", 4) != 0) return -1;
     for (size_t i = 0; i < m->n_profiles; i++) {
         const gpa_mig_profile *p = &m->profiles[i];
         const char *suffix = p->resource + strlen("nvidia.com/mig-");
@@ -192,9 +198,9 @@ static size_t named_layout(const gpa_mig_profile **out, const gpa_mig_model *m, 
         size_t k = 0;
         for (; k < (size_t)p->max_instances && k < GPA_MIG_MAX_INSTANCES; k++)
             out[k] = p;
-        return k;
+        return (long)k;
     }
-    return 0;
+    return -1;
 }
 
 static int read_mig(gpa_sim_group *g, rd *r, const gpa_ynode *n)
@@ -210,11 +216,13 @@ static int read_mig(gpa_sim_group *g, rd *r, const gpa_ynode *n)
             g->mig_config = strdup("auto");
             return GPA_OK;
         }
-        g->n_fixed = named_layout(g->fixed, g->model, n->value);
-        if (!g->n_fixed)
+        long k = named_layout(g->fixed, g->model, n->value);
+        if (k < 0)
             return fail_at(r, n,
-                           "mig: \"%s\" is not auto, none, all-balanced or all-<profile> of %s",
+                           "mig: \"%s\" is not auto, none, all-enabled, all-balanced or "
+                           "all-<profile> of %s",
                            n->value, g->model->name);
+        g->n_fixed = (size_t)k;
         g->mode = GPA_SIM_MIG_FIXED;
         g->mig_config = strdup(n->value);
         return GPA_OK;
@@ -445,28 +453,6 @@ static int read_inventory(gpa_sim_inventory *inv, rd *r, const gpa_ynode *doc)
     return expand(inv, r, groups);
 }
 
-/* GFD's gpu.product ("NVIDIA-A100-SXM4-80GB", "NVIDIA-H100-80GB-HBM3") to a catalog model. */
-static const gpa_mig_model *product_model(const char *p)
-{
-    if (!p) return NULL;
-    const char *name = NULL;
-    if (strstr(p, "A100"))
-        name = strstr(p, "80GB") ? "A100-80GB" : "A100-40GB";
-    else if (strstr(p, "A30"))
-        name = "A30-24GB";
-    else if (strstr(p, "GH200"))
-        name = "GH200";
-    else if (strstr(p, "H200"))
-        name = "H200-141GB";
-    else if (strstr(p, "H100"))
-        name = strstr(p, "NVL") || strstr(p, "94GB") ? "H100-94GB"
-               : strstr(p, "96GB")                   ? "H100-96GB"
-                                                     : "H100-80GB";
-    else if (strstr(p, "B200"))
-        name = "B200";
-    return gpa_mig_model_find(name);
-}
-
 static long long label_int(const gpa_sim_kv *l, size_t n, const char *key, long long dflt)
 {
     const char *v = gpa_sim_label(l, n, key);
@@ -503,7 +489,7 @@ static int read_node(gpa_sim_inventory *inv, rd *r, const gpa_ynode *item)
     const gpa_ynode *alloc = gpa_ymap_get(status, "allocatable");
     if (!alloc) alloc = gpa_ymap_get(status, "capacity");
     const char *product = gpa_sim_label(g->labels, g->n_labels, "nvidia.com/gpu.product");
-    g->model = product_model(product);
+    g->model = gpa_mig_model_for_product(product);
     /* The group name reported per node: the product (nodes of one product form one group in
      * the per-group figures). */
     g->name = strdup(product ? product : "nodes");

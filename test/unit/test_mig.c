@@ -1,6 +1,7 @@
 /*
- * test_mig.c - the built-in MIG catalog matches POLICY.md's table: rows per model, aliases,
- * sizes in bytes, and the mixed-strategy resource naming ('+' -> '.').
+ * test_mig.c - the built-in MIG catalog matches POLICY.md's table plus the models NVIDIA added
+ * since: rows per model, aliases, sizes in bytes (the name's and the listed real memory), the
+ * mixed-strategy resource naming ('+' -> '.') and the exact gpu.product mapping.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -39,6 +40,14 @@ static void geometry(void)
     CHECK(L("GH200", "1g.12gb", "1g.12gb", "2g.24gb", "3g.48gb"));
     CHECK(L("H200-141GB", "1g.18gb", "1g.18gb", "2g.35gb", "3g.71gb"));
     CHECK(L("B200", "1g.23gb", "1g.23gb", "2g.45gb", "3g.90gb"));
+    CHECK(L("GB200", "1g.23gb", "1g.23gb", "2g.47gb", "3g.93gb"));
+    CHECK(L("GH200-144GB", "1g.18gb", "1g.18gb", "2g.36gb", "3g.72gb"));
+    CHECK(L("H20", "1g.12gb", "1g.12gb", "2g.24gb", "3g.48gb"));
+    CHECK(L("RTX-PRO-6000", "1g.24gb", "1g.24gb", "2g.48gb"));
+    /* RTX PRO 6000: 4 slices; one set of media engines between +me and +me.all */
+    CHECK(L("RTX-PRO-6000", "1g.24gb+gfx", "1g.24gb-me", "2g.48gb+me.all"));
+    CHECK(!L("RTX-PRO-6000", "1g.24gb+me", "2g.48gb+me.all"));
+    CHECK(!L("RTX-PRO-6000", "4g.96gb", "1g.24gb"));
     /* gpa_mig_balanced derives exactly those */
     for (size_t i = 0; gpa_mig_model_name_at(i); i++) {
         const gpa_mig_model *m = gpa_mig_model_find(gpa_mig_model_name_at(i));
@@ -94,6 +103,94 @@ static void geometry(void)
     CHECK(gpa_mig_layout_valid(NULL, gpa_mig_model_find("A100-80GB"), NULL, 0));
 }
 
+/* The listed memory (nvidia-smi mig -lgip, GiB with two decimals) and what auto sizes by. */
+static void real_memory(void)
+{
+    const gpa_mig_model *h200 = gpa_mig_model_find("H200-141GB");
+    const gpa_mig_profile *p = gpa_mig_profile_find(h200, "1g.18gb");
+    CHECK_INT(p->real_bytes, 16LL * 1073741824LL); /* 16.00 GiB = 17.18 GB, below its name */
+    CHECK_INT(p->mem_bytes, 17179869184LL);
+    p = gpa_mig_profile_find(h200, "7g.141gb");
+    CHECK_INT(p->real_bytes, 13975LL * 1073741824LL / 100); /* 139.75 GiB, above: the name rules */
+    CHECK_INT(p->mem_bytes, 141000000000LL);
+    p = gpa_mig_profile_find(gpa_mig_model_find("H100-94GB"), "1g.12gb");
+    CHECK_INT(p->mem_bytes, 1075LL * 1073741824LL / 100); /* 10.75 GiB */
+    p = gpa_mig_profile_find(gpa_mig_model_find("GB200"), "1g.47gb");
+    CHECK_INT(p->mem_bytes, 47000000000LL); /* 45.50 GiB = 48.86 GB, above */
+    CHECK(strstr(p->real_src, "mig-parted issue #227") != NULL);
+    p = gpa_mig_profile_find(gpa_mig_model_find("A100-40GB"), "1g.5gb");
+    CHECK_INT(p->real_bytes, 0); /* no listing: the name's bytes */
+    CHECK_INT(p->mem_bytes, 5000000000LL);
+    /* the profiles whose listed memory is below the name, as docs/policy.md lists them */
+    const char *below = "";
+    static char buf[1024];
+    size_t off = 0;
+    for (size_t i = 0; gpa_mig_model_name_at(i); i++) {
+        const gpa_mig_model *m = gpa_mig_model_find(gpa_mig_model_name_at(i));
+        bool seen = false; /* an alias lists its twin's profiles once */
+        for (size_t j = 0; j < i; j++)
+            seen |= gpa_mig_model_find(gpa_mig_model_name_at(j))->profiles == m->profiles;
+        if (seen) continue;
+        for (size_t k = 0; k < m->n_profiles; k++)
+            if (m->profiles[k].mem_bytes < m->profiles[k].name_bytes)
+                off += (size_t)snprintf(buf + off, sizeof buf - off, "%s %s;", m->name,
+                                        m->profiles[k].name);
+    }
+    below = buf;
+    CHECK_STR(below, "H100-94GB 1g.12gb;H100-94GB 1g.12gb+me;H100-94GB 1g.24gb;H100-94GB "
+                     "2g.24gb;H200-141GB 1g.18gb;H200-141GB 1g.18gb+me;H200-141GB 1g.35gb;"
+                     "H200-141GB 2g.35gb;B200 1g.23gb;B200 1g.23gb+me;");
+}
+
+/* gpu.product labels name a model exactly: never by substring. */
+static void products(void)
+{
+    static const struct {
+        const char *label, *model; /* model NULL: not a MIG catalog card */
+    } cases[] = {
+        {"NVIDIA-GB200", "GB200"},
+        {"NVIDIA-B200", "B200"},
+        {"NVIDIA-GH200-144G-HBM3e", "GH200-144GB"},
+        {"NVIDIA-GH200-480GB", "GH200"},
+        {"NVIDIA-H20", "H20"},
+        {"NVIDIA-H200", "H200-141GB"},
+        {"NVIDIA-H200-NVL", "H200-141GB"},
+        {"NVIDIA-H100-NVL", "H100-94GB"},
+        {"NVIDIA-H100-80GB-HBM3", "H100-80GB"},
+        {"NVIDIA-A100-SXM4-40GB", "A100-40GB"},
+        {"NVIDIA-A100-80GB-PCIe", "A100-80GB"},
+        {"NVIDIA-A800-SXM4-80GB", "A800-80GB"},
+        {"NVIDIA-A30", "A30-24GB"},
+        {"NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition", "RTX-PRO-6000"},
+        {"NVIDIA-A100-40GB", "A100-40GB"}, /* a GPUInventory node's own label */
+        {"NVIDIA-GH200-144GB", "GH200-144GB"},
+        {"NVIDIA-A100-SXM4-40GB-MIG-1g.5gb", "A100-40GB"}, /* single strategy */
+        {"NVIDIA-A800-80GB-PCIe-MIG-2g.20gb-SHARED", "A800-80GB"},
+        {"NVIDIA-H100-80GB-HBM3-SHARED", "H100-80GB"},
+        {"NVIDIA-GB200-NVL72", NULL},
+        {"NVIDIA-B2000", NULL},
+        {"NVIDIA-H2", NULL},
+        {"NVIDIA-H200X", NULL},
+        {"NVIDIA-A100", NULL},
+        {"A100-40GB", NULL},
+        {"Tesla-T4", NULL},
+        {"NVIDIA-L40S", NULL},
+        {"-SHARED", NULL},
+        {"", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const gpa_mig_model *m = gpa_mig_model_for_product(cases[i].label);
+        if (!cases[i].model) {
+            if (m) fprintf(stderr, "test: %s read as %s\n", cases[i].label, m->name);
+            CHECK(m == NULL);
+        } else {
+            CHECK(m != NULL);
+            if (m) CHECK_STR(m->name, cases[i].model);
+        }
+    }
+    CHECK(gpa_mig_model_for_product(NULL) == NULL);
+}
+
 int main(void)
 {
     static const struct {
@@ -101,11 +198,23 @@ int main(void)
         size_t n;
         const char *first, *last;
     } want[] = {
-        {"A100-40GB", 7, "1g.5gb", "7g.40gb"},  {"A100-80GB", 7, "1g.10gb", "7g.80gb"},
-        {"H100-80GB", 7, "1g.10gb", "7g.80gb"}, {"A30-24GB", 5, "1g.6gb", "4g.24gb"},
-        {"H100-94GB", 7, "1g.12gb", "7g.94gb"}, {"H100-96GB", 6, "1g.12gb", "7g.96gb"},
-        {"GH200", 6, "1g.12gb", "7g.96gb"},     {"H200-141GB", 7, "1g.18gb", "7g.141gb"},
+        {"A100-40GB", 7, "1g.5gb", "7g.40gb"},
+        {"A100-80GB", 7, "1g.10gb", "7g.80gb"},
+        {"H100-80GB", 7, "1g.10gb", "7g.80gb"},
+        {"A30-24GB", 5, "1g.6gb", "4g.24gb"},
+        {"H100-94GB", 7, "1g.12gb", "7g.94gb"},
+        {"H100-96GB", 7, "1g.12gb", "7g.96gb"},
+        {"GH200", 7, "1g.12gb", "7g.96gb"},
+        {"H200-141GB", 7, "1g.18gb", "7g.141gb"},
         {"B200", 7, "1g.23gb", "7g.180gb"},
+        {"GB200", 7, "1g.23gb", "7g.186gb"},
+        {"H20", 7, "1g.12gb", "7g.96gb"},
+        {"GH200-144GB", 7, "1g.18gb", "7g.144gb"},
+        {"RTX-PRO-6000", 11, "1g.24gb", "4g.96gb+gfx"},
+        {"A800-40GB", 7, "1g.5gb", "7g.40gb"},
+        {"A800-80GB", 7, "1g.10gb", "7g.80gb"},
+        {"H800-80GB", 7, "1g.10gb", "7g.80gb"},
+        {"H800-94GB", 7, "1g.12gb", "7g.94gb"},
     };
     size_t nmodels = 0;
     while (gpa_mig_model_name_at(nmodels))
@@ -127,8 +236,13 @@ int main(void)
             char rest[16] = "";
             CHECK(sscanf(p->name, "%dg.%dgb%15s", &slices, &gb, rest) >= 2);
             CHECK_INT(p->slices, slices);
-            CHECK_INT(p->mem_bytes, (int64_t)gb * 1000000000LL);
-            CHECK(rest[0] == '\0' || strcmp(rest, "+me") == 0);
+            CHECK_INT(p->name_bytes, (int64_t)gb * 1000000000LL);
+            /* auto sizes by the smaller of the name and the listed memory */
+            CHECK_INT(p->mem_bytes, p->real_bytes && p->real_bytes < p->name_bytes ? p->real_bytes
+                                                                                   : p->name_bytes);
+            CHECK((p->real_bytes != 0) == (p->real_src != NULL));
+            CHECK(rest[0] == '\0' || strcmp(rest, "+me") == 0 || strcmp(rest, "+gfx") == 0 ||
+                  strcmp(rest, "+me.all") == 0 || strcmp(rest, "-me") == 0);
             char res[64];
             snprintf(res, sizeof res, "nvidia.com/mig-%s", p->name);
             for (char *c = res; *c; c++)
@@ -144,7 +258,12 @@ int main(void)
     const gpa_mig_model *h96 = gpa_mig_model_find("H100-96GB");
     const gpa_mig_model *gh = gpa_mig_model_find("GH200");
     CHECK(h96 && gh && h96->profiles == gh->profiles);
-    CHECK(gpa_mig_profile_find(h96, "1g.12gb+me") == NULL); /* not in POLICY.md's row */
+    /* added to POLICY.md's row: mig-parted's all-1g.12gb.me names GH200 */
+    CHECK(gpa_mig_profile_find(h96, "1g.12gb+me") != NULL);
+    CHECK(gpa_mig_model_find("H20")->profiles == h96->profiles);
+    CHECK(gpa_mig_model_find("A800-80GB")->profiles == a80->profiles);
+    CHECK(gpa_mig_model_find("H800-94GB")->profiles == gpa_mig_model_find("H100-94GB")->profiles);
+    CHECK(gpa_mig_model_find("GB200")->profiles != gpa_mig_model_find("B200")->profiles);
 
     const gpa_mig_profile *me = gpa_mig_profile_find(a80, "1g.10gb+me");
     CHECK(me != NULL);
@@ -168,6 +287,8 @@ int main(void)
     CHECK(gpa_mig_profile_find(a80, "1g.5gb") == NULL);
     CHECK(gpa_mig_profile_find(NULL, "1g.10gb") == NULL);
     CHECK(gpa_mig_model_name_at(nmodels) == NULL);
+    real_memory();
+    products();
     geometry();
     return check_done();
 }
