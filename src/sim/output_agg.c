@@ -127,3 +127,50 @@ gpa_sim_agg *gpa_sim_pool_aggs(const gpa_sim *s, size_t *n_out)
     *n_out = n;
     return a;
 }
+
+static int cmp_cause(const void *x, const void *y)
+{
+    const gpa_sim_cause_agg *a = x, *b = y;
+    if (a->pods != b->pods) return a->pods > b->pods ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+gpa_sim_cause_agg *gpa_sim_cause_aggs(const gpa_sim *s, size_t *n_out)
+{
+    *n_out = 0;
+    size_t n = 0, cap = 0;
+    gpa_sim_cause_agg *a = NULL;
+    char buf[300];
+    for (size_t i = 0; i < s->n_pods; i++) {
+        if (s->pods[i].node >= 0) continue;
+        const gpa_sim_tmpl *t = &s->tmpls[s->pods[i].tmpl];
+        const char *name = gpa_sim_cause_name(s, i, buf, sizeof buf);
+        size_t k = 0;
+        while (k < n && strcmp(a[k].name, name) != 0)
+            k++;
+        if (k == n) {
+            if (n == cap) {
+                size_t nc = cap ? 2 * cap : 8;
+                gpa_sim_cause_agg *na = realloc(a, nc * sizeof *na);
+                if (!na) break;
+                a = na;
+                cap = nc;
+            }
+            if (!(a[n].name = strdup(name))) break;
+            a[n].pods = a[n].gpus = 0;
+            n++;
+        }
+        a[k].pods++;
+        a[k].gpus += t->gres ? (size_t)t->gcount : 0;
+    }
+    if (n) qsort(a, n, sizeof *a, cmp_cause);
+    *n_out = n;
+    return a;
+}
+
+void gpa_sim_cause_aggs_free(gpa_sim_cause_agg *a, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(a[i].name);
+    free(a);
+}

@@ -33,4 +33,14 @@ gpa_sim_agg *gpa_sim_group_aggs(const gpa_sim *s, size_t *n_out);
  * frees. NULL on ENOMEM. */
 gpa_sim_agg *gpa_sim_pool_aggs(const gpa_sim *s, size_t *n_out);
 
+/* Unplaced pods by cause (gpa_sim_cause_name): pods and the GPUs they ask. */
+typedef struct gpa_sim_cause_agg {
+    char *name;
+    size_t pods, gpus;
+} gpa_sim_cause_agg;
+/* Most pods first (ties: the name); caller frees with gpa_sim_cause_aggs_free. NULL with
+ * *n_out 0 when nothing is unplaced or on ENOMEM. */
+gpa_sim_cause_agg *gpa_sim_cause_aggs(const gpa_sim *s, size_t *n_out);
+void gpa_sim_cause_aggs_free(gpa_sim_cause_agg *a, size_t n);
+
 #endif

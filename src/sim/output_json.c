@@ -33,7 +33,9 @@ cJSON *gpa_sim_result_json(const gpa_sim *s)
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "pod", gpa_sim_pod_name(s, i, nb, sizeof nb));
         if (p->node < 0) {
+            char cb[300];
             cJSON_AddStringToObject(o, "reason", p->reason ? p->reason : "no room");
+            cJSON_AddStringToObject(o, "cause", gpa_sim_cause_name(s, i, cb, sizeof cb));
             if (p->reason_detail) cJSON_AddStringToObject(o, "detail", p->reason_detail);
             cJSON_AddItemToArray(unp, o);
         } else {
@@ -42,6 +44,17 @@ cJSON *gpa_sim_result_json(const gpa_sim *s)
             cJSON_AddItemToArray(pl, o);
         }
     }
+    size_t nc = 0;
+    gpa_sim_cause_agg *ca = gpa_sim_cause_aggs(s, &nc);
+    cJSON *bc = cJSON_AddArrayToObject(r, "unplacedByCause");
+    for (size_t i = 0; i < nc; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "cause", ca[i].name);
+        cJSON_AddNumberToObject(o, "pods", (double)ca[i].pods);
+        cJSON_AddNumberToObject(o, "gpus", (double)ca[i].gpus);
+        cJSON_AddItemToArray(bc, o);
+    }
+    gpa_sim_cause_aggs_free(ca, nc);
     cJSON *g = cJSON_AddObjectToObject(r, "gpus");
     cJSON_AddNumberToObject(g, "total", (double)t.gpus_total);
     cJSON_AddNumberToObject(g, "used", (double)t.gpus_used);

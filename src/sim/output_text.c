@@ -73,13 +73,24 @@ char *gpa_sim_result_text_n(const gpa_sim *s, size_t max_listed)
     if (s->n_denied) gpa_sb_printf(&b, "\ndenied:\n");
     for (size_t i = 0; i < s->n_denied; i++)
         gpa_sb_printf(&b, "  %s: %s\n", s->denied[i].pod, s->denied[i].message);
+    size_t nc = 0;
+    gpa_sim_cause_agg *ca = gpa_sim_cause_aggs(s, &nc);
+    if (nc) gpa_sb_printf(&b, "\nunplaced by cause:\n");
+    for (size_t i = 0; i < nc; i++)
+        gpa_sb_printf(&b, "  %-40s %zu pod(s), %zu GPU(s) asked\n", ca[i].name, ca[i].pods,
+                      ca[i].gpus);
+    gpa_sim_cause_aggs_free(ca, nc);
     if (t.unplaced) gpa_sb_printf(&b, "\nunplaced:\n");
     size_t listed = 0;
-    for (size_t i = 0; i < s->n_pods; i++)
-        if (s->pods[i].node < 0 && listed++ < max_listed)
-            gpa_sb_printf(&b, "  %s: %s (%s)\n", gpa_sim_pod_name(s, i, nb, sizeof nb),
-                          s->pods[i].reason ? s->pods[i].reason : "no room",
-                          s->pods[i].reason_detail ? s->pods[i].reason_detail : "");
+    char cb[300];
+    for (size_t i = 0; i < s->n_pods; i++) {
+        if (s->pods[i].node >= 0 || listed++ >= max_listed) continue;
+        const char *reason = s->pods[i].reason ? s->pods[i].reason : "no room";
+        const char *cause = gpa_sim_cause_name(s, i, cb, sizeof cb);
+        gpa_sb_printf(&b, "  %s: %s", gpa_sim_pod_name(s, i, nb, sizeof nb), reason);
+        if (strcmp(cause, reason) != 0) gpa_sb_printf(&b, ", %s", cause);
+        gpa_sb_printf(&b, " (%s)\n", s->pods[i].reason_detail ? s->pods[i].reason_detail : "");
+    }
     if (listed > max_listed)
         gpa_sb_printf(&b, "  ... and %zu more (--all lists every one)\n", listed - max_listed);
     return gpa_sb_done(&b);

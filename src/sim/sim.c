@@ -29,6 +29,7 @@ int gpa_sim_new(gpa_sim **out, const gpa_sim_inventory *inv, gpa_error *err)
     gpa_sim *s = calloc(1, sizeof *s);
     if (!s) return gpa_fail(err, GPA_ENOMEM, "out of memory");
     s->inv = inv;
+    s->explained_pod = -1;
     s->nodes = calloc(inv->n_nodes ? inv->n_nodes : 1, sizeof *s->nodes);
     if (!s->nodes) {
         free(s);

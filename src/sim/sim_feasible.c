@@ -155,31 +155,54 @@ gpa_sim_gkind gpa_sim_offer(const gpa_sim *s, size_t n, const gpa_sim_tmpl *t,
     return GK_NONE;
 }
 
-/* NULL when node n passes every check that does not depend on other pods, else why not. */
-static const char *static_fail(const gpa_sim *s, size_t n, const gpa_sim_tmpl *t)
+gpa_sim_cause gpa_sim_static_cause(const gpa_sim *s, size_t n, const gpa_sim_tmpl *t)
 {
     const gpa_sim_group *g = gpa_sim_grp(s, n);
     const cJSON *spec = cJSON_GetObjectItemCaseSensitive(t->obj, "spec");
-    if (!node_affinity_ok(s, n, spec)) return "nodeSelector/node affinity";
+    if (!node_affinity_ok(s, n, spec)) return GPA_SIM_C_AFFINITY;
     const cJSON *tols = cJSON_GetObjectItemCaseSensitive(spec, "tolerations");
     for (size_t i = 0; i < g->n_taints; i++)
         if (strcmp(g->taints[i].effect, "PreferNoSchedule") != 0 && !tolerated(&g->taints[i], tols))
-            return "an untolerated taint";
-    if (t->n_xres) return "a resource no node offers";
+            return GPA_SIM_C_TAINT;
+    if (t->n_xres) return GPA_SIM_C_XRES;
     if (t->gres) {
         const gpa_mig_profile *p;
         gpa_sim_gkind k = gpa_sim_offer(s, n, t, &p);
-        if (k == GK_NONE) return "no such GPU resource";
+        if (k == GK_NONE) return GPA_SIM_C_GPU_KIND;
         long long cap = k == GK_WHOLE ? g->gpus
                         : k == GK_TS  ? (long long)g->gpus * g->replicas
                                       : (long long)g->gpus * p->max_instances;
         if (k == GK_WHOLE && g->island && g->island < g->gpus && t->gcount > g->island)
-            return "NVLink island smaller than the pod";
-        if (t->gcount > cap) return "more GPUs than a node has";
+            return GPA_SIM_C_ISLAND_SIZE;
+        if (t->gcount > cap) return GPA_SIM_C_GPU_SIZE;
     }
-    if ((g->cpu_milli >= 0 && t->cpu > g->cpu_milli) || (g->mem >= 0 && t->mem > g->mem))
-        return "more cpu/memory than a node has";
-    return NULL;
+    if (g->cpu_milli >= 0 && t->cpu > g->cpu_milli) return GPA_SIM_C_CPU;
+    if (g->mem >= 0 && t->mem > g->mem) return GPA_SIM_C_MEM;
+    return GPA_SIM_C_NONE;
+}
+
+static const char *static_text(gpa_sim_cause c)
+{
+    switch (c) {
+    case GPA_SIM_C_AFFINITY:
+        return "nodeSelector/node affinity";
+    case GPA_SIM_C_TAINT:
+        return "an untolerated taint";
+    case GPA_SIM_C_XRES:
+        return "a resource no node offers";
+    case GPA_SIM_C_GPU_KIND:
+        return "no such GPU resource";
+    case GPA_SIM_C_ISLAND_SIZE:
+        return "NVLink island smaller than the pod";
+    case GPA_SIM_C_GPU_SIZE:
+        return "more GPUs than a node has";
+    case GPA_SIM_C_CPU:
+        return "more cpu than a node has";
+    case GPA_SIM_C_MEM:
+        return "more memory than a node has";
+    default:
+        return "no nodes in the inventory";
+    }
 }
 
 /* Groups templates by everything the static checks read, so each class is checked against
@@ -221,15 +244,17 @@ int gpa_sim_classify(gpa_sim *s, gpa_sim_tmpl *t, gpa_error *err)
     g->key = key;
     g->nodes = malloc((s->inv->n_nodes ? s->inv->n_nodes : 1) * sizeof *g->nodes);
     if (!g->nodes) return gpa_fail(err, GPA_ENOMEM, "out of memory");
-    const char *first = NULL;
+    /* the furthest check any node reached names the class's failure: the first node's
+     * reason said "node affinity" for a pod short of cpu on the only nodes of its model */
+    gpa_sim_cause furthest = GPA_SIM_C_NONE;
     for (size_t n = 0; n < s->inv->n_nodes; n++) {
-        const char *why = static_fail(s, n, t);
-        if (!why)
+        gpa_sim_cause why = gpa_sim_static_cause(s, n, t);
+        if (why == GPA_SIM_C_NONE)
             g->nodes[g->n_nodes++] = n;
-        else if (!first)
-            first = why;
+        else if (why > furthest)
+            furthest = why;
     }
-    if (!g->n_nodes) g->why = strdup(first ? first : "no nodes in the inventory");
+    if (!g->n_nodes) g->why = strdup(static_text(furthest));
     t->sig = s->n_sigs++;
     return GPA_OK;
 }

@@ -148,7 +148,7 @@ static int queue_pods(gpa_sim *s, size_t ti, const char *name, long long copies,
     s->pods = np;
     for (long long k = 0; k < copies; k++) {
         gpa_sim_pod *p = &s->pods[s->n_pods];
-        *p = (gpa_sim_pod){ti, NULL, copies == 1 ? -1 : k, -1, NULL, NULL, -1, 0};
+        *p = (gpa_sim_pod){ti, NULL, copies == 1 ? -1 : k, -1, NULL, NULL, -1, 0, 0};
         if (own_name) {
             char buf[700];
             if (copies == 1)

@@ -100,6 +100,27 @@ typedef struct gpa_sim_tmpl {
     uint64_t hash;
 } gpa_sim_tmpl;
 
+/* Why a node cannot take a pod, in the order the checks run (kube-scheduler's filters, then
+ * the device plugin's GPUs, then pod (anti-)affinity): an unplaced pod is explained by the
+ * furthest check any node reached, so a pod short of cpu on the only nodes of its model is
+ * short of cpu, not "matches no node". */
+typedef enum {
+    GPA_SIM_C_NONE,
+    GPA_SIM_C_AFFINITY,    /* nodeSelector / required node affinity */
+    GPA_SIM_C_TAINT,       /* a NoSchedule/NoExecute taint not tolerated */
+    GPA_SIM_C_XRES,        /* an extended resource no node offers */
+    GPA_SIM_C_GPU_KIND,    /* the node does not offer the pod's GPU resource */
+    GPA_SIM_C_ISLAND_SIZE, /* the node's NVLink islands are smaller than the pod */
+    GPA_SIM_C_GPU_SIZE,    /* more GPUs than the node has */
+    GPA_SIM_C_CPU,         /* cpu: more than allocatable, or than is left */
+    GPA_SIM_C_MEM,
+    GPA_SIM_C_PODS,
+    GPA_SIM_C_GPU_ROOM, /* the node's GPUs (slices, replicas) are taken */
+    GPA_SIM_C_ANTI,     /* required pod anti-affinity, either way (tenant conflict) */
+    GPA_SIM_C_AFF,      /* required pod affinity: outside the domain its group uses */
+    GPA_SIM_N_CAUSES
+} gpa_sim_cause;
+
 typedef struct gpa_sim_pod {
     size_t tmpl;
     char *name;     /* NULL: the template's name, with "-copy" when copy >= 0 */
@@ -109,6 +130,7 @@ typedef struct gpa_sim_pod {
     char *reason_detail;
     int gpu_first; /* first GPU it got, -1 none */
     int64_t mem_alloc;
+    unsigned char cause; /* unplaced: a gpa_sim_cause, GPA_SIM_C_NONE until explained */
 } gpa_sim_pod;
 
 typedef struct gpa_sim_slot {
@@ -169,6 +191,11 @@ struct gpa_sim {
     bool ran;
     unsigned char *whole_placed; /* gpa_sim_compare_whole: per pod, placed on whole GPUs */
     size_t whole_used;
+    size_t apply_seq; /* bumped by every gpa_sim_apply / gpa_sim_unapply */
+    /* the last explanation (sim_reason.c): reused for the next unplaced copy of the same
+     * template while nothing was placed in between */
+    long explained_pod;
+    size_t explained_seq;
 };
 
 /* One way to put a pod on a node: the GPUs each unit of its demand goes to, and how good a
@@ -213,6 +240,14 @@ int64_t gpa_sim_card_mem(const gpa_sim *s, size_t node);
  * a time-slice replica 1/replicas; 0 for an unplaced pod or one without a GPU. */
 double gpa_sim_pod_share(const gpa_sim *s, size_t i);
 
+/* sim_reason.c */
+/* Sets unplaced pod pi's cause and its scheduler-style detail ("0/N nodes are available:
+ * ..."), counting for every node the furthest check it fails. */
+void gpa_sim_explain(gpa_sim *s, size_t pi);
+/* The cause's name for the summary: "Insufficient cpu", "Insufficient nvidia.com/gpu",
+ * "tenant conflict", ...; written into buf when it names a resource. */
+const char *gpa_sim_cause_name(const gpa_sim *s, size_t pi, char *buf, size_t cap);
+
 /* sim_slots.c */
 /* The ways template t fits node n's GPUs (capacity only, not cpu/memory): up to cap, each
  * scored; 0 when none. */
@@ -246,6 +281,9 @@ bool gpa_sim_selector_matches(const cJSON *sel, const cJSON *labels);
  * profile for GK_MIG. */
 gpa_sim_gkind gpa_sim_offer(const gpa_sim *s, size_t n, const gpa_sim_tmpl *t,
                             const gpa_mig_profile **prof);
+/* The first static check node n fails for t (GPA_SIM_C_AFFINITY .. GPA_SIM_C_MEM), or
+ * GPA_SIM_C_NONE when it passes them all. */
+gpa_sim_cause gpa_sim_static_cause(const gpa_sim *s, size_t n, const gpa_sim_tmpl *t);
 /* Sets t->sig to t's static-feasibility class, computing the class's nodes when new. */
 int gpa_sim_classify(gpa_sim *s, gpa_sim_tmpl *t, gpa_error *err);
 

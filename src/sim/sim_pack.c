@@ -153,6 +153,7 @@ static void set_reason(gpa_sim *s, size_t pi, const why *w)
     }
     free(pod->reason_detail);
     pod->reason_detail = strdup(buf);
+    gpa_sim_explain(s, pi); /* what ran out or did not match, node by node */
 }
 
 static int prepare(gpa_sim *s, gpa_error *err)

@@ -172,6 +172,7 @@ int gpa_sim_apply(gpa_sim *s, size_t pi, size_t n, const gpa_sim_opt *o)
     gpa_sim_node *nd = &s->nodes[n];
     const gpa_mig_profile *p;
     gpa_sim_gkind k = gpa_sim_offer(s, n, t, &p);
+    s->apply_seq++; /* an unplaced pod's explanation is stale once anything moved */
     pod->mem_alloc = 0;
     for (int i = 0; i < o->n; i++) {
         gpa_sim_gpu *u = &nd->gpus[o->gpu[i]];
@@ -218,6 +219,7 @@ void gpa_sim_unapply(gpa_sim *s, size_t pi, const gpa_sim_opt *o)
     size_t n = (size_t)pod->node;
     const gpa_sim_group *g = gpa_sim_grp(s, n);
     gpa_sim_node *nd = &s->nodes[n];
+    s->apply_seq++;
     for (int i = o->n - 1; i >= 0; i--) {
         gpa_sim_gpu *u = &nd->gpus[o->gpu[i]];
         for (size_t j = u->n_slots; j-- > 0;)

@@ -172,6 +172,105 @@ static void only_whole(void)
     done(&r);
 }
 
+static const cJSON *unplaced_entry(const cJSON *j, const char *pod)
+{
+    const cJSON *u;
+    cJSON_ArrayForEach(u, cJSON_GetObjectItemCaseSensitive(j, "unplaced"))
+    {
+        const cJSON *p = cJSON_GetObjectItemCaseSensitive(u, "pod");
+        if (cJSON_IsString(p) && strcmp(p->valuestring, pod) == 0) return u;
+    }
+    return NULL;
+}
+
+static const char *jstr(const cJSON *o, const char *k)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(x) ? x->valuestring : "";
+}
+
+/* The summary by cause adds up to the unplaced pods and the GPUs they ask. */
+static void check_summary_adds_up(const run *r)
+{
+    size_t pods = 0, gpus = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(r->j, "unplacedByCause"))
+    {
+        pods += (size_t)jnum(c, "pods", NULL);
+        gpus += (size_t)jnum(c, "gpus", NULL);
+    }
+    CHECK_INT(pods, r->t.unplaced);
+    CHECK_INT(gpus, r->t.unplaced_gpus);
+}
+
+/* The issue's case: a pod asking 8 GPUs and more cpu than any node of its model has. The
+ * first node in the inventory (a T4 node) fails its nodeSelector; the H100 nodes, the only
+ * ones it selects, fail on cpu: the cause is cpu, not "no node passes node affinity". */
+static void short_of_cpu(void)
+{
+    const char *inv = "apiVersion: gpu-admission.io/v1alpha1\nkind: GPUInventory\nspec:\n"
+                      "  nodeGroups:\n"
+                      "    - {name: t4, count: 3, gpus: 8, gpuMemory: 16G, cpu: 512}\n"
+                      "    - {name: h100, count: 2, gpus: 8, gpu: H100-80GB, cpu: 96}\n";
+    const char *w = "apiVersion: v1\nkind: Pod\nmetadata: {name: train, namespace: other}\n"
+                    "spec:\n  nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB}\n"
+                    "  containers:\n    - name: m\n      image: x\n      resources:\n"
+                    "        requests: {cpu: 128}\n        limits: {nvidia.com/gpu: 8}\n"
+                    "---\napiVersion: v1\nkind: Pod\nmetadata: {name: fits, namespace: other}\n"
+                    "spec:\n  nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB}\n"
+                    "  containers:\n    - name: m\n      image: x\n      resources:\n"
+                    "        requests: {cpu: 64}\n        limits: {nvidia.com/gpu: 1}\n";
+    run r;
+    if (!simulate(&r, inv, w)) return;
+    CHECK_INT(r.t.placed, 1);
+    const cJSON *u = unplaced_entry(r.j, "other/train");
+    CHECK(u != NULL);
+    CHECK_STR(jstr(u, "reason"), "no node matches");
+    CHECK_STR(jstr(u, "cause"), "Insufficient cpu");
+    CHECK_STR(jstr(u, "detail"), "0/5 nodes are available: 3 node(s) didn't match Pod's node "
+                                 "affinity/selector, 2 Insufficient cpu");
+    check_summary_adds_up(&r);
+    CHECK_CONTAINS(r.text, "\nunplaced by cause:\n  Insufficient cpu");
+    CHECK_CONTAINS(r.text, "  other/train: no node matches, Insufficient cpu (0/5 nodes");
+    done(&r);
+}
+
+/* cpu left on the node, not allocatable: 3 pods of 40 cpu on 2 nodes of 64 cpu. The third
+ * fits no GPU count problem: it is short of cpu where the others sit. */
+static void cpu_left_and_summary(void)
+{
+    const char *inv = "apiVersion: gpu-admission.io/v1alpha1\nkind: GPUInventory\nspec:\n"
+                      "  nodeGroups:\n    - {name: plain, count: 2, gpus: 8, cpu: 64, pods: 5}\n";
+    char w[32768] = "";
+    pods(w, sizeof w, "big", "other", 3, 1, NULL, "40");
+    pods(w, sizeof w, "many", "other", 12, 1, NULL, NULL); /* pods: 5 per node */
+    pods(w, sizeof w, "huge", "other", 2, 9, NULL, NULL);  /* more GPUs than a node has */
+    run r;
+    if (!simulate(&r, inv, w)) return;
+    CHECK_INT(r.t.placed, 10);
+    const cJSON *u = unplaced_entry(r.j, "other/big-2");
+    CHECK_STR(jstr(u, "cause"), "Insufficient cpu");
+    CHECK_STR(jstr(u, "reason"), "no room");
+    u = unplaced_entry(r.j, "other/huge-1");
+    CHECK_STR(jstr(u, "cause"), "Insufficient nvidia.com/gpu");
+    CHECK_CONTAINS(jstr(u, "detail"), "2 Insufficient nvidia.com/gpu (fewer than 9 on the node)");
+    /* the 12 small pods: 10 slots, the 3 big pods take 2 of them: 8 placed, 4 too many */
+    size_t too_many = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(
+        c, cJSON_GetObjectItemCaseSensitive(
+               r.j, "unplacedByCause")) if (strcmp(jstr(c, "cause"), "Too many pods") == 0)
+        too_many = (size_t)jnum(c, "pods", NULL);
+    CHECK_INT(too_many, 4);
+    check_summary_adds_up(&r);
+    /* the text lists 20 by default: everything here, no "more" line */
+    CHECK(strstr(r.text, "more (--all") == NULL);
+    char *cut = gpa_sim_result_text_n(r.s, 2);
+    CHECK_CONTAINS(cut, "  ... and 5 more (--all lists every one)\n");
+    free(cut);
+    done(&r);
+}
+
 int main(void)
 {
     gpa_error err = {0};
@@ -182,6 +281,8 @@ int main(void)
     three_on_two();
     eight_small_on_one();
     only_whole();
+    short_of_cpu();
+    cpu_left_and_summary();
     gpa_policy_unref(policy);
     return check_done();
 }
