@@ -211,8 +211,43 @@ static void test_revision(void)
     gpa_policy_unref(c);
 }
 
+/* check's HGX-trap warning: only for a written gang path (groupLabels) with required
+ * affinity on node-sized pods and no islandGpus */
+static void lint(const char *body, bool want)
+{
+    gpa_policy *p = ok(body);
+    char *w = p ? gpa_policy_warnings(p) : NULL;
+    bool got = w && strstr(w, "p.yaml:5:7: warning: pool hgx gives grouped pods (groupLabels) "
+                              "required pod affinity to one nvidia.com/gpu.clique, but declares "
+                              "no islandGpus");
+    check_total++;
+    if (got != want) {
+        check_failed++;
+        fprintf(stderr, "%s:%d: warning %s for:\n%s\ngot: %s\n", __FILE__, __LINE__,
+                want ? "missing" : "unexpected", body, w ? w : "(none)");
+    }
+    free(w);
+    gpa_policy_unref(p);
+}
+
+static void test_lint(void)
+{
+    lint("        gpusPerNode: 8\n        groupLabels: [training.kubeflow.org/job-name]\n", true);
+    lint("        gpusPerNode: 8\n        groupLabels: [training.kubeflow.org/job-name]\n"
+         "        islandGpus: 8\n",
+         false);
+    lint("        gpusPerNode: 8\n        groupLabels: [training.kubeflow.org/job-name]\n" LEVELS,
+         false);
+    lint("        gpusPerNode: 8\n        groupLabels: [training.kubeflow.org/job-name]\n"
+         "        mode: preferred\n",
+         false);
+    lint("        gpusPerNode: 8\n", false);
+    lint("        groupLabels: [training.kubeflow.org/job-name]\n", false);
+}
+
 int main(void)
 {
+    test_lint();
     test_errors();
     test_domain();
     test_parse();

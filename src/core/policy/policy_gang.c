@@ -6,6 +6,8 @@
  */
 #include "policy/policy_gang.h"
 
+#include "gpu_admission/strbuf.h"
+
 const char *gpa_gang_domain(const gpa_topology *t, int64_t gang_gpus, int64_t *gpus)
 {
     const char *widest = t->island_label;
@@ -40,4 +42,22 @@ bool gpa_gang_parse(const char *s, int64_t *out)
     if (v < 1) return false;
     *out = v;
     return true;
+}
+
+void gpa_gang_warnings(gpa_sb *o, const gpa_policy *p)
+{
+    for (size_t i = 0; i < p->n_pools; i++) {
+        const gpa_pool *a = &p->pools[i];
+        const gpa_topology *t = &a->topology;
+        if (!a->has_topology || !t->group_labels_set || t->gpus_per_node <= 0 ||
+            t->mode != GPA_TOPO_REQUIRED || gpa_gang_levels(t))
+            continue;
+        gpa_sb_printf(o,
+                      "%s:%d:%d: warning: pool %s gives grouped pods (groupLabels) required pod "
+                      "affinity to one %s, but declares no islandGpus: where an island is one "
+                      "%d-GPU node (HGX) a gang of two full pods can never be placed; set "
+                      "topology.islandGpus and levels (docs/policy.md, Topology levels)\n",
+                      a->pos.file, a->pos.line, a->pos.col, a->name, t->island_label,
+                      t->gpus_per_node);
+    }
 }

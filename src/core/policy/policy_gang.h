@@ -31,4 +31,9 @@ const char *gpa_gang_domain(const gpa_topology *t, int64_t gang_gpus, int64_t *g
  * 1..GPA_GANG_MAX_PODS. false for anything else. */
 bool gpa_gang_parse(const char *s, int64_t *out);
 
+struct gpa_sb;
+/* check's warning for the HGX trap: groupLabels written, gpusPerNode set and no islandGpus, so
+ * a gang of two full nodes gets pod affinity to one island it can never share. */
+void gpa_gang_warnings(struct gpa_sb *o, const gpa_policy *p);
+
 #endif

@@ -18,6 +18,7 @@
 #include "gpu_admission/glob.h"
 #include "gpu_admission/strbuf.h"
 #include "policy/policy_dra.h"
+#include "policy/policy_gang.h"
 #include "policy/policy_model.h"
 
 __attribute__((format(printf, 3, 4))) static void say(gpa_sb *o, const gpa_rule *r, const char *fmt,
@@ -166,5 +167,6 @@ char *gpa_policy_warnings(const gpa_policy *p)
     for (size_t i = 0; i < p->n_rules; i++)
         lint_rule(&o, p, i);
     gpa_policy_dra_warnings(&o, p);
+    gpa_gang_warnings(&o, p);
     return gpa_sb_take(&o);
 }

@@ -105,6 +105,7 @@ typedef struct gpa_topology {
     char *island_size_label; /* NULL when not set */
     int gpus_per_node;       /* 0 when not set (no limit) */
     gpa_strlist group_labels;/* default: gpu-admission.io/group */
+    bool group_labels_set;   /* groupLabels written (a gang path the lint looks at) */
     gpa_topo_mode mode;      /* default required */
     /* topology levels (gangs): island_gpus 0 = not written, and then no levels either (the
      * loader requires islandGpus with levels); levels narrowest first, strictly wider */

@@ -361,6 +361,7 @@ static void load_topology(loader *L, const gpa_ynode *n, gpa_pool *p)
     if (v[3] && !gpa_yread_is_null(v[3])) {
         gpa_policy_strlist(L, v[3], "topology.groupLabels", false, qualified, "group label",
                            &t->group_labels, NULL);
+        t->group_labels_set = true;
     } else {
         t->group_labels.items = gpa_arena_array(L->arena, 1, sizeof(char *));
         if (!t->group_labels.items ||
