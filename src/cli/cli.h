@@ -98,4 +98,11 @@ typedef enum {
 void gpa_cli_describe(char *buf, size_t cap, const cJSON *obj, size_t doc_number,
                       gpa_cli_label_style style, const char *template_path, const char *origin);
 
+/* ---- diff's grouping (diff_group.c) ---- */
+
+/* owner[i]: the index of the workload in objs that made pod objs[i] (through its controller
+ * ownerReferences, a missing ReplicaSet or Job found by name), -1 when none is in objs or
+ * objs[i] is not a Pod. */
+void gpa_cli_diff_owners(long *owner, const cJSON *const *objs, size_t n);
+
 #endif

@@ -60,7 +60,10 @@ static const gpa_cli_spec cli_spec = {
             "resource, changed warnings. Inputs: Pods, workloads (each pod template judged),\n"
             "multi-document YAML, or a List from `kubectl get pods,deployments,jobs -A -o json`\n"
             "(or -o yaml). Pods already mutated by a policy are judged as the request they came\n"
-            "from when it can be rebuilt (\"reconstructed\"), else as they are (\"as-is\").\n"
+            "from when it can be rebuilt (\"reconstructed\"), else as they are (\"as-is\"); an\n"
+            "as-is pod whose verdict differs is reported as \"original unknown: judged as\n"
+            "stored\", not as a change. Pods of a workload in the same input are reported under\n"
+            "it (one entry, N pods) when they come out as its pod template does.\n"
             "\n"
             "flags:\n",
     .tail = "\n"
@@ -78,7 +81,18 @@ typedef struct counts {
     size_t objects, units, changed, not_judged;
     size_t denied, allowed, rule, pool, resources, warnings;
     size_t original, reconstructed, as_is;
+    size_t unknown; /* as-is units whose verdict differs: original unknown, not a change */
+    size_t grouped; /* pods reported under the workload that made them */
 } counts;
+
+/* One object of the input with its judged entries (gpa_impact_object). */
+typedef struct unit {
+    const cJSON *obj;
+    const char *origin;
+    cJSON *entries;
+    long owner;  /* the workload in the input that made this pod, -1 none */
+    cJSON *pods; /* workloads: names of the pods folded into their entry */
+} unit;
 
 static const char *s_or(const cJSON *o, const char *k, const char *dflt)
 {
@@ -86,12 +100,60 @@ static const char *s_or(const cJSON *o, const char *k, const char *dflt)
     return cJSON_IsString(v) ? v->valuestring : dflt;
 }
 
+/* An entry judged as stored (its original request not rebuilt) whose verdict changes: what
+ * the original would get is unknown, so it is reported as such, not as a change. Its changes
+ * move to storedChanges (mark_unknown). */
+static bool is_unknown(const cJSON *e)
+{
+    return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "originalUnknown"));
+}
+
+static const cJSON *changes_of(const cJSON *e)
+{
+    return cJSON_GetObjectItemCaseSensitive(e, is_unknown(e) ? "storedChanges" : "changes");
+}
+
 static bool has_change(const cJSON *e, const char *what)
 {
-    const cJSON *ch = cJSON_GetObjectItemCaseSensitive(e, "changes");
+    const cJSON *ch = changes_of(e);
     for (const cJSON *c = ch ? ch->child : NULL; c; c = c->next)
         if (strcmp(c->valuestring, what) == 0) return true;
     return false;
+}
+
+static int n_changes(const cJSON *e)
+{
+    return cJSON_GetArraySize(changes_of(e));
+}
+
+static void mark_unknown(cJSON *e)
+{
+    if (strcmp(s_or(e, "judgedAs", ""), "as-is") != 0) return;
+    cJSON *ch = cJSON_GetObjectItemCaseSensitive(e, "changes");
+    bool verdict = false;
+    for (const cJSON *c = ch ? ch->child : NULL; c; c = c->next)
+        verdict |= strcmp(c->valuestring, "denied") == 0 || strcmp(c->valuestring, "allowed") == 0;
+    if (!verdict) return;
+    cJSON *moved = cJSON_DetachItemFromObjectCaseSensitive(e, "changes");
+    cJSON_AddItemToObject(e, "storedChanges", moved);
+    cJSON_AddItemToObject(e, "changes", cJSON_CreateArray());
+    cJSON_AddBoolToObject(e, "originalUnknown", true);
+}
+
+/* A pod entry says what its workload's entry says: same changes, same new verdict, rule and
+ * pool; then it is folded into the workload's entry. */
+static bool same_outcome(const cJSON *pod, const cJSON *wl)
+{
+    if (!cJSON_Compare(changes_of(pod), changes_of(wl), true)) return false;
+    const cJSON *pn = cJSON_GetObjectItemCaseSensitive(pod, "new");
+    const cJSON *wn = cJSON_GetObjectItemCaseSensitive(wl, "new");
+    static const char *keys[] = {"allowed", "rule", "pool"};
+    for (int k = 0; k < 3; k++) {
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(pn, keys[k]);
+        const cJSON *b = cJSON_GetObjectItemCaseSensitive(wn, keys[k]);
+        if ((a || b) && !cJSON_Compare(a, b, true)) return false;
+    }
+    return true;
 }
 
 static void print_compact(FILE *o, const cJSON *v)
@@ -109,10 +171,29 @@ static void print_entry(FILE *o, const cJSON *obj, const char *origin, const cJS
     char what[1400];
     gpa_cli_describe(what, sizeof what, obj, 0, GPA_CLI_LABEL_OBJECT, s_or(e, "template", NULL),
                      NULL);
-    fprintf(o, "%s (%s, judged %s)\n", what, origin, s_or(e, "judgedAs", "?"));
-    if (has_change(e, "denied"))
+    bool unknown = is_unknown(e);
+    if (unknown)
+        fprintf(o, "%s (%s, original unknown: judged as stored)\n", what, origin);
+    else
+        fprintf(o, "%s (%s, judged %s)\n", what, origin, s_or(e, "judgedAs", "?"));
+    const cJSON *pods = cJSON_GetObjectItemCaseSensitive(e, "pods");
+    if (cJSON_GetArraySize(pods) > 0) {
+        fprintf(o, "    %d pod(s) in the input, judged the same:", cJSON_GetArraySize(pods));
+        const cJSON *p;
+        cJSON_ArrayForEach(p, pods) fprintf(o, " %s", p->valuestring);
+        fputc('\n', o);
+    }
+    /* a stored pod whose request could not be rebuilt says nothing of what its original
+     * request gets: the verdict as stored is shown as that, never as allowed -> denied */
+    if (unknown && has_change(e, "denied"))
+        fprintf(o, "    as stored, the new set would refuse it: %s\n",
+                s_or(new_, "message", "denied by policy"));
+    else if (has_change(e, "denied"))
         fprintf(o, "    allowed -> denied: %s\n", s_or(new_, "message", "denied by policy"));
-    if (has_change(e, "allowed")) fprintf(o, "    denied -> allowed\n");
+    if (unknown && has_change(e, "allowed"))
+        fprintf(o, "    as stored, the new set would admit it\n");
+    else if (has_change(e, "allowed"))
+        fprintf(o, "    denied -> allowed\n");
     if (has_change(e, "rule"))
         fprintf(o, "    rule: %s -> %s\n", s_or(old, "rule", "(none)"),
                 s_or(new_, "rule", "(none)"));
@@ -151,7 +232,7 @@ static void print_entry(FILE *o, const cJSON *obj, const char *origin, const cJS
     }
 }
 
-static void count(counts *c, const cJSON *e)
+static void count(counts *c, const cJSON *e, bool folded)
 {
     c->units++;
     const char *as = s_or(e, "judgedAs", "");
@@ -161,8 +242,15 @@ static void count(counts *c, const cJSON *e)
         c->as_is++;
     else
         c->original++;
-    const cJSON *ch = cJSON_GetObjectItemCaseSensitive(e, "changes");
-    if (cJSON_GetArraySize(ch) > 0) c->changed++;
+    if (folded) {
+        c->grouped++;
+        return;
+    }
+    if (is_unknown(e)) {
+        c->unknown++;
+        return;
+    }
+    if (n_changes(e) > 0) c->changed++;
     c->denied += has_change(e, "denied");
     c->allowed += has_change(e, "allowed");
     c->rule += has_change(e, "rule");
@@ -215,38 +303,91 @@ int gpa_cmd_diff(int argc, char **argv)
     cJSON *jchanges = json ? cJSON_CreateArray() : NULL;
     counts c = {0};
     int rc = 0;
+    /* every object of every input first: a pod is grouped under a workload that may come
+     * later in the input (kubectl get pods,deployments lists the pods first) */
+    gpa_objects **lists = calloc(n_inputs, sizeof *lists);
+    size_t n_units = 0, cap_units = 0;
+    unit *units = NULL;
+    if (!lists) rc = 2;
     for (size_t i = 0; i < n_inputs && rc == 0; i++) {
-        gpa_objects *objs = NULL;
-        if (gpa_cli_read_objects(&objs, "diff", inputs[i]) != 0) rc = 2;
-        for (size_t k = 0; rc == 0 && k < gpa_objects_count(objs); k++) {
-            const cJSON *obj = gpa_objects_get(objs, k);
-            char label[300];
-            gpa_cli_describe(label, sizeof label, obj, 0, GPA_CLI_LABEL_OBJECT, NULL, NULL);
-            cJSON *entries = NULL;
-            if (gpa_impact_object(&entries, NULL, po, pn, obj, &err) != GPA_OK) {
-                fprintf(stderr, "gpu-admission diff: %s: %s: %s\n", gpa_objects_origin(objs, k),
-                        label, err.message);
-                rc = 2;
-                break;
-            }
-            c.objects++;
-            if (!entries->child) c.not_judged++;
-            for (cJSON *e = entries->child; e; e = e->next) {
-                count(&c, e);
-                if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(e, "changes")) == 0)
-                    continue;
-                if (json) {
-                    cJSON *je = cJSON_Duplicate(e, 1);
-                    cJSON_AddStringToObject(je, "object", label);
-                    cJSON_AddStringToObject(je, "origin", gpa_objects_origin(objs, k));
-                    cJSON_AddItemToArray(jchanges, je);
-                } else {
-                    print_entry(stdout, obj, gpa_objects_origin(objs, k), e);
-                }
-            }
-            cJSON_Delete(entries);
+        if (gpa_cli_read_objects(&lists[i], "diff", inputs[i]) != 0) {
+            rc = 2;
+            break;
         }
-        gpa_objects_free(objs);
+        for (size_t k = 0; k < gpa_objects_count(lists[i]); k++) {
+            if (n_units == cap_units) {
+                size_t nc = cap_units ? 2 * cap_units : 64;
+                unit *nu = realloc(units, nc * sizeof *nu);
+                if (!nu) {
+                    rc = 2;
+                    break;
+                }
+                units = nu;
+                cap_units = nc;
+            }
+            units[n_units++] = (unit){gpa_objects_get(lists[i], k), gpa_objects_origin(lists[i], k),
+                                      NULL, -1, NULL};
+        }
+    }
+    for (size_t u = 0; u < n_units && rc == 0; u++) {
+        char label[300];
+        gpa_cli_describe(label, sizeof label, units[u].obj, 0, GPA_CLI_LABEL_OBJECT, NULL, NULL);
+        if (gpa_impact_object(&units[u].entries, NULL, po, pn, units[u].obj, &err) != GPA_OK) {
+            fprintf(stderr, "gpu-admission diff: %s: %s: %s\n", units[u].origin, label,
+                    err.message);
+            rc = 2;
+            break;
+        }
+        for (cJSON *e = units[u].entries->child; e; e = e->next)
+            mark_unknown(e);
+    }
+    if (rc == 0) {
+        const cJSON **objs = calloc(n_units + 1, sizeof *objs);
+        long *owner = calloc(n_units + 1, sizeof *owner);
+        if (!objs || !owner) rc = 2;
+        for (size_t u = 0; rc == 0 && u < n_units; u++)
+            objs[u] = units[u].obj;
+        if (rc == 0) gpa_cli_diff_owners(owner, (const cJSON *const *)objs, n_units);
+        for (size_t u = 0; rc == 0 && u < n_units; u++) {
+            long w = owner[u];
+            /* folded only into a workload judged as one pod template, and only when the
+             * pod came out as its template did */
+            const cJSON *pe = units[u].entries->child;
+            const cJSON *we = w >= 0 ? units[w].entries->child : NULL;
+            if (!pe || !we || we->next || !same_outcome(pe, we)) continue;
+            units[u].owner = w;
+            if (!units[w].pods) units[w].pods = cJSON_CreateArray();
+            char nm[300];
+            const cJSON *md = cJSON_GetObjectItemCaseSensitive(units[u].obj, "metadata");
+            snprintf(nm, sizeof nm, "%s", s_or(md, "name", "?"));
+            cJSON_AddItemToArray(units[w].pods, cJSON_CreateString(nm));
+        }
+        free(objs);
+        free(owner);
+    }
+    for (size_t u = 0; u < n_units && rc == 0; u++) {
+        const cJSON *obj = units[u].obj;
+        char label[300];
+        gpa_cli_describe(label, sizeof label, obj, 0, GPA_CLI_LABEL_OBJECT, NULL, NULL);
+        c.objects++;
+        if (!units[u].entries->child) c.not_judged++;
+        for (cJSON *e = units[u].entries->child; e; e = e->next) {
+            bool folded = units[u].owner >= 0;
+            count(&c, e, folded);
+            if (units[u].pods && e == units[u].entries->child) {
+                cJSON_AddItemToObject(e, "pods", units[u].pods);
+                units[u].pods = NULL;
+            }
+            if (folded || n_changes(e) == 0) continue;
+            if (json) {
+                cJSON *je = cJSON_Duplicate(e, 1);
+                cJSON_AddStringToObject(je, "object", label);
+                cJSON_AddStringToObject(je, "origin", units[u].origin);
+                cJSON_AddItemToArray(jchanges, je);
+            } else {
+                print_entry(stdout, obj, units[u].origin, e);
+            }
+        }
     }
     if (rc == 0) {
         if (json) {
@@ -267,6 +408,8 @@ int gpa_cmd_diff(int argc, char **argv)
             cJSON_AddNumberToObject(s, "original", (double)c.original);
             cJSON_AddNumberToObject(s, "reconstructed", (double)c.reconstructed);
             cJSON_AddNumberToObject(s, "asIs", (double)c.as_is);
+            cJSON_AddNumberToObject(s, "originalUnknown", (double)c.unknown);
+            cJSON_AddNumberToObject(s, "grouped", (double)c.grouped);
             char *t = cJSON_Print(root);
             if (t) printf("%s\n", t);
             free(t);
@@ -274,10 +417,15 @@ int gpa_cmd_diff(int argc, char **argv)
         } else {
             printf("%zu of %zu judged (%zu object%s, %zu not judged) change: %zu allowed->denied, "
                    "%zu denied->allowed, %zu rule, %zu pool, %zu resources, %zu warnings; "
-                   "judged as: %zu original, %zu reconstructed, %zu as-is\n",
+                   "judged as: %zu original, %zu reconstructed, %zu as-is",
                    c.changed, c.units, c.objects, c.objects == 1 ? "" : "s", c.not_judged, c.denied,
                    c.allowed, c.rule, c.pool, c.resources, c.warnings, c.original, c.reconstructed,
                    c.as_is);
+            if (c.unknown)
+                printf("; %zu original unknown (judged as stored, not counted as changes)",
+                       c.unknown);
+            if (c.grouped) printf("; %zu pod(s) reported under their workload", c.grouped);
+            putchar('\n');
         }
         if (fflush(stdout) != 0) {
             fprintf(stderr, "gpu-admission diff: cannot write stdout: %s\n", strerror(errno));
@@ -286,6 +434,14 @@ int gpa_cmd_diff(int argc, char **argv)
     }
     if (rc == 0 && exit_code && c.changed) rc = 1;
     cJSON_Delete(jchanges);
+    for (size_t u = 0; u < n_units; u++) {
+        cJSON_Delete(units[u].entries);
+        cJSON_Delete(units[u].pods);
+    }
+    free(units);
+    for (size_t i = 0; lists && i < n_inputs; i++)
+        gpa_objects_free(lists[i]);
+    free(lists);
     gpa_policy_unref(po);
     gpa_policy_unref(pn);
     free(inputs);

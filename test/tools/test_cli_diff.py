@@ -33,7 +33,9 @@ got = {(c["object"], c.get("template")): c for c in rep["changes"]}
 want = {
     ("Pod notebooks/nb-alice", None): (["pool", "resources", "warnings"], "reconstructed"),
     ("Pod sandbox/experiment", None): (["denied", "rule"], "original"),
-    ("Pod notebooks/nb-edited", None): (["denied", "pool", "warnings"], "as-is"),
+    # edited after admission, so its request cannot be rebuilt: judged as stored, its
+    # verdict is no change of the original's (issue 22: it read "allowed -> denied")
+    ("Pod notebooks/nb-edited", None): ([], "as-is"),
     ("Deployment notebooks/team-notebook", "spec.template"):
         (["pool", "resources", "warnings"], "original"),
 }
@@ -51,14 +53,18 @@ check(alice.get("new", {}).get("resources") == {"jupyter": {"nvidia.com/mig-1g.1
       "nb-alice new resources: %r" % alice.get("new", {}).get("resources"))
 check(alice.get("origin", "").endswith("cluster-pods.json:148"), "origin names the line: %r" %
       alice.get("origin"))
+edited = got.get(("Pod notebooks/nb-edited", None), {})
+check(edited.get("originalUnknown") is True and
+      edited.get("storedChanges") == ["denied", "pool", "warnings"],
+      "nb-edited: original unknown, the stored verdict apart: %r" % edited)
 exp = got.get(("Pod sandbox/experiment", None), {})
 check("no longer available in sandbox" in (exp.get("new", {}).get("message") or ""),
       "the new denial's message")
 s = rep["summary"]
-check(s["objects"] == 10 and s["notJudged"] == 1 and s["judged"] == 9 and s["changed"] == 4,
-      "summary counts: %r" % s)
+check(s["objects"] == 10 and s["notJudged"] == 1 and s["judged"] == 9 and s["changed"] == 3 and
+      s["originalUnknown"] == 1 and s["grouped"] == 0, "summary counts: %r" % s)
 check((s["original"], s["reconstructed"], s["asIs"]) == (5, 3, 1), "judged-as counts: %r" % s)
-check(s["allowedToDenied"] == 2 and s["deniedToAllowed"] == 0 and s["pool"] == 3,
+check(s["allowedToDenied"] == 1 and s["deniedToAllowed"] == 0 and s["pool"] == 2,
       "change counts: %r" % s)
 
 # text output and --exit-code
@@ -69,8 +75,14 @@ check("allowed -> denied: denied by GPU policy rule no-sandbox-gpus" in out, "de
 check("pool: t4-shared -> a100-mig" in out, "pool change line")
 check("Pod inference-a/small" not in out and "trainer-0" not in out and "prod-web" not in out,
       "unaffected objects are not reported")
-check(out.strip().splitlines()[-1].startswith("4 of 9 judged (10 objects, 1 not judged) change:"),
+check(out.strip().splitlines()[-1].startswith("3 of 9 judged (10 objects, 1 not judged) change: "
+                                             "1 allowed->denied,") and
+      out.strip().endswith("; 1 original unknown (judged as stored, not counted as changes)"),
       "summary line: %r" % out.strip().splitlines()[-1])
+edited_txt = out[out.find("Pod notebooks/nb-edited"):].split("\nPod ")[0]
+check("Pod notebooks/nb-edited (" in out and "original unknown: judged as stored)" in edited_txt and
+      "as stored, the new set would refuse it: " in edited_txt and
+      "allowed -> denied" not in edited_txt, "text: nb-edited never allowed -> denied: %r" % edited_txt)
 rc, _, _ = diff("--old", OLD, "--new", NEW, "--exit-code", LIST)
 check(rc == 1, "--exit-code with changes: 1 (got %d)" % rc)
 rc, out, _ = diff("--old", OLD, "--new", OLD, "--exit-code", LIST)
@@ -175,5 +187,84 @@ with tempfile.TemporaryDirectory() as d:
     check("ResourceClaimTemplate ml-platform/admin" in out and "allowed -> denied" in out
           and "judged as: 1 original, 0 reconstructed, 1 as-is" in out,
           "text: the template's change, the stored claim judged as-is: %s" % out)
+
+# ---- pods of a workload in the same input: one entry for the workload, N pods under it ----
+# (issue 22: `kubectl get pods,deployments` showed the Deployment and each of its pods apart)
+import copy
+import tempfile
+mutate = runner(BIN, "mutate")
+cluster = json.load(open(LIST))
+dep = copy.deepcopy(next(i for i in cluster["items"] if i["kind"] == "Deployment" and
+                         i["metadata"]["name"] == "team-notebook"))
+dep["spec"]["replicas"] = 3
+tmpl = dep["spec"]["template"]
+rs_uid = "5d1c2a0e-0000-4000-8000-000000000200"
+gd = tempfile.mkdtemp(prefix="gpa-diff-group-")
+
+
+def stored_pod(name, edit=None):
+    """A pod of the Deployment as the API server stored it: the template through the old
+    set's webhook, owned by ReplicaSet team-notebook-6c9f8d7b5 (pod-template-hash 6c9f8d7b5)."""
+    p = {"apiVersion": "v1", "kind": "Pod",
+         "metadata": {"name": name, "namespace": "notebooks",
+                      "labels": dict(tmpl["metadata"]["labels"], **{"pod-template-hash": "6c9f8d7b5"})},
+         "spec": copy.deepcopy(tmpl["spec"])}
+    rc, out, err = mutate("-p", OLD, "-", stdin=json.dumps(p))
+    check(rc == 0, "mutate %s: %s" % (name, err))
+    q = json.loads(out) if rc == 0 else p
+    q["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                                         "name": "team-notebook-6c9f8d7b5", "uid": rs_uid,
+                                         "controller": True, "blockOwnerDeletion": True}]
+    if edit:
+        edit(q)
+    return q
+
+
+pods = [stored_pod("team-notebook-6c9f8d7b5-%s" % x) for x in ("a1b2c", "d3e4f", "g5h6i")]
+
+
+def run_group(items):
+    path = os.path.join(gd, "group-%d.json" % len(items))
+    json.dump({"apiVersion": "v1", "kind": "List", "items": items}, open(path, "w"))
+    rc, out, err = diff("--old", OLD, "--new", NEW, "-o", "json", path)
+    check(rc == 0, "group diff runs: %d %s" % (rc, err))
+    rep = json.loads(out) if rc == 0 else {"changes": [], "summary": {}}
+    rc, text, err = diff("--old", OLD, "--new", NEW, path)
+    return rep, text
+
+
+# the ReplicaSet not in the input (kubectl get pods,deployments): found through its name
+rep, text = run_group(pods + [dep])
+objs = [c["object"] for c in rep["changes"]]
+check(objs == ["Deployment notebooks/team-notebook"], "one entry for the Deployment: %r" % objs)
+e = rep["changes"][0] if rep["changes"] else {}
+check(e.get("pods") == [p["metadata"]["name"] for p in pods], "its 3 pods named: %r" % e.get("pods"))
+check(rep["summary"].get("grouped") == 3 and rep["summary"].get("changed") == 1 and
+      rep["summary"].get("judged") == 4, "summary: 1 changed, 3 grouped: %r" % rep["summary"])
+check("3 pod(s) in the input, judged the same: team-notebook-6c9f8d7b5-a1b2c" in text and
+      text.count("Pod notebooks/") == 0 and "3 pod(s) reported under their workload" in text,
+      "text: one entry, N pods: %s" % text)
+# the ReplicaSet in the input, referenced by uid: the chain Pod -> ReplicaSet -> Deployment
+rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet",
+      "metadata": {"name": "team-notebook-6c9f8d7b5", "namespace": "notebooks", "uid": rs_uid,
+                   "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment",
+                                        "name": "team-notebook", "uid": dep["metadata"]["uid"],
+                                        "controller": True}]},
+      "spec": {"replicas": 3, "selector": dep["spec"]["selector"], "template": copy.deepcopy(tmpl)}}
+rep, _ = run_group([dep, rs] + pods)
+objs = sorted(c["object"] for c in rep["changes"])
+# the ReplicaSet is itself a workload the webhooks judge; the pods go under the top owner
+check(objs == ["Deployment notebooks/team-notebook", "ReplicaSet notebooks/team-notebook-6c9f8d7b5"],
+      "pods folded through the ReplicaSet: %r" % objs)
+check(rep["summary"].get("grouped") == 3, "3 grouped via uid: %r" % rep["summary"])
+# a pod judged unlike its template (edited after admission) is still reported on its own
+odd = stored_pod("team-notebook-6c9f8d7b5-zzzzz",
+                 lambda q: q["spec"]["containers"][0].update(image="edited:1"))
+odd["metadata"]["annotations"]["gpu-admission.io/rule"] = "edited-by-hand"
+rep, _ = run_group(pods + [dep, odd])
+objs = sorted(c["object"] for c in rep["changes"])
+check(objs == ["Deployment notebooks/team-notebook", "Pod notebooks/team-notebook-6c9f8d7b5-zzzzz"],
+      "the odd pod apart, the 3 like the template grouped: %r" % objs)
+check(rep["summary"].get("grouped") == 3, "still 3 grouped: %r" % rep["summary"])
 
 finish()
