@@ -334,6 +334,67 @@ def sc_v1beta1_equivalent(c, ck):
               c.get("resourceclaimtemplates." + GROUP, "single-gpu", ns) is None)
 
 
+A40_SEL = "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA A100-SXM4-40GB'"
+L4_SEL = "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA L4'"
+SHARED_DENIAL = ("untrusted claims may not share a GPU of pool l4-shares: its devices allow "
+                 "multiple allocations (claims of other namespaces on the same GPU, no memory or "
+                 "fault isolation); ask for a MIG device instead, or run it from a trusted "
+                 "namespace")
+SHARING_DENIAL = ("config[%d] asks %s sharing for requests[%d] on pool l4-shares, whose GPUs "
+                  "other namespaces' claims may share, and the claim template is untrusted (no "
+                  "memory or fault isolation); remove the sharing config")
+
+
+def sc_nvidia_demos(c, ck):
+    """More of NVIDIA's demo specs as written: gpu-test4's four MIG requests placed on A100 40GB
+    (their own profile selectors kept, the pool's added after, the constraint kept); the
+    consumable-shares template admitted on the multi-allocatable L4 pool for its trusted
+    namespace and refused for an untrusted one; gpu-test5's TimeSlicing and MPS configs refused
+    for an untrusted namespace on that pool, word for word."""
+    s = "dra-nvidia-demos"
+    r = apply(c, fixture_docs("quickstart_v1_gpu-test4.yaml",
+                              ("Namespace", "ResourceClaimTemplate")))
+    want = ["Warning: requests[%d]: mig.nvidia.com, +1 selector of pool a100-40-mig (rule "
+            "mig-demo)" % i for i in range(4)]
+    ck.expect(s + "/gpu-test4-applied", r.returncode == 0 and warnings(r.stderr) == want,
+              r.stderr)
+    got = c.get("resourceclaimtemplates." + GROUP, "mig-devices", "gpu-test4") or {}
+    reqs = dig(got, "spec", "spec", "devices", "requests", default=[]) or []
+    profiles = ["1g.5gb", "1g.5gb", "2g.10gb", "3g.20gb"]
+    ck.expect(s + "/gpu-test4-own-profiles-kept-pool-added", len(reqs) == 4 and all(
+        dig(q, "exactly", "deviceClassName") == "mig.nvidia.com" and
+        selectors(q["exactly"]) == ["device.attributes['gpu.nvidia.com'].profile == '%s'" % p,
+                                    A40_SEL] for q, p in zip(reqs, profiles)), reqs)
+    ck.expect(s + "/gpu-test4-constraint-kept",
+              dig(got, "spec", "spec", "devices", "constraints") ==
+              [{"requests": [], "matchAttribute": "gpu.nvidia.com/parentUUID"}],
+              dig(got, "spec", "spec", "devices"))
+
+    mem = "consumable-shares_memory-sharing.yaml"
+    r = apply(c, fixture_docs(mem, ("Namespace", "ResourceClaimTemplate")))
+    ex = dig(c.get("resourceclaimtemplates." + GROUP, "gpu-4gi", "gpu-share-memory") or {},
+             "spec", "spec", "devices", "requests", 0, "exactly", default={}) or {}
+    ck.expect(s + "/shares-trusted-placed", r.returncode == 0 and
+              ex.get("deviceClassName") == "gpu.nvidia.com" and selectors(ex) == [L4_SEL] and
+              ex.get("capacity") == {"requests": {"memory": "4Gi"}}, (r.stderr, ex))
+    ns = "research-share-mem"
+    r = apply(c, fixture_docs(mem, ("Namespace", "ResourceClaimTemplate"), ns=ns))
+    ck.expect(s + "/shares-untrusted-refused", r.returncode != 0 and
+              last_line(r.stderr) == denied(MUT, SHARED_DENIAL), r.stderr)
+    ck.expect(s + "/shares-untrusted-not-stored",
+              c.get("resourceclaimtemplates." + GROUP, "gpu-4gi", ns) is None)
+
+    ns = "research-share-ts"
+    r = apply(c, fixture_docs("quickstart_v1_gpu-test5.yaml",
+                              ("Namespace", "ResourceClaimTemplate"), ns=ns))
+    want = denied(MUT, "; ".join([SHARED_DENIAL, SHARING_DENIAL % (0, "TimeSlicing", 0),
+                                  SHARING_DENIAL % (1, "MPS", 1)]))
+    ck.expect(s + "/gpu-test5-untrusted-sharing-refused",
+              r.returncode != 0 and last_line(r.stderr) == want, r.stderr)
+    ck.expect(s + "/gpu-test5-not-stored",
+              c.get("resourceclaimtemplates." + GROUP, "multiple-gpus", ns) is None)
+
+
 def sc_reapply(c, ck):
     """A known limit, pinned: a second `kubectl apply` of the unchanged gpu-test1.yaml. The
     mutating entry sees CREATE only, so kubectl's three-way patch (last-applied = the file,
@@ -362,6 +423,7 @@ SCENARIOS = [
     ("dra-dry-run-server", sc_dry_run),
     ("dra-scheduler-claim-untouched", sc_scheduler_claim),
     ("dra-v1beta1-equivalent", sc_v1beta1_equivalent),
+    ("dra-nvidia-demos", sc_nvidia_demos),
     ("dra-reapply", sc_reapply),
 ]
 
