@@ -33,6 +33,10 @@ char *gpa_cli_read_input(size_t *len_out, const char *cmd, const char *path);
 /* Reads path and parses it as Kubernetes objects (gpa_objects_read, origins named after
  * gpa_cli_input_name); 0, or -1 with the error printed as "gpu-admission CMD: ...". */
 int gpa_cli_read_objects(gpa_objects **out, const char *cmd, const char *path);
+/* The policy directory as a suite file at suite_file names it: relative to the suite's
+ * directory when both resolve (a suite keeps working after the repository moves), else dir
+ * as given. Caller frees; NULL when memory runs out. */
+char *gpa_cli_policies_relative(const char *suite_file, const char *dir);
 
 /* ---- flags (flags.c): one table row per flag, curl's aliases[] style ---- */
 

@@ -165,33 +165,6 @@ static int read_cb(char **buf, size_t *len, void *ctx, const char *path, gpa_err
 
 /* ---- record ---- */
 
-/* The policy directory as the suite will name it: relative to the suite file's directory
- * when both resolve, so the recorded suite still works after the repository moves. */
-static char *policies_relative(const char *suite_file, const char *dir)
-{
-    char sdir[PATH_MAX], pdir[PATH_MAX], tmp[PATH_MAX];
-    snprintf(tmp, sizeof tmp, "%s", suite_file);
-    char *slash = strrchr(tmp, '/');
-    if (slash)
-        *slash = '\0';
-    else
-        snprintf(tmp, sizeof tmp, ".");
-    if (!realpath(tmp, sdir) || !realpath(dir, pdir)) return strdup(dir);
-    size_t common = 0;
-    for (size_t i = 0; sdir[i] && sdir[i] == pdir[i]; i++)
-        if (sdir[i] == '/' || (sdir[i + 1] == '\0' && (pdir[i + 1] == '/' || !pdir[i + 1])))
-            common = sdir[i] == '/' ? i : i + 1;
-    if (strcmp(sdir, pdir) == 0) return strdup(".");
-    char out[PATH_MAX * 2] = "";
-    size_t n = 0;
-    for (const char *c = sdir + common; *c; c++)
-        if (*c == '/') n += (size_t)snprintf(out + n, sizeof out - n, "../");
-    const char *rest = pdir + common;
-    if (*rest == '/') rest++;
-    snprintf(out + n, sizeof out - n, "%s", rest);
-    return strdup(out);
-}
-
 static int record(const options *o)
 {
     if (!o->policies) {
@@ -221,7 +194,7 @@ static int record(const options *o)
     if (dot && dot != name) *dot = '\0';
     cJSON_AddStringToObject(md, "name", name);
     cJSON *spec = cJSON_AddObjectToObject(suite, "spec");
-    char *rel = policies_relative(o->record, o->policies);
+    char *rel = gpa_cli_policies_relative(o->record, o->policies);
     cJSON_AddStringToObject(spec, "policies", rel ? rel : o->policies);
     free(rel);
     cJSON *cases = cJSON_AddArrayToObject(spec, "cases");

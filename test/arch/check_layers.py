@@ -39,7 +39,7 @@ PUBLIC = {
     "yaml_tree.h": "format", "yamljson.h": "format", "objects.h": "format", "patch.h": "format",
     "yaml_read.h": "format",
     "mig.h": "k8s", "quantity.h": "k8s", "labels.h": "k8s",
-    "policy.h": "policy", "workload.h": "policy",
+    "policy.h": "policy", "workload.h": "policy", "reach.h": "policy",
     "engine.h": "engine", "claim.h": "engine",
     "review.h": "webhook", "namespace_guard.h": "webhook",
     "judge.h": "tools", "impact.h": "tools", "suite.h": "tools", "textdiff.h": "tools",

@@ -20,6 +20,7 @@
 #include "policy/policy_dra.h"
 #include "policy/policy_gang.h"
 #include "policy/policy_model.h"
+#include "policy/policy_reach.h"
 
 __attribute__((format(printf, 3, 4))) static void say(gpa_sb *o, const gpa_rule *r, const char *fmt,
                                                       ...)
@@ -169,4 +170,14 @@ char *gpa_policy_warnings(const gpa_policy *p)
     gpa_policy_dra_warnings(&o, p);
     gpa_gang_warnings(&o, p);
     return gpa_sb_take(&o);
+}
+
+bool gpa_lint_rule_dead(const gpa_policy *p, size_t idx)
+{
+    gpa_sb o = {0};
+    lint_rule(&o, p, idx);
+    char *s = gpa_sb_take(&o);
+    bool dead = s && strstr(s, " can never match: ") != NULL;
+    free(s);
+    return dead;
 }
