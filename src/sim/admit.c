@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_admission/claim.h"
 #include "gpu_admission/judge.h"
 #include "gpu_admission/workload.h"
 #include "sim_internal.h"
@@ -88,6 +89,12 @@ int gpa_sim_admit(gpa_sim *s, const gpa_policy *p, const cJSON *obj, const char 
     if (strcmp(k, "Pod") == 0) {
         pod_name(name, sizeof name, obj, NULL);
         return judge_one(s, p, obj, NULL, name, 1, origin, err);
+    }
+    if (gpa_claim_object_kind(obj) != GPA_CLAIM_NONE) {
+        /* the inventory has nodes and GPUs, not DRA devices: a claim cannot be placed here */
+        s->skipped++;
+        s->skipped_claims++;
+        return GPA_OK;
     }
     if (!gpa_workload_kind_known(p, cJSON_IsString(av) ? av->valuestring : "", k)) {
         s->skipped++;

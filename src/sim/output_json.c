@@ -19,6 +19,7 @@ cJSON *gpa_sim_result_json(const gpa_sim *s)
     cJSON_AddNumberToObject(r, "pods", (double)t.pods);
     cJSON_AddNumberToObject(r, "placed", (double)t.placed);
     cJSON_AddNumberToObject(r, "skipped", (double)t.skipped);
+    cJSON_AddNumberToObject(r, "skippedClaims", (double)t.skipped_claims);
     cJSON *den = cJSON_AddArrayToObject(r, "denied");
     for (size_t i = 0; i < s->n_denied; i++) {
         cJSON *o = cJSON_CreateObject();

@@ -26,6 +26,11 @@ char *gpa_sim_result_text_n(const gpa_sim *s, size_t max_listed)
     char nb[600];
     gpa_sb_printf(&b, "pods: %zu (placed %zu, unplaced %zu, denied %zu, skipped objects %zu)\n",
                   t.pods, t.placed, t.unplaced, t.denied, t.skipped);
+    if (t.skipped_claims)
+        gpa_sb_printf(&b,
+                      "claims: %zu DRA claim(s) skipped: simulate places pods on GPUs, not "
+                      "claims on DRA devices\n",
+                      t.skipped_claims);
     gpa_sb_printf(&b, "GPUs: %zu used of %zu; whole-GPU baseline %zu", t.gpus_used, t.gpus_total,
                   t.whole_gpu_baseline);
     if (t.whole_gpu_baseline > t.gpus_used)

@@ -62,6 +62,7 @@ int gpa_sim_run(gpa_sim *s, gpa_sim_method method, gpa_error *err);
 /* Figures after gpa_sim_run. */
 typedef struct gpa_sim_totals {
     size_t pods, placed, unplaced, denied, skipped;
+    size_t skipped_claims; /* of skipped: DRA ResourceClaims and ResourceClaimTemplates */
     /* whole_gpu_baseline: the cards the placed pods would take from the plain device plugin
      * (one per GPU asked), so it and gpus_used count the same pods; unplaced_gpus: the GPUs
      * the unplaced pods ask, on their own */

@@ -28,6 +28,7 @@ void gpa_sim_get_totals(gpa_sim_totals *out, const gpa_sim *s)
     out->pods = s->n_pods + s->n_denied;
     out->denied = s->n_denied;
     out->skipped = s->skipped;
+    out->skipped_claims = s->skipped_claims;
     out->gpus_total = s->inv->total_gpus;
     for (size_t i = 0; i < s->n_pods; i++) {
         const gpa_sim_pod *p = &s->pods[i];

@@ -300,8 +300,10 @@ class Sweep:
                 with open(out, "wb") as f:
                     f.write(p.stdout)
                 docs = self.load_docs(out)
-                if not all(d.get("kind") == "Pod" for d in docs) or len(docs) > n_pod_docs:
-                    self.fail(rel, "mutate printed something other than the admitted Pods")
+                printable = ("Pod", "ResourceClaim", "ResourceClaimTemplate")
+                if not all(d.get("kind") in printable for d in docs) or len(docs) > n_pod_docs:
+                    self.fail(rel, "mutate printed something other than the admitted Pods "
+                                   "and claims")
 
     def pods_of(self, doc):
         """(index, Pod, namespace) for every pod template in doc, the template wrapped as a
@@ -358,7 +360,10 @@ class Sweep:
                                       {"apiVersion": V1, "kind": "AdmissionReview",
                                        "request": doc})
                 continue
-            if doc.get("kind") == "Pod":
+            if doc.get("kind") == "Pod" or (
+                    str(doc.get("apiVersion", "")).startswith("resource.k8s.io/")
+                    and doc.get("kind") in ("ResourceClaim", "ResourceClaimTemplate")):
+                # `mutate` prints Pods and DRA claims (issue 24), each as admitted
                 n_pod_docs += 1
             elif (str(doc.get("apiVersion", "")).split("/")[0] if "/" in str(
                     doc.get("apiVersion", "")) else "", doc.get("kind")) in WORKLOAD_KINDS:

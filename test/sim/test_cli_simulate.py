@@ -57,6 +57,18 @@ check(len(inst) == 14 and all(i["profile"] == "1g.5gb" and i["size"] == 1 for i 
 starts = sorted(i["start"] for i in inst)
 check(starts == [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6], f"1g starts 0-6 twice: {starts}")
 
+# --- DRA claims (issue 24) are skipped and counted apart: the inventory has no DRA devices
+claims = os.path.join(SRC, "test", "fixtures", "nvidia-k8s-dra-driver-gpu", "quickstart_v1_gpu-test4.yaml")
+rc, out, err = sim("-p", POL, "-i", one, "-o", "json", small, claims)
+j = json.loads(out) if rc == 0 else {}
+# the file: a Namespace (skipped), a ResourceClaimTemplate (skipped, a claim), a Deployment of 4
+check(j.get("skippedClaims") == 1 and j.get("skipped") == 2, f"claims skipped: {j.get('skipped')} {j.get('skippedClaims')} {err}")
+rc, out, err = sim("-p", POL, "-i", one, small, claims)
+check("claims: 1 DRA claim(s) skipped: simulate places pods on GPUs, not claims on DRA devices" in out,
+      "text says the claims were skipped\n" + out)
+rc, out, err = sim("-p", POL, "-i", one, small)
+check("DRA claim" not in out, "no claims line without claims")
+
 # --- the worked example
 cl = os.path.join(T, "inventories", "cluster.yaml")
 mixed = os.path.join(T, "workloads", "mixed.yaml")
