@@ -11,6 +11,8 @@
 
 #include "../../src/cli/cmd_check.c"
 #include "../../src/cli/flags.c"
+#include "../../src/cli/check_reach.c"
+#include "../../src/cli/input.c"
 #include "check.h"
 
 static char out_buf[65536], err_buf[65536];
@@ -109,7 +111,9 @@ int main(void)
 
     char *a6[] = {cmd, help, NULL};
     CHECK_INT(run(2, a6), 0);
-    CHECK_CONTAINS(out_buf, "usage: gpu-admission check [--quiet] [--strict] DIR");
+    CHECK_CONTAINS(
+        out_buf,
+        "usage: gpu-admission check [--quiet] [--strict] [-o text|json] [--witnesses FILE] DIR");
     CHECK_CONTAINS(out_buf, "OK: N pools, M rules, revision <sha256>");
 
     char *a7[] = {cmd, bogus, shipped, NULL};
@@ -119,5 +123,79 @@ int main(void)
     char *a8[] = {cmd, shipped, broken, NULL};
     CHECK_INT(run(3, a8), 1);
     CHECK_CONTAINS(err_buf, "only one directory may be given");
+
+    /* the exact reachability findings: text on stderr, --strict refuses, -o json */
+    char reach[] = GPA_SOURCE_DIR "/test/unit/policies/reach", strict[] = "--strict";
+    char o_flag[] = "-o", json[] = "json", wit[] = "--witnesses";
+    char *b1[] = {cmd, quiet, reach, NULL};
+    CHECK_INT(run(3, b1), 0);
+    CHECK_CONTAINS(err_buf, "/p.yaml:23:7: warning: rule no-sandbox-train never reached: every "
+                            "pod it matches is taken first by rule train (");
+    CHECK_CONTAINS(err_buf, "rule prod-eu never reached: every pod it matches is taken first by "
+                            "rules small (");
+    CHECK_CONTAINS(err_buf, "rule no-sandbox-big denies, but is partly bypassed: rule train-big");
+    CHECK_CONTAINS(err_buf, "rule huge denies every pod it matches: its gpuMemory min "
+                            "107374182400 bytes");
+    CHECK(strstr(err_buf, "vision-eu") == NULL); /* vision-? does not cover it */
+    char *b2[] = {cmd, strict, quiet, reach, NULL};
+    CHECK_INT(run(4, b2), 1);
+    CHECK_CONTAINS(err_buf, "warnings refused (--strict)");
+    CHECK_STR(out_buf, "");
+    char *b3[] = {cmd, o_flag, json, reach, NULL};
+    CHECK_INT(run(4, b3), 0);
+    cJSON *doc = cJSON_Parse(out_buf);
+    CHECK(doc != NULL);
+    const cJSON *fs = cJSON_GetObjectItem(doc, "findings");
+    int never = 0, bypass = 0, mem = 0;
+    const cJSON *f;
+    cJSON_ArrayForEach(f, fs)
+    {
+        const char *k = cJSON_GetStringValue(cJSON_GetObjectItem(f, "kind"));
+        const char *rn = cJSON_GetStringValue(cJSON_GetObjectItem(f, "rule"));
+        if (k && strcmp(k, "never-reached") == 0 && rn && strcmp(rn, "no-sandbox-train") == 0) {
+            never++;
+            const cJSON *w = cJSON_GetObjectItem(f, "witness");
+            CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(w, "namespace")), "sandbox");
+            CHECK_INT(cJSON_GetNumberValue(cJSON_GetObjectItem(w, "gpus")), 2);
+            CHECK_INT(cJSON_GetNumberValue(cJSON_GetObjectItem(f, "line")), 23);
+            const cJSON *by = cJSON_GetArrayItem(cJSON_GetObjectItem(f, "takenBy"), 0);
+            CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(by, "rule")), "train");
+        }
+        bypass += k && strcmp(k, "deny-bypassed") == 0;
+        mem += k && strcmp(k, "memory-beyond-pool") == 0;
+    }
+    CHECK_INT(never, 1);
+    CHECK_INT(bypass, 1);
+    CHECK_INT(mem, 1);
+    cJSON_Delete(doc);
+    char *b4[] = {cmd, o_flag, json, broken, NULL};
+    CHECK_INT(run(4, b4), 1);
+    doc = cJSON_Parse(out_buf);
+    CHECK(doc && cJSON_IsFalse(cJSON_GetObjectItem(doc, "ok")));
+    const cJSON *e0 = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "errors"), 0);
+    CHECK_INT(cJSON_GetNumberValue(cJSON_GetObjectItem(e0, "line")), 11);
+    CHECK_INT(cJSON_GetNumberValue(cJSON_GetObjectItem(e0, "col")), 14);
+    cJSON_Delete(doc);
+    char bad_fmt[] = "yaml";
+    char *b5[] = {cmd, o_flag, bad_fmt, reach, NULL};
+    CHECK_INT(run(4, b5), 1);
+    CHECK_CONTAINS(err_buf, "-o: expected text or json");
+    /* the witness suite: one case per reached rule and per finding with a witness */
+    char wfile[] = "/tmp/gpa-check-witnesses-XXXXXX.yaml";
+    int wfd = mkstemps(wfile, 5);
+    close(wfd);
+    char *b6[] = {cmd, quiet, wit, wfile, reach, NULL};
+    CHECK_INT(run(5, b6), 0);
+    CHECK_CONTAINS(err_buf, "witness case(s) to");
+    static char suite[65536];
+    slurp(wfile, suite, sizeof suite);
+    CHECK_CONTAINS(suite, "kind: GPUPolicyTest");
+    CHECK_CONTAINS(suite, "name: \"rule train takes its witness\"");
+    CHECK_CONTAINS(suite, "name: \"rule vision-eu takes its witness\"");
+    CHECK(strstr(suite, "rule no-sandbox-train takes") == NULL);
+    CHECK_CONTAINS(suite, "name: \"rule no-sandbox-train is never reached: its witness goes to "
+                          "rule train\"");
+    CHECK_CONTAINS(suite, "name: \"tenant platform: a GPU pod no rule takes\"");
+    unlink(wfile);
     return check_done();
 }
