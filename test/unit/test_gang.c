@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "check.h"
+#include "gpu_admission/engine.h"
 #include "gpu_admission/policy.h"
+#include "gpu_admission/workload.h"
 #include "policy/policy_gang.h"
 #include "policy/policy_model.h"
 
@@ -245,8 +247,127 @@ static void test_lint(void)
     lint("        groupLabels: [training.kubeflow.org/job-name]\n", false);
 }
 
+static const char *label_of(const cJSON *pod, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(pod, "metadata"),
+                                         "labels"),
+        key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static const char *ann_of(const cJSON *pod, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(pod, "metadata"),
+                                         "annotations"),
+        key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static const char *env_of(const cJSON *pod, const char *name)
+{
+    const cJSON *c =
+        cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(
+                               cJSON_GetObjectItemCaseSensitive(pod, "spec"), "containers"),
+                           0);
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(c, "env"))
+    {
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(e, "name");
+        if (cJSON_IsString(n) && strcmp(n->valuestring, name) == 0)
+            return cJSON_GetObjectItemCaseSensitive(e, "value")->valuestring;
+    }
+    return NULL;
+}
+
+#define CTR                                                                                        \
+    "{\"containers\":[{\"name\":\"m\",\"image\":\"x\",\"resources\":{\"limits\":{\"nvidia.com/"    \
+    "gpu\":8}}}]}"
+
+/* the pods the operators create from a template carry what gives the gang (workload_gang.c),
+ * so mutate --explain and simulate show the affinity the real pods get */
+static void test_operator_pods(void)
+{
+    gpa_policy *p = ok("        gpusPerNode: 8\n"
+                       "        groupLabels: [training.kubeflow.org/job-name]\n" LEVELS "  rules:\n"
+                       "    - {name: t, match: {gpus: {min: 1}}, place: {pool: hgx}}\n");
+    if (!p) return;
+    const char *pj = "{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"PyTorchJob\","
+                     "\"metadata\":{\"name\":\"llama\"},\"spec\":{\"pytorchReplicaSpecs\":{"
+                     "\"Master\":{\"replicas\":1,\"template\":{\"spec\":" CTR "}},"
+                     "\"Worker\":{\"replicas\":2,\"template\":{\"spec\":" CTR "}}}}}";
+    cJSON *obj = cJSON_Parse(pj);
+    gpa_workload_templates *t = NULL;
+    gpa_error e = {0};
+    CHECK_INT(gpa_workload_templates_read(&t, p, obj, "train-a", &e), GPA_OK);
+    CHECK_INT((int)gpa_workload_templates_count(t), 2);
+    const gpa_workload_template *w = gpa_workload_templates_get(t, 1);
+    if (w) {
+        CHECK_STR(label_of(w->pod, "training.kubeflow.org/job-name"), "llama");
+        CHECK_STR(label_of(w->pod, "training.kubeflow.org/replica-type"), "worker");
+        CHECK_STR(env_of(w->pod, "PET_NNODES"), "3");
+        /* and the engine puts that pod's gang (3 x 8 GPUs) on the rack */
+        gpa_request rq = {.namespace_ = "train-a", .op = GPA_OP_CREATE, .object = w->pod};
+        gpa_decision d = {0};
+        CHECK_INT(gpa_engine_mutate(&d, p, &rq, &e), GPA_OK);
+        char *patch = d.patch ? cJSON_PrintUnformatted(d.patch) : NULL;
+        CHECK_CONTAINS(patch, "\"topologyKey\":\"example.com/rack\"");
+        free(patch);
+        gpa_decision_clear(&d);
+    }
+    gpa_workload_templates_free(t);
+    cJSON_Delete(obj);
+
+    /* elastic: PET_NNODES is a range, so none is made up */
+    char *el = malloc(strlen(pj) + 64);
+    snprintf(el, strlen(pj) + 64, "%.*s,\"elasticPolicy\":{\"minReplicas\":1}}}",
+             (int)(strlen(pj) - 2), pj);
+    obj = cJSON_Parse(el);
+    CHECK(obj != NULL);
+    CHECK_INT(gpa_workload_templates_read(&t, p, obj, "train-a", &e), GPA_OK);
+    w = gpa_workload_templates_get(t, 1);
+    CHECK(w && env_of(w->pod, "PET_NNODES") == NULL);
+    gpa_workload_templates_free(t);
+    cJSON_Delete(obj);
+    free(el);
+
+    /* LeaderWorkerSet: the group size on every pod */
+    obj = cJSON_Parse(
+        "{\"apiVersion\":\"leaderworkerset.x-k8s.io/v1\",\"kind\":\"LeaderWorkerSet\","
+        "\"metadata\":{\"name\":\"lws\"},\"spec\":{\"replicas\":3,"
+        "\"leaderWorkerTemplate\":{\"size\":4,\"workerTemplate\":{\"spec\":" CTR "}}}}");
+    CHECK_INT(gpa_workload_templates_read(&t, p, obj, "train-a", &e), GPA_OK);
+    w = gpa_workload_templates_get(t, 0);
+    if (w) {
+        CHECK_STR(ann_of(w->pod, "leaderworkerset.sigs.k8s.io/size"), "4");
+        CHECK_STR(label_of(w->pod, "leaderworkerset.sigs.k8s.io/name"), "lws");
+        CHECK_STR(env_of(w->pod, "LWS_GROUP_SIZE"), "4");
+    }
+    gpa_workload_templates_free(t);
+    cJSON_Delete(obj);
+
+    /* JobSet: the names and counts as labels and annotations */
+    obj = cJSON_Parse("{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":\"JobSet\","
+                      "\"metadata\":{\"name\":\"js\"},\"spec\":{\"replicatedJobs\":[{\"name\":"
+                      "\"workers\",\"replicas\":2,\"template\":{\"spec\":{\"parallelism\":3,"
+                      "\"template\":{\"spec\":" CTR "}}}}]}}");
+    CHECK_INT(gpa_workload_templates_read(&t, p, obj, "train-a", &e), GPA_OK);
+    w = gpa_workload_templates_get(t, 0);
+    if (w) {
+        CHECK_STR(label_of(w->pod, "jobset.sigs.k8s.io/jobset-name"), "js");
+        CHECK_STR(label_of(w->pod, "jobset.sigs.k8s.io/replicatedjob-name"), "workers");
+        CHECK_STR(ann_of(w->pod, "jobset.sigs.k8s.io/replicatedjob-replicas"), "2");
+        CHECK_INT((int)w->replicas, 6);
+    }
+    gpa_workload_templates_free(t);
+    cJSON_Delete(obj);
+    gpa_policy_unref(p);
+}
+
 int main(void)
 {
+    test_operator_pods();
     test_lint();
     test_errors();
     test_domain();

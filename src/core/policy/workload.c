@@ -378,6 +378,8 @@ typedef struct build_ctx {
     gpa_workload_templates *list;
     const char *namespace_;
     const char *owner_name;
+    const gpa_wl_kind *k;
+    const cJSON *obj;
 } build_ctx;
 
 static cJSON *dup_or_empty(const cJSON *v)
@@ -453,6 +455,11 @@ static int collect(void *vctx, const char *path, const cJSON *tmpl, long long re
     t->path = strdup(path);
     t->pod = pod_of(tmpl, ctx->namespace_, ctx->owner_name);
     t->replicas = replicas < 0 ? 0 : replicas;
+    /* the pod as its operator creates it: the labels and env that give its gang */
+    if (t->pod && gpa_wl_operator_pod(ctx->k, ctx->obj, path, t->pod) != GPA_OK) {
+        cJSON_Delete(t->pod);
+        t->pod = NULL;
+    }
     if (!t->path || !t->pod) {
         free(t->path);
         cJSON_Delete(t->pod);
@@ -492,7 +499,7 @@ int gpa_workload_templates_read(gpa_workload_templates **out, const gpa_policy *
         ns = cJSON_GetObjectItemCaseSensitive(md, "namespace")->valuestring;
     const char *owner = NULL;
     if (has_string(md, "name")) owner = cJSON_GetObjectItemCaseSensitive(md, "name")->valuestring;
-    build_ctx ctx = {.list = l, .namespace_ = ns, .owner_name = owner};
+    build_ctx ctx = {.list = l, .namespace_ = ns, .owner_name = owner, .k = &k, .obj = obj};
     int rc = gpa_wl_walk(&k, obj, collect, &ctx, err);
     if (rc == GPA_ENOMEM) gpa_fail(err, GPA_ENOMEM, "out of memory building pod templates");
     if (rc != GPA_OK) {

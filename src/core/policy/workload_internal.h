@@ -47,4 +47,19 @@ const char *gpa_wl_path_error(const char *path);
  * i-th (NULL-terminated paths); false past the end. */
 bool gpa_wl_builtin(size_t i, const char **group, const char **kind, const char *const **paths);
 
+/* workload_gang.c: kinds whose templates make one gang (the training operators, JobSet,
+ * LeaderWorkerSet; never a policy's own kind). */
+/* Pods in one gang of obj (0: not a gang kind). */
+long long gpa_wl_gang_pods(const gpa_wl_kind *k, const cJSON *obj);
+/* Of those, the pods the template at path makes (replicas: the walk's count for it). */
+long long gpa_wl_gang_share(const gpa_wl_kind *k, const cJSON *obj, const char *path,
+                            long long replicas);
+/* Do the operator's pods carry the gang size (PET_NNODES of a non-elastic PyTorchJob, LWS's
+ * size annotation)? Otherwise the pods' gang size is unknown unless the template sets
+ * gpu-admission.io/gang-size. */
+bool gpa_wl_gang_size_on_pods(const gpa_wl_kind *k, const cJSON *obj);
+/* Adds to pod (built from the template at path) the labels, annotations and env its operator
+ * adds to the pods it creates. GPA_OK or GPA_ENOMEM. */
+int gpa_wl_operator_pod(const gpa_wl_kind *k, const cJSON *obj, const char *path, cJSON *pod);
+
 #endif

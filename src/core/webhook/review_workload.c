@@ -10,11 +10,13 @@
  * template's members), never copied, because a Deployment review is held to 1.3x the cost of
  * its pod's review (bench_engine).
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine/engine_mutate_validate.h"
+#include "policy/policy_gang.h"
 #include "util/node_arena.h"
 #include "engine/pod.h"
 #include "webhook/review_workload.h"
@@ -44,6 +46,16 @@ typedef struct wl_ctx {
     size_t n_refused, n_judged;
     const char *reason, *rule, *pool;
     bool gpu, oom;
+    /* the gang of a training workload, summed over its templates placed in one pool with
+     * topology levels (POLICY.md "Topology levels") */
+    const gpa_wl_kind *k;
+    const cJSON *obj;
+    size_t n_unchanged;
+    const gpa_pool *gang_pool;
+    const char *gang_rule;
+    char *gang_path; /* the first template of the gang, for the message */
+    long long gang_pods;
+    int64_t gang_gpus;
 } wl_ctx;
 
 /* A copy of s cut to max bytes on a UTF-8 boundary, "..." marking the cut. */
@@ -177,13 +189,72 @@ static void borrow(cJSON *n, const cJSON *src, const char *key)
     n->next = n->prev = NULL;
 }
 
+/* Counts the template's pods into the workload's gang when its pool places gangs by level. */
+static void gang_add(wl_ctx *c, const char *path, const cJSON *pod, long long replicas,
+                     const gpa_decision *md)
+{
+    const gpa_pool *pool = NULL;
+    for (size_t i = 0; i < c->p->n_pools && !pool; i++)
+        if (strcmp(c->p->pools[i].name, md->pool) == 0) pool = &c->p->pools[i];
+    if (!pool || !pool->has_topology || !gpa_gang_levels(&pool->topology)) return;
+    long long share = gpa_wl_gang_share(c->k, c->obj, path, replicas);
+    if (share <= 0) return;
+    if (c->gang_pool && c->gang_pool != pool) return; /* one gang per pool: the first's */
+    gpa_pod v;
+    gpa_pod_init(&v, pod);
+    int64_t gpus = gpa_pod_gpu_count(&v, c->p, NULL), g;
+    if (!c->gang_pool) {
+        c->gang_pool = pool;
+        c->gang_rule = md->rule;
+        if (!(c->gang_path = strdup(path))) c->oom = true;
+    }
+    c->gang_pods += share;
+    if (__builtin_mul_overflow((int64_t)share, gpus, &g) ||
+        __builtin_add_overflow(c->gang_gpus, g, &c->gang_gpus))
+        c->gang_gpus = INT64_MAX;
+}
+
+/* The workload's gang against its pool's domains: refused when no domain holds it, else one
+ * line naming the level (and what the pods lack when the operator puts no size on them). */
+static void gang_judge(wl_ctx *c)
+{
+    if (!c->gang_pool || c->n_unchanged || c->n_refused || c->gang_gpus <= 0) return;
+    const gpa_topology *t = &c->gang_pool->topology;
+    int64_t dg;
+    const char *dom = gpa_gang_domain(t, c->gang_gpus, &dg);
+    char text[WL_WARN_MAX_BYTES + 1];
+    if (!dom) {
+        const char *wl = t->n_levels ? t->levels[t->n_levels - 1].label : t->island_label;
+        snprintf(text, sizeof text,
+                 "gang of %" PRId64 " GPUs (%lld pods of the %s) is wider than pool %s's widest "
+                 "domain, %s (%" PRId64 " GPUs); run a smaller gang or ask for a pool with a "
+                 "wider level",
+                 c->gang_gpus, c->gang_pods, c->k->kind, c->gang_pool->name, wl, dg);
+        add_refusal(c, c->gang_path, text, "gang-too-wide", c->gang_rule, c->gang_pool->name);
+        return;
+    }
+    if (gpa_wl_gang_size_on_pods(c->k, c->obj))
+        snprintf(text, sizeof text,
+                 "gang of %" PRId64 " GPUs (%lld pods): pod affinity on %s (%" PRId64 " GPUs)",
+                 c->gang_gpus, c->gang_pods, dom, dg);
+    else
+        snprintf(text, sizeof text,
+                 "gang of %" PRId64 " GPUs (%lld pods) fits one %s (%" PRId64
+                 " GPUs), but its pods "
+                 "carry no gang size: annotate the templates " GPA_ANN_GANG_SIZE ": \"%lld\"",
+                 c->gang_gpus, c->gang_pods, dom, dg, c->gang_pods);
+    add_warning(c, c->gang_path, text);
+}
+
 static int judge_template(void *vctx, const char *path, const cJSON *tmpl, long long replicas)
 {
     wl_ctx *c = vctx;
-    (void)replicas;
     for (size_t i = 0; i < c->n_old; i++)
         if (strcmp(c->old[i].path, path) == 0) {
-            if (cJSON_Compare(c->old[i].t, tmpl, true)) return GPA_OK; /* unchanged */
+            if (cJSON_Compare(c->old[i].t, tmpl, true)) {
+                c->n_unchanged++;
+                return GPA_OK; /* unchanged */
+            }
             break;
         }
     c->n_judged++;
@@ -222,6 +293,7 @@ static int judge_template(void *vctx, const char *path, const cJSON *tmpl, long 
                     "workload-template", NULL, NULL);
         return GPA_OK;
     }
+    if (mdec.gpu_pod && mdec.pool) gang_add(c, path, &pod, replicas, &mdec);
     const gpa_decision *bad = !mdec.allowed ? &mdec : !vdec.allowed ? &vdec : NULL;
     if (bad) {
         add_refusal(c, path, bad->message, bad->reason, bad->rule, bad->pool);
@@ -262,6 +334,7 @@ static int collect_old(void *vctx, const char *path, const cJSON *tmpl, long lon
 
 static void ctx_free(wl_ctx *c)
 {
+    free(c->gang_path);
     for (size_t i = 0; i < c->n_old; i++)
         free(c->old[i].path);
     free(c->old);
@@ -323,7 +396,7 @@ int gpa_review_workload(gpa_decision *out, bool *judged, const gpa_policy *p, co
     out->allowed = true;
     if (!p || p->wl_enforcement == GPA_WL_OFF || !obj) return GPA_OK;
     if (op != GPA_OP_CREATE && op != GPA_OP_UPDATE) return GPA_OK;
-    wl_ctx c = {.p = p, .ns = ns, .err = err};
+    wl_ctx c = {.p = p, .ns = ns, .err = err, .k = k, .obj = obj};
     int rc = GPA_OK;
     if (op == GPA_OP_UPDATE && old) {
         gpa_error ignore;
@@ -355,6 +428,8 @@ int gpa_review_workload(gpa_decision *out, bool *judged, const gpa_policy *p, co
         }
         if (c.oom) goto oom;
     }
+    gang_judge(&c);
+    if (c.oom) goto oom;
     if (c.n_judged == 0) {
         ctx_free(&c);
         return GPA_OK;
