@@ -54,6 +54,8 @@ int gpa_sim_add_denied(gpa_sim *s, const char *pod, const char *message, gpa_err
 typedef enum {
     GPA_SIM_BFD,   /* best-fit decreasing (the documented heuristic) */
     GPA_SIM_EXACT, /* exhaustive search for the fewest GPUs: tiny inputs only (tests) */
+    GPA_SIM_BFD_SCAN, /* the same packing, every node of a class scanned per pod: the index's
+                         reference (tests hold the two equal) */
 } gpa_sim_method;
 
 /* Places every queued pod. GPA_EINVAL for GPA_SIM_EXACT beyond its size limit. */

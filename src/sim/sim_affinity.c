@@ -33,6 +33,52 @@ static bool ns_matches(const gpa_sim_term *term, const char *owner_ns, const cha
     return listed ? false : strcmp(owner_ns, ns) == 0;
 }
 
+/* A label pair's bit in a 63-bit filter (bit 63 marks a template's filter as computed). */
+static uint64_t pair_bit(const char *k, const char *v)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (const char *p = k; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    h = (h ^ '=') * 1099511628211ULL;
+    for (const char *p = v; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    return 1ULL << (h % 63);
+}
+
+static uint64_t labels_bloom(gpa_sim_tmpl *t)
+{
+    if (!t->label_bloom) {
+        uint64_t b = 1ULL << 63;
+        const cJSON *l;
+        cJSON_ArrayForEach(l, t->labels) if (cJSON_IsString(l)) b |=
+            pair_bit(l->string, l->valuestring);
+        t->label_bloom = b;
+    }
+    return t->label_bloom;
+}
+
+/* The pairs a selector requires (matchLabels, and In with one value): a template whose filter
+ * lacks one of their bits cannot match, so the full match runs only on the rest. */
+static uint64_t selector_needs(const cJSON *sel)
+{
+    uint64_t need = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(sel, "matchLabels"))
+    {
+        if (cJSON_IsString(e)) need |= pair_bit(e->string, e->valuestring);
+    }
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(sel, "matchExpressions"))
+    {
+        const cJSON *k = cJSON_GetObjectItemCaseSensitive(e, "key");
+        const cJSON *op = cJSON_GetObjectItemCaseSensitive(e, "operator");
+        const cJSON *vals = cJSON_GetObjectItemCaseSensitive(e, "values");
+        if (cJSON_IsString(k) && cJSON_IsString(op) && strcmp(op->valuestring, "In") == 0 &&
+            cJSON_GetArraySize(vals) == 1 && cJSON_IsString(vals->child))
+            need |= pair_bit(k->valuestring, vals->child->valuestring);
+    }
+    return need;
+}
+
 void gpa_sim_view_free(gpa_sim_aff_view *v, const gpa_sim *s, const gpa_sim_tmpl *t)
 {
     if (v->aff_ok)
@@ -58,9 +104,11 @@ int gpa_sim_view_build(gpa_sim_aff_view *v, gpa_sim *s, size_t ti, gpa_error *er
         const gpa_sim_topo *tp = &s->topos[t->aff[a].key_id];
         v->aff_ok[a] = calloc((size_t)tp->n_values + 1, 1);
         if (!v->aff_ok[a]) return gpa_fail(err, GPA_ENOMEM, "out of memory");
+        uint64_t need = selector_needs(t->aff[a].selector);
         for (size_t q0 = 0; q0 < s->n_placed_tmpls; q0++) {
-            const gpa_sim_tmpl *ot = &s->tmpls[s->placed_tmpls[q0]];
-            if (!ot->n_placed || !ns_matches(&t->aff[a], t->ns, ot->ns) ||
+            gpa_sim_tmpl *ot = &s->tmpls[s->placed_tmpls[q0]];
+            if (!ot->n_placed || (labels_bloom(ot) & need) != need ||
+                !ns_matches(&t->aff[a], t->ns, ot->ns) ||
                 !gpa_sim_selector_matches(t->aff[a].selector, ot->labels))
                 continue;
             v->aff_free = false;
@@ -106,6 +154,36 @@ int gpa_sim_view_build(gpa_sim_aff_view *v, gpa_sim *s, size_t ti, gpa_error *er
                 v->aff_free = false; /* cannot satisfy its own affinity: never schedulable */
     if (v->aff_free && t->n_aff) {
         /* self-match: any node carrying the topology keys will do */
+    }
+    return GPA_OK;
+}
+
+int gpa_sim_view_add_own(gpa_sim_aff_view *v, gpa_sim *s, size_t ti, size_t n, gpa_error *err)
+{
+    /* gpa_sim_view_build's loops with the placed template and the placement limited to t and
+     * n (both anti-affinity directions are the same term when owner and other are t) */
+    const gpa_sim_tmpl *t = &s->tmpls[ti];
+    for (size_t a = 0; a < t->n_aff; a++) {
+        if (!ns_matches(&t->aff[a], t->ns, t->ns) ||
+            !gpa_sim_selector_matches(t->aff[a].selector, t->labels))
+            continue;
+        v->aff_free = false;
+        int vid = s->topos[t->aff[a].key_id].vid[n];
+        if (vid >= 0) v->aff_ok[a][vid] = 1;
+    }
+    for (size_t a = 0; a < t->n_anti; a++) {
+        const gpa_sim_term *term = &t->anti[a];
+        if (!ns_matches(term, t->ns, t->ns) || !gpa_sim_selector_matches(term->selector, t->labels))
+            continue;
+        if (!v->anti && !(v->anti = calloc(s->n_topos, sizeof *v->anti)))
+            return gpa_fail(err, GPA_ENOMEM, "out of memory");
+        const gpa_sim_topo *tp = &s->topos[term->key_id];
+        if (!v->anti[term->key_id] &&
+            !(v->anti[term->key_id] = calloc((size_t)tp->n_values + 1, 1)))
+            return gpa_fail(err, GPA_ENOMEM, "out of memory");
+        v->any_anti = true;
+        int vid = tp->vid[n];
+        if (vid >= 0) v->anti[term->key_id][vid] = 1;
     }
     return GPA_OK;
 }

@@ -25,8 +25,6 @@ typedef enum {
     GPA_SIM_TS,        /* time-slicing: `replicas` shares of each card */
 } gpa_sim_mode;
 
-#define GPA_SIM_MAX_LEVELS 8
-
 typedef struct gpa_sim_group {
     char *name;
     long long count;
@@ -46,13 +44,6 @@ typedef struct gpa_sim_group {
     size_t n_labels;
     gpa_sim_taint *taints;
     size_t n_taints;
-    /* topology levels above the node (racks, blocks): every `nodes` consecutive nodes share
-     * one value of `label`, narrowest first (docs/simulate.md) */
-    struct {
-        char *label;
-        long long nodes;
-    } levels[GPA_SIM_MAX_LEVELS];
-    size_t n_levels;
 } gpa_sim_group;
 
 typedef struct gpa_sim_node_def {
@@ -107,6 +98,7 @@ typedef struct gpa_sim_tmpl {
     long long size_key;
     char *key; /* the pod minus its name: identical pods share one template */
     uint64_t hash;
+    uint64_t label_bloom; /* sim_affinity.c: a bit per label key=value, bit 63 once computed */
 } gpa_sim_tmpl;
 
 /* Why a node cannot take a pod, in the order the checks run (kube-scheduler's filters, then
@@ -278,6 +270,10 @@ int gpa_sim_topo_id(gpa_sim *s, const char *key, gpa_error *err);
  * gpa_sim_view_free even when this fails. */
 int gpa_sim_view_build(gpa_sim_aff_view *v, gpa_sim *s, size_t ti, gpa_error *err);
 void gpa_sim_view_free(gpa_sim_aff_view *v, const gpa_sim *s, const gpa_sim_tmpl *t);
+/* Brings template ti's view up to date after one more pod of ti itself was placed on node n
+ * (the packer keeps one view over consecutive pods of a template instead of rebuilding it
+ * from every placed pod each time); the same view gpa_sim_view_build would build then. */
+int gpa_sim_view_add_own(gpa_sim_aff_view *v, gpa_sim *s, size_t ti, size_t n, gpa_error *err);
 /* Node n satisfies t's affinity terms (self_ok: any node with the topology keys will do). */
 bool gpa_sim_view_aff_ok(const gpa_sim_aff_view *v, const gpa_sim *s, const gpa_sim_tmpl *t,
                          size_t n, bool self_ok);

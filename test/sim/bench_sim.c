@@ -7,14 +7,20 @@
  *                                     core); "pods" writes every replica as its own Pod object,
  *                                     so each one is judged by the engine and packed as its own
  *                                     template (the worst case), instead of Deployments
+ *   bench_sim scale [FACTOR]          10,000 pods on 1,000 nodes (best of 7) and 100,000 on
+ *                                     10,000 (best of 3) in the same process: exits 1 unless
+ *                                     the large run's packing CPU time is within FACTOR
+ *                                     (default 15) times the small one's and the peak RSS is
+ *                                     under 300 MB; the total's ratio is printed beside it
  *
- * Prints the figures and exits 0; whether they meet the target is read from the output
- * (docs/performance.md), not asserted: this VM's timing is noisy.
+ * Otherwise prints the figures and exits 0; absolute times are read from the output
+ * (docs/performance.md), not asserted: this VM's timing is noisy, a ratio in one run is not.
  */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "gpu_admission/objects.h"
@@ -72,20 +78,14 @@ static void deployment(char **b, size_t *l, size_t *c, const char *name, const c
     append(b, l, c, d);
 }
 
-int main(int argc, char **argv)
+typedef struct figures {
+    double inventory, admission, packing, json, total;
+} figures;
+
+/* One run of `pods` pods on `nodes` nodes; 0 when some pod was placed. */
+static int bench(figures *f, const gpa_policy *p, long pods, long nodes)
 {
-    long pods = argc > 1 ? atol(argv[1]) : 10000, nodes = argc > 2 ? atol(argv[2]) : 1000;
-    single_pods = argc > 3 && strcmp(argv[3], "pods") == 0;
-    if (pods < 20 || nodes < 10) {
-        fprintf(stderr, "usage: bench_sim [PODS>=20 [NODES>=10]]\n");
-        return 1;
-    }
     gpa_error err = {0};
-    gpa_policy *p = NULL;
-    if (gpa_policy_load_dir(&p, GPA_SIM_TEST_DIR "/policies", &err) != GPA_OK) {
-        fprintf(stderr, "%s\n", err.message);
-        return 1;
-    }
     char inv[2048];
     snprintf(inv, sizeof inv,
              "apiVersion: gpu-admission.io/v1alpha1\nkind: GPUInventory\nspec:\n  nodeGroups:\n"
@@ -163,12 +163,68 @@ int main(int argc, char **argv)
     printf("bench_sim: cpu seconds: inventory %.3f, admission (engine) %.3f, packing %.3f, "
            "json %.3f, total %.3f\n",
            t1 - t0, t2 - t1, t3 - t2, t4 - t3, t4 - t0);
+    *f = (figures){t1 - t0, t2 - t1, t3 - t2, t4 - t3, t4 - t0};
     free(txt);
     cJSON_Delete(j);
     gpa_objects_free(o);
     gpa_sim_free(s);
     gpa_sim_inventory_free(iv);
-    gpa_policy_unref(p);
     free(w);
     return tot.placed > 0 ? 0 : 1;
+}
+
+/* Each phase's best (smallest) time over `runs` runs. */
+static int best_of(figures *best, int runs, const gpa_policy *p, long pods, long nodes)
+{
+    for (int r = 0; r < runs; r++) {
+        figures f;
+        if (bench(&f, p, pods, nodes)) return 1;
+        if (r == 0) *best = f;
+        if (f.inventory < best->inventory) best->inventory = f.inventory;
+        if (f.admission < best->admission) best->admission = f.admission;
+        if (f.packing < best->packing) best->packing = f.packing;
+        if (f.json < best->json) best->json = f.json;
+        if (f.total < best->total) best->total = f.total;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    bool scale = argc > 1 && strcmp(argv[1], "scale") == 0;
+    long pods = argc > 1 && !scale ? atol(argv[1]) : 10000, nodes = argc > 2 ? atol(argv[2]) : 1000;
+    single_pods = !scale && argc > 3 && strcmp(argv[3], "pods") == 0;
+    double factor = scale && argc > 2 ? atof(argv[2]) : 15;
+    if (pods < 20 || nodes < 10 || factor <= 0) {
+        fprintf(stderr, "usage: bench_sim [PODS>=20 [NODES>=10 [pods]]] | bench_sim scale "
+                        "[FACTOR]\n");
+        return 1;
+    }
+    gpa_error err = {0};
+    gpa_policy *p = NULL;
+    if (gpa_policy_load_dir(&p, GPA_SIM_TEST_DIR "/policies", &err) != GPA_OK) {
+        fprintf(stderr, "%s\n", err.message);
+        return 1;
+    }
+    int rc;
+    if (!scale) {
+        figures f;
+        rc = bench(&f, p, pods, nodes);
+    } else {
+        figures small = {0}, large = {0};
+        /* more runs of the small case: its 10-20 ms are where the noise is */
+        rc = best_of(&small, 7, p, 10000, 1000) || best_of(&large, 3, p, 100000, 10000);
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        double rss_mb = (double)ru.ru_maxrss / 1024.0, ratio = large.total / small.total;
+        double pratio = large.packing / small.packing;
+        printf("bench_sim scale: best of 7 / 3: 10,000 x 1,000 total %.3f s (packing %.3f); "
+               "100,000 x 10,000 total %.3f s (packing %.3f); ratio %.1fx packing (limit "
+               "%.0fx), %.1fx total; peak RSS %.0f MB (limit 300)\n",
+               small.total, small.packing, large.total, large.packing, pratio, factor, ratio,
+               rss_mb);
+        if (!rc && (pratio > factor || rss_mb >= 300)) rc = 1;
+    }
+    gpa_policy_unref(p);
+    return rc;
 }
