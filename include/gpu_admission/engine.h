@@ -28,6 +28,9 @@ typedef struct gpa_request {
     bool explain;             /* collect human explanation lines (CLI --explain) */
     bool patch_only;          /* mutate: leave decision.mutated NULL (the review codec only
                                  needs the patch; saves a deep copy of the pod) */
+    const char *user;         /* request.userInfo.username, NULL when unknown (the CLI): a
+                                 claim marked as the scheduler's is left alone only when this
+                                 is one of spec.dra.schedulerUsers */
     bool ephemeral_update;    /* validate: an UPDATE through pods/ephemeralcontainers
                                  (`kubectl debug`): besides labels, the containers are judged
                                  (privileged, NVIDIA_VISIBLE_DEVICES in untrusted pods) */

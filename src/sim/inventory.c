@@ -252,6 +252,45 @@ static int read_mig(gpa_sim_group *g, rd *r, const gpa_ynode *n)
     return GPA_OK;
 }
 
+/* levels: [{label, nodes}], narrowest first: the node labels of racks and blocks, so gangs
+ * placed by topology level (docs/policy.md) are simulated as the scheduler places them. */
+static int read_levels(gpa_sim_group *g, rd *r, const gpa_ynode *n)
+{
+    if (n->kind != GPA_YN_SEQ) return fail_at(r, n, "levels must be a list of {label, nodes}");
+    if (n->n > GPA_SIM_MAX_LEVELS) return fail_at(r, n, "at most %d levels", GPA_SIM_MAX_LEVELS);
+    for (size_t i = 0; i < n->n; i++) {
+        const gpa_ynode *m = n->kids[i], *label = NULL, *nodes = NULL;
+        if (m->kind != GPA_YN_MAP) return fail_at(r, m, "a level must be a mapping {label, nodes}");
+        for (size_t j = 0; j < m->n; j++) {
+            const char *k = gpa_ymap_key(m, j)->value;
+            if (strcmp(k, "label") == 0)
+                label = gpa_ymap_val(m, j);
+            else if (strcmp(k, "nodes") == 0)
+                nodes = gpa_ymap_val(m, j);
+            else
+                return fail_at(r, gpa_ymap_key(m, j), "unknown level field %s (label, nodes)", k);
+        }
+        if (!label) return fail_at(r, m, "a level needs label (the node label of the domain)");
+        if (!nodes) return fail_at(r, m, "a level needs nodes (nodes per domain)");
+        const char *s;
+        long long c;
+        if (want_str(&s, r, label, "label") ||
+            want_int(&c, r, nodes, "nodes", 1, GPA_SIM_MAX_NODES))
+            return r->err->code;
+        for (size_t j = 0; j < g->n_levels; j++)
+            if (strcmp(g->levels[j].label, s) == 0)
+                return fail_at(r, label, "level label %s is repeated", s);
+        if (g->n_levels && c <= g->levels[g->n_levels - 1].nodes)
+            return fail_at(r, nodes,
+                           "level %s has %lld nodes, not more than the level before it (%lld): "
+                           "levels go narrowest first",
+                           s, c, g->levels[g->n_levels - 1].nodes);
+        if (!(g->levels[g->n_levels].label = strdup(s))) return GPA_ENOMEM;
+        g->levels[g->n_levels++].nodes = c;
+    }
+    return GPA_OK;
+}
+
 static int read_group(gpa_sim_group *g, rd *r, const gpa_ynode *n)
 {
     if (n->kind != GPA_YN_MAP) return fail_at(r, n, "a node group must be a mapping");
@@ -309,10 +348,12 @@ static int read_group(gpa_sim_group *g, rd *r, const gpa_ynode *n)
             rc = want_qty(&g->mem, r, v, "memory");
         } else if (strcmp(k, "pods") == 0) {
             rc = want_int(&g->max_pods, r, v, "pods", 0, 100000);
+        } else if (strcmp(k, "levels") == 0) {
+            rc = read_levels(g, r, v);
         } else {
             rc = fail_at(r, gpa_ymap_key(n, i),
                          "unknown node group field %s (name, count, gpus, gpu, gpuMemory, labels, "
-                         "taints, mig, timeSlicing, nvlinkIslandSize, cpu, memory, pods)",
+                         "taints, mig, timeSlicing, nvlinkIslandSize, levels, cpu, memory, pods)",
                          k);
         }
         if (rc) return rc;
@@ -391,6 +432,10 @@ static int node_labels(gpa_sim_node_def *nd, const gpa_sim_group *g, long long i
         rc |= set_kv(&nd->labels, &nd->n_labels, "nvidia.com/gpu.clique", v);
         snprintf(v, sizeof v, "%d", g->island);
         rc |= set_kv(&nd->labels, &nd->n_labels, "gpu-admission.io/nvlink-island-size", v);
+    }
+    for (size_t l = 0; l < g->n_levels; l++) {
+        snprintf(v, sizeof v, "%s-%lld", g->name, idx / g->levels[l].nodes);
+        rc |= set_kv(&nd->labels, &nd->n_labels, g->levels[l].label, v);
     }
     return rc ? GPA_ENOMEM : GPA_OK;
 }
@@ -678,6 +723,8 @@ void gpa_sim_inventory_free(gpa_sim_inventory *inv)
         free(g->mig_config);
         free(g->ts_resource);
         free_kvs(g->labels, g->n_labels);
+        for (size_t l = 0; l < g->n_levels; l++)
+            free(g->levels[l].label);
         for (size_t t = 0; t < g->n_taints; t++) {
             free(g->taints[t].key);
             free(g->taints[t].value);

@@ -43,4 +43,17 @@ typedef struct gpa_sim_cause_agg {
 gpa_sim_cause_agg *gpa_sim_cause_aggs(const gpa_sim *s, size_t *n_out);
 void gpa_sim_cause_aggs_free(gpa_sim_cause_agg *a, size_t n);
 
+/* ---- the HTML report (output_report.c, output_tiles.c) ---- */
+#include "gpu_admission/strbuf.h"
+/* s with <, >, &, " and ' escaped. */
+void gpa_sim_html_esc(gpa_sb *b, const char *s);
+/* A stable hue (0-359) for a tenant name; 0 for NULL. */
+unsigned gpa_sim_tenant_hue(const char *t);
+/* The detail tile of GPU k of node n: one <div class="gpu"><svg class="gpu-svg"> with one
+ * <g class="instance"> per pod on it. */
+void gpa_sim_report_tile(gpa_sb *b, const gpa_sim *s, size_t n, int k);
+/* How full GPU k of node n is, 0..1: MIG memory slices held, replicas held / replicas, a
+ * whole-card pod 1. */
+double gpa_sim_gpu_fill(const gpa_sim *s, size_t n, int k);
+
 #endif

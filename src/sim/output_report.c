@@ -1,6 +1,10 @@
 /*
- * output_report.c - `simulate --report`: the self-contained HTML page. Reads the packed
- * state only; no external resources, so it opens offline.
+ * output_report.c - `simulate --report`: the self-contained HTML page a platform team decides
+ * from. The figures (the same as the text and JSON), a legend, per pool and per node group
+ * tables, a fleet view of one strip per node (a cell per GPU, coloured by how full it is)
+ * that stays readable at thousands of nodes, the unplaced pods by cause and by run of copies
+ * failing alike, the denied pods, and the per-GPU detail tiles folded away until asked for. Reads
+ * the packed state only; no external resources, so it opens offline.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,37 +13,348 @@
 #include "gpu_admission/strbuf.h"
 #include "output_internal.h"
 
-static void html_esc(gpa_sb *b, const char *s)
+/* Rows of a list the page still shows whole; past them it says how many more, -o json has
+ * every one. */
+#define LIST_ROWS 100
+/* Nodes in use whose GPUs get detail tiles; past them -o json has every placement. */
+#define TILE_NODES 100
+
+static const char *CSS =
+    "body{font-family:sans-serif;margin:1em;color:#222}"
+    "h2{margin:1.2em 0 .4em;font-size:1.2em}h3{margin:.8em 0 .2em;font-size:1em}"
+    "table{border-collapse:collapse;margin:.3em 0}"
+    "th,td{border:1px solid #ccc;padding:2px 6px;font-size:13px}"
+    "th{background:#f0f0f0;text-align:left}td.n{text-align:right}"
+    ".gpu{display:inline-block;margin:4px;vertical-align:top}"
+    "svg text{font-size:9px;font-family:sans-serif}"
+    ".legend span{display:inline-block;margin-right:1em;font-size:13px}"
+    ".sw{display:inline-block;width:14px;height:14px;border:1px solid #999;"
+    "vertical-align:middle;margin-right:4px}"
+    ".note{color:#555;font-size:13px}";
+
+/* A GPU cell's colour by fill: grey when empty, light to dark green as it fills. */
+static void fill_colour(char *buf, size_t cap, double f)
 {
-    for (; *s; s++) {
-        switch (*s) {
-        case '<':
-            gpa_sb_printf(b, "&lt;");
-            break;
-        case '>':
-            gpa_sb_printf(b, "&gt;");
-            break;
-        case '&':
-            gpa_sb_printf(b, "&amp;");
-            break;
-        case '"':
-            gpa_sb_printf(b, "&quot;");
-            break;
-        case '\'':
-            gpa_sb_printf(b, "&#39;");
-            break;
-        default:
-            gpa_sb_printf(b, "%c", *s);
-        }
-    }
+    if (f <= 0)
+        snprintf(buf, cap, "#eeeeee");
+    else
+        snprintf(buf, cap, "hsl(145,55%%,%.0f%%)", 82.0 - 47.0 * (f > 1 ? 1 : f));
 }
 
-static unsigned tenant_hue(const char *t)
+static void cell(gpa_sb *b, const char *v, bool num)
 {
-    unsigned h = 2166136261u;
-    for (; t && *t; t++)
-        h = (h ^ (unsigned char)*t) * 16777619u;
-    return t ? h % 360 : 0;
+    gpa_sb_printf(b, num ? "<td class=\"n\">" : "<td>");
+    gpa_sim_html_esc(b, v);
+    gpa_sb_printf(b, "</td>");
+}
+
+/* a number cell with `decimals` digits after the point, `pct`: as a percentage */
+static void cellf(gpa_sb *b, int decimals, double v, bool pct)
+{
+    gpa_sb_printf(b, "<td class=\"n\">%.*f%s</td>", decimals, pct ? 100.0 * v : v, pct ? "%" : "");
+}
+
+static void cellz(gpa_sb *b, size_t v)
+{
+    gpa_sb_printf(b, "<td class=\"n\">%zu</td>", v);
+}
+
+static void head_row(gpa_sb *b, const char *const *cols)
+{
+    gpa_sb_printf(b, "<tr>");
+    for (; *cols; cols++)
+        gpa_sb_printf(b, "<th>%s</th>", *cols);
+    gpa_sb_printf(b, "</tr>\n");
+}
+
+static void bar(gpa_sb *b, const gpa_sim_totals *t)
+{
+    size_t mx = t->whole_gpu_baseline > t->gpus_used ? t->whole_gpu_baseline : t->gpus_used;
+    if (t->whole_done && t->whole_used > mx) mx = t->whole_used;
+    if (!mx) mx = 1;
+    int rows = t->whole_done ? 3 : 2;
+    gpa_sb_printf(b,
+                  "<svg id=\"bar\" width=\"700\" height=\"%d\" "
+                  "xmlns=\"http://www.w3.org/2000/svg\">",
+                  rows * 28 + 4);
+    struct {
+        const char *cls, *label, *fill;
+        size_t v;
+    } r[3] = {{"used", "GPUs used", "#2a7", t->gpus_used},
+              {"baseline", "whole-GPU baseline", "#999", t->whole_gpu_baseline},
+              {"whole", "whole GPUs only, used", "#c96", t->whole_used}};
+    for (int i = 0; i < rows; i++)
+        gpa_sb_printf(b,
+                      "<rect class=\"%s\" x=\"200\" y=\"%d\" width=\"%.1f\" height=\"20\" "
+                      "fill=\"%s\"/><text x=\"0\" y=\"%d\" style=\"font-size:12px\">%s: "
+                      "%zu</text>",
+                      r[i].cls, 5 + 28 * i, 450.0 * (double)r[i].v / (double)mx, r[i].fill,
+                      19 + 28 * i, r[i].label, r[i].v);
+    gpa_sb_printf(b, "</svg>\n");
+}
+
+static void legend(gpa_sb *b)
+{
+    char c[40];
+    gpa_sb_printf(b, "<div id=\"legend\" class=\"legend\"><b>Legend.</b> Fleet cells, one per "
+                     "GPU, by how full it is: ");
+    const double fs[] = {0, 0.25, 0.5, 0.75, 1};
+    const char *names[] = {"empty", "1/4", "1/2", "3/4", "full"};
+    for (int i = 0; i < 5; i++) {
+        fill_colour(c, sizeof c, fs[i]);
+        gpa_sb_printf(b, "<span><i class=\"sw\" style=\"background:%s\"></i>%s</span>", c,
+                      names[i]);
+    }
+    gpa_sb_printf(b, "<br><span class=\"note\">Full = every memory slice of a MIG GPU held, every "
+                     "time-slice replica held, or a whole-card pod. Detail tiles: memory slices "
+                     "as columns, a MIG instance over the slices it holds, replicas as stacked "
+                     "bands, coloured by tenant (the pod's gpu-admission.io/tenant label, else "
+                     "its namespace); a dashed box is a free instance of a fixed layout.</span>"
+                     "</div>\n");
+}
+
+static void pools_table(gpa_sb *b, const gpa_sim *s, const gpa_sim_totals *t)
+{
+    size_t na = 0;
+    gpa_sim_agg *a = gpa_sim_pool_aggs(s, &na);
+    static const char *cols[] = {"pool",
+                                 "pods",
+                                 "placed",
+                                 "unplaced",
+                                 "placed on whole GPUs only",
+                                 "whole-GPU baseline",
+                                 "unplaced ask (GPUs)",
+                                 "GPUs it may use",
+                                 "allocation ratio",
+                                 "GPU memory requested (GB)",
+                                 "allocated (GB)",
+                                 NULL};
+    gpa_sb_printf(b, "<h2>Pools</h2>\n<table id=\"pools\">\n");
+    head_row(b, cols);
+    for (size_t i = 0; a && i < na; i++) {
+        gpa_sb_printf(b, "<tr>");
+        cell(b, a[i].name, false);
+        cellz(b, a[i].pods);
+        cellz(b, a[i].placed);
+        cellz(b, a[i].unplaced);
+        if (t->whole_done)
+            cellz(b, a[i].whole_placed);
+        else
+            cell(b, "-", true);
+        cellz(b, a[i].baseline);
+        cellz(b, a[i].unplaced_gpus);
+        cellz(b, a[i].gpus);
+        cellf(b, 1, gpa_sim_ratio(a[i].share, a[i].gpus), true);
+        cellf(b, 1, gpa_sim_gb(a[i].mem_req), false);
+        cellf(b, 1, gpa_sim_gb(a[i].mem_alloc), false);
+        gpa_sb_printf(b, "</tr>\n");
+    }
+    gpa_sb_printf(b, "</table>\n");
+    free(a);
+}
+
+static void groups_table(gpa_sb *b, const gpa_sim *s)
+{
+    size_t na = 0;
+    gpa_sim_agg *a = gpa_sim_group_aggs(s, &na);
+    static const char *cols[] = {"node group",
+                                 "nodes",
+                                 "GPUs",
+                                 "used",
+                                 "idle on used (GPUs)",
+                                 "pods placed",
+                                 "whole-GPU baseline",
+                                 "allocation ratio",
+                                 "GPU memory requested (GB)",
+                                 "allocated (GB)",
+                                 NULL};
+    gpa_sb_printf(b, "<h2>Node groups</h2>\n<table id=\"groups\">\n");
+    head_row(b, cols);
+    for (size_t i = 0; a && i < na; i++) {
+        gpa_sb_printf(b, "<tr>");
+        cell(b, a[i].name, false);
+        cellz(b, a[i].nodes);
+        cellz(b, a[i].gpus);
+        cellz(b, a[i].used);
+        cellf(b, 2, (double)a[i].used - a[i].share, false);
+        cellz(b, a[i].placed);
+        cellz(b, a[i].baseline);
+        cellf(b, 1, gpa_sim_ratio(a[i].share, a[i].gpus), true);
+        cellf(b, 1, gpa_sim_gb(a[i].mem_req), false);
+        cellf(b, 1, gpa_sim_gb(a[i].mem_alloc), false);
+        gpa_sb_printf(b, "</tr>\n");
+    }
+    gpa_sb_printf(b, "</table>\n");
+    free(a);
+}
+
+static void unplaced_lists(gpa_sb *b, const gpa_sim *s, const gpa_sim_totals *t)
+{
+    gpa_sb_printf(b, "<h2>Unplaced pods (%zu)</h2>\n", t->unplaced);
+    if (!t->unplaced) {
+        gpa_sb_printf(b, "<p class=\"note\">Every admitted pod was placed.</p>\n");
+        return;
+    }
+    size_t nc = 0;
+    gpa_sim_cause_agg *ca = gpa_sim_cause_aggs(s, &nc);
+    static const char *ccols[] = {"cause", "pods", "GPUs asked", NULL};
+    gpa_sb_printf(b, "<table id=\"causes\">\n");
+    head_row(b, ccols);
+    for (size_t i = 0; i < nc; i++) {
+        gpa_sb_printf(b, "<tr>");
+        cell(b, ca[i].name, false);
+        cellz(b, ca[i].pods);
+        cellz(b, ca[i].gpus);
+        gpa_sb_printf(b, "</tr>\n");
+    }
+    gpa_sb_printf(b, "</table>\n");
+    gpa_sim_cause_aggs_free(ca, nc);
+    /* copies of one pod failing the same way are one row: "web-0 ... web-2999 (3000 pods)" */
+    static const char *cols[] = {"pods", "reason", "cause", "detail", NULL};
+    gpa_sb_printf(b, "<table id=\"unplaced\">\n");
+    head_row(b, cols);
+    size_t rows = 0;
+    char nb[600], nb2[600], cb[300];
+    for (size_t i = 0; i < s->n_pods;) {
+        if (s->pods[i].node >= 0) {
+            i++;
+            continue;
+        }
+        const gpa_sim_pod *p = &s->pods[i];
+        size_t j = i + 1;
+        while (j < s->n_pods && s->pods[j].node < 0 && s->pods[j].tmpl == p->tmpl &&
+               s->pods[j].cause == p->cause && s->pods[j].reason == p->reason &&
+               (s->pods[j].reason_detail == p->reason_detail ||
+                (s->pods[j].reason_detail && p->reason_detail &&
+                 strcmp(s->pods[j].reason_detail, p->reason_detail) == 0)))
+            j++;
+        if (rows++ < LIST_ROWS) {
+            gpa_sb_printf(b, "<tr><td class=\"pod\" data-pods=\"%zu\">", j - i);
+            gpa_sim_html_esc(b, gpa_sim_pod_name(s, i, nb, sizeof nb));
+            if (j - i > 1) {
+                gpa_sb_printf(b, " ... ");
+                gpa_sim_html_esc(b, gpa_sim_pod_name(s, j - 1, nb2, sizeof nb2));
+                gpa_sb_printf(b, " (%zu pods)", j - i);
+            }
+            gpa_sb_printf(b, "</td>");
+            cell(b, p->reason ? p->reason : "no room", false);
+            cell(b, gpa_sim_cause_name(s, i, cb, sizeof cb), false);
+            cell(b, p->reason_detail ? p->reason_detail : "", false);
+            gpa_sb_printf(b, "</tr>\n");
+        }
+        i = j;
+    }
+    gpa_sb_printf(b, "</table>\n");
+    if (rows > LIST_ROWS)
+        gpa_sb_printf(b, "<p class=\"note\">... and %zu more rows (-o json lists every pod).</p>\n",
+                      rows - LIST_ROWS);
+}
+
+static void denied_list(gpa_sb *b, const gpa_sim *s)
+{
+    gpa_sb_printf(b, "<h2>Denied pods (%zu)</h2>\n", s->n_denied);
+    if (!s->n_denied) return;
+    static const char *cols[] = {"pod", "the webhook's message", NULL};
+    gpa_sb_printf(b, "<table id=\"denied\">\n");
+    head_row(b, cols);
+    for (size_t i = 0; i < s->n_denied && i < LIST_ROWS; i++) {
+        gpa_sb_printf(b, "<tr>");
+        cell(b, s->denied[i].pod, false);
+        cell(b, s->denied[i].message, false);
+        gpa_sb_printf(b, "</tr>\n");
+    }
+    gpa_sb_printf(b, "</table>\n");
+    if (s->n_denied > LIST_ROWS)
+        gpa_sb_printf(b, "<p class=\"note\">... and %zu more (-o json lists every one).</p>\n",
+                      s->n_denied - LIST_ROWS);
+}
+
+/* One SVG per node group: a strip per node, a cell per GPU. Small groups get one node per
+ * line with its name; large ones a grid of strips, the name on hover. */
+static void fleet(gpa_sb *b, const gpa_sim *s)
+{
+    gpa_sb_printf(b, "<h2>Fleet</h2>\n<div id=\"fleet\">\n");
+    char col[40];
+    for (size_t gi = 0, first = 0; first < s->inv->n_nodes; gi++) {
+        /* a run of nodes of one group name (a node List makes a group per node) */
+        const char *gname = gpa_sim_grp(s, first)->name;
+        size_t end = first, used = 0, gpus = 0, maxg = 1;
+        while (end < s->inv->n_nodes && strcmp(gpa_sim_grp(s, end)->name, gname) == 0) {
+            used += s->nodes[end].used_gpus;
+            gpus += (size_t)gpa_sim_grp(s, end)->gpus;
+            if ((size_t)gpa_sim_grp(s, end)->gpus > maxg) maxg = (size_t)gpa_sim_grp(s, end)->gpus;
+            end++;
+        }
+        size_t nn = end - first;
+        bool named = nn <= 16;
+        /* named strips are few: bigger cells */
+        const double cw = named ? 16 : 10, ch = 14, pad = 6, namew = named ? 130 : 0;
+        double strip = (double)maxg * cw + pad;
+        size_t per_row = named ? 1 : (size_t)(1300.0 / strip);
+        if (!per_row) per_row = 1;
+        size_t rows = (nn + per_row - 1) / per_row;
+        gpa_sb_printf(b, "<h3>");
+        gpa_sim_html_esc(b, gname);
+        gpa_sb_printf(b, ": %zu node(s), %zu GPUs, %zu used</h3>\n", nn, gpus, used);
+        gpa_sb_printf(b,
+                      "<svg class=\"fleet-group\" width=\"%.0f\" height=\"%.0f\" "
+                      "xmlns=\"http://www.w3.org/2000/svg\">",
+                      namew + (double)per_row * strip, (double)rows * (ch + 4) + 2);
+        for (size_t i = 0; i < nn; i++) {
+            size_t n = first + i;
+            const gpa_sim_group *g = gpa_sim_grp(s, n);
+            double x0 = namew + (double)(i % per_row) * strip,
+                   y0 = (double)(i / per_row) * (ch + 4);
+            gpa_sb_printf(b, "<g class=\"node\" data-node=\"");
+            gpa_sim_html_esc(b, s->inv->nodes[n].name);
+            gpa_sb_printf(b, "\"><title>");
+            gpa_sim_html_esc(b, s->inv->nodes[n].name);
+            gpa_sb_printf(b, ": %zu of %d GPUs used, %lld pods</title>", s->nodes[n].used_gpus,
+                          g->gpus, s->nodes[n].pods);
+            if (named) {
+                gpa_sb_printf(b, "<text x=\"0\" y=\"%.0f\" style=\"font-size:11px\">", y0 + 11);
+                gpa_sim_html_esc(b, s->inv->nodes[n].name);
+                gpa_sb_printf(b, "</text>");
+            }
+            for (int k = 0; k < g->gpus; k++) {
+                fill_colour(col, sizeof col, gpa_sim_gpu_fill(s, n, k));
+                gpa_sb_printf(b,
+                              "<rect class=\"cell\" x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" "
+                              "height=\"%.0f\" fill=\"%s\" stroke=\"#999\" stroke-width=\"0.5\"/>",
+                              x0 + k * cw, y0 + 2, cw - 1, ch, col);
+            }
+            gpa_sb_printf(b, "</g>");
+        }
+        gpa_sb_printf(b, "</svg>\n");
+        first = end;
+        (void)gi;
+    }
+    gpa_sb_printf(b, "</div>\n");
+}
+
+static void tiles(gpa_sb *b, const gpa_sim *s, const gpa_sim_totals *t)
+{
+    size_t in_use = 0;
+    for (size_t n = 0; n < s->inv->n_nodes; n++)
+        in_use += s->nodes[n].used_gpus > 0;
+    gpa_sb_printf(b,
+                  "<h2>GPUs in use</h2>\n<details id=\"detail\"><summary>Detail tiles: %zu GPUs "
+                  "on %zu node(s)%s (open)</summary>\n<div id=\"gpus\">\n",
+                  t->gpus_used, in_use, in_use > TILE_NODES ? ", the first 100 nodes" : "");
+    size_t shown = 0;
+    for (size_t n = 0; n < s->inv->n_nodes && shown < TILE_NODES; n++) {
+        if (!s->nodes[n].used_gpus) continue;
+        shown++;
+        for (int k = 0; k < gpa_sim_grp(s, n)->gpus; k++)
+            if (s->nodes[n].gpus[k].n_pods) gpa_sim_report_tile(b, s, n, k);
+    }
+    gpa_sb_printf(b, "</div>\n");
+    if (in_use > TILE_NODES)
+        gpa_sb_printf(b,
+                      "<p class=\"note\">%zu more nodes in use are not drawn; -o json has every "
+                      "placement.</p>\n",
+                      in_use - TILE_NODES);
+    gpa_sb_printf(b, "</details>\n");
 }
 
 char *gpa_sim_report_html(const gpa_sim *s)
@@ -47,13 +362,11 @@ char *gpa_sim_report_html(const gpa_sim *s)
     gpa_sim_totals t;
     gpa_sim_get_totals(&t, s);
     gpa_sb b = {0};
-    char nb[600];
-    gpa_sb_printf(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                      "<title>gpu-admission simulate</title>\n<style>"
-                      "body{font-family:sans-serif;margin:1em}"
-                      ".gpu{display:inline-block;margin:4px;vertical-align:top}"
-                      "text{font-size:9px;font-family:sans-serif}"
-                      "</style></head><body>\n<h1>GPU capacity simulation</h1>\n");
+    gpa_sb_printf(&b,
+                  "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                  "<title>gpu-admission simulate</title>\n<style>%s</style></head><body>\n"
+                  "<h1>GPU capacity simulation</h1>\n",
+                  CSS);
     gpa_sb_printf(&b,
                   "<p id=\"summary\">%zu pods: %zu placed, %zu unplaced, %zu denied. GPU memory "
                   "%.1f GB requested, %.1f GB allocated.</p>\n",
@@ -72,96 +385,14 @@ char *gpa_sim_report_html(const gpa_sim *s)
                       t.whole_placed, t.placed + t.unplaced, t.whole_used, t.only_shared,
                       t.only_whole);
     gpa_sb_printf(&b, "</p>\n");
-    /* the bar: used vs baseline, scaled to the larger */
-    size_t mx = t.whole_gpu_baseline > t.gpus_used ? t.whole_gpu_baseline : t.gpus_used;
-    if (!mx) mx = 1;
-    double wu = 400.0 * (double)t.gpus_used / (double)mx;
-    double wb = 400.0 * (double)t.whole_gpu_baseline / (double)mx;
-    gpa_sb_printf(
-        &b,
-        "<svg id=\"bar\" width=\"620\" height=\"60\" xmlns=\"http://www.w3.org/2000/svg\">"
-        "<rect class=\"used\" x=\"150\" y=\"5\" width=\"%.1f\" height=\"20\" "
-        "fill=\"#2a7\"/><text x=\"0\" y=\"19\" style=\"font-size:12px\">GPUs used: %zu</text>"
-        "<rect class=\"baseline\" x=\"150\" y=\"33\" width=\"%.1f\" height=\"20\" "
-        "fill=\"#999\"/><text x=\"0\" y=\"47\" style=\"font-size:12px\">whole-GPU baseline: "
-        "%zu</text></svg>\n",
-        wu, t.gpus_used, wb, t.whole_gpu_baseline);
-    gpa_sb_printf(&b, "<h2>GPUs in use</h2>\n<div id=\"gpus\">\n");
-    for (size_t n = 0; n < s->inv->n_nodes; n++) {
-        const gpa_sim_node *nd = &s->nodes[n];
-        const gpa_sim_group *g = gpa_sim_grp(s, n);
-        for (int k = 0; k < g->gpus; k++) {
-            const gpa_sim_gpu *u = &nd->gpus[k];
-            if (!u->n_pods) continue;
-            int slots = g->model && (g->mode == GPA_SIM_MIG_AUTO || g->mode == GPA_SIM_MIG_FIXED)
-                            ? g->model->mem_slots
-                            : 8;
-            const double W = 320.0, H = 150.0, top = 16.0;
-            double sw = W / slots;
-            gpa_sb_printf(&b, "<div class=\"gpu\"><svg class=\"gpu-svg\" data-node=\"");
-            html_esc(&b, s->inv->nodes[n].name);
-            gpa_sb_printf(&b,
-                          "\" data-gpu=\"%d\" width=\"%.0f\" height=\"%.0f\" "
-                          "xmlns=\"http://www.w3.org/2000/svg\"><text x=\"2\" y=\"11\">",
-                          k, W + 2, H + top + 2);
-            html_esc(&b, s->inv->nodes[n].name);
-            gpa_sb_printf(&b, " GPU %d (%s)</text>", k, g->model ? g->model->name : "GPU");
-            for (int i = 0; i < slots; i++)
-                gpa_sb_printf(&b,
-                              "<rect class=\"slot\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
-                              "height=\"%.1f\" fill=\"#f4f4f4\" stroke=\"#ccc\"/>",
-                              1 + i * sw, top, sw, H);
-            size_t shown = 0;
-            for (size_t j = 0; j < u->n_slots; j++) {
-                const gpa_sim_slot *sl = &u->slots[j];
-                double x, w, y = top, h = H;
-                if (sl->p) {
-                    x = 1 + sl->start * sw;
-                    w = sl->p->mem_slots * sw;
-                } else if (g->mode == GPA_SIM_TS) {
-                    /* a replica: a horizontal band of the card, shares stacked */
-                    x = 1;
-                    w = W;
-                    h = H / g->replicas;
-                    y = top + (double)shown * h;
-                } else {
-                    x = 1;
-                    w = W;
-                }
-                if (sl->pod < 0) {
-                    gpa_sb_printf(
-                        &b,
-                        "<rect class=\"free-instance\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
-                        "height=\"%.1f\" fill=\"none\" stroke=\"#888\" "
-                        "stroke-dasharray=\"3\"/>",
-                        x + 1, y + 1, w - 2, h - 2);
-                    continue;
-                }
-                shown++;
-                const gpa_sim_tmpl *tm = &s->tmpls[s->pods[sl->pod].tmpl];
-                /* the tenant label the engine writes on shared pools; elsewhere pods carry
-                 * none, and the namespace stands in (tenants are sets of namespaces) */
-                const char *who = tm->tenant ? tm->tenant : tm->ns;
-                gpa_sb_printf(&b, "<g class=\"instance\" data-tenant=\"");
-                html_esc(&b, who);
-                gpa_sb_printf(&b, "\"><title>");
-                html_esc(&b, gpa_sim_pod_name(s, (size_t)sl->pod, nb, sizeof nb));
-                gpa_sb_printf(&b,
-                              "</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-                              "fill=\"hsl(%u,60%%,70%%)\" stroke=\"#333\"/>",
-                              x + 1, y + 1, w - 2, h - 2, tenant_hue(who));
-                gpa_sb_printf(&b, "<text x=\"%.1f\" y=\"%.1f\" transform=\"rotate(%d %.1f %.1f)\">",
-                              x + 4, y + 11, sl->p && w < 100 ? 90 : 0, x + 4, y + 11);
-                if (sl->p) {
-                    html_esc(&b, sl->p->name);
-                    gpa_sb_printf(&b, " ");
-                }
-                html_esc(&b, gpa_sim_pod_name(s, (size_t)sl->pod, nb, sizeof nb));
-                gpa_sb_printf(&b, "</text></g>");
-            }
-            gpa_sb_printf(&b, "</svg></div>\n");
-        }
-    }
-    gpa_sb_printf(&b, "</div>\n</body></html>\n");
+    bar(&b, &t);
+    legend(&b);
+    pools_table(&b, s, &t);
+    groups_table(&b, s);
+    fleet(&b, s);
+    unplaced_lists(&b, s, &t);
+    denied_list(&b, s);
+    tiles(&b, s, &t);
+    gpa_sb_printf(&b, "</body></html>\n");
     return gpa_sb_done(&b);
 }

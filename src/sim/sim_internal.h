@@ -25,6 +25,8 @@ typedef enum {
     GPA_SIM_TS,        /* time-slicing: `replicas` shares of each card */
 } gpa_sim_mode;
 
+#define GPA_SIM_MAX_LEVELS 8
+
 typedef struct gpa_sim_group {
     char *name;
     long long count;
@@ -44,6 +46,13 @@ typedef struct gpa_sim_group {
     size_t n_labels;
     gpa_sim_taint *taints;
     size_t n_taints;
+    /* topology levels above the node (racks, blocks): every `nodes` consecutive nodes share
+     * one value of `label`, narrowest first (docs/simulate.md) */
+    struct {
+        char *label;
+        long long nodes;
+    } levels[GPA_SIM_MAX_LEVELS];
+    size_t n_levels;
 } gpa_sim_group;
 
 typedef struct gpa_sim_node_def {

@@ -7,7 +7,12 @@
  *   c) a generated 1,000-rule / 100-pool policy set, with a pod that matches rule 996;
  *   d) a Deployment whose template is (a)'s pod, on the validating hook (issue 16: each
  *      template mutated, then the mutated pod validated; never patched);
- *   e) (a)'s pod on the validating hook.
+ *   e) (a)'s pod on the validating hook;
+ *   f) a DRA ResourceClaimTemplate as the API server sends it (NVIDIA's gpu-test1 template
+ *      with a gpu-memory annotation, issue 24) through test/golden/policies/dra: placed in a
+ *      MIG pool (class rewritten, selectors appended);
+ *   g) a 1-GPU pod with the same annotation in the same namespace through the same set (the
+ *      pod beside which (f) is measured).
  * Prints reviews/s and us/review per case, the ratios (d)/(a) and (d)/(e) (a Deployment review
  * is held to at most 1.3x its pod's review; callgrind instruction counts of --only a / --only d
  * are the stable measure), and the peak RSS of `gpu-admission review mutate` on (c)
@@ -24,7 +29,7 @@
  * review with its code, policy and heap in cache; this one measures what the cache misses
  * add. Each review is timed with CLOCK_MONOTONIC (vDSO, ~25 ns), the eviction never.
  *
- * usage: bench_engine [--check] [--iterations N] [--only a|b|c|d|e] [--cli PATH]
+ * usage: bench_engine [--check] [--iterations N] [--only a|b|c|d|e|f|g] [--cli PATH]
  *                     [--policies DIR] [--dump DIR] [--evict KB]
  */
 #include <errno.h>
@@ -310,6 +315,39 @@ static void run_case(bench_case *c, long iterations)
 /* (d): the AdmissionReview kube-apiserver sends for `kubectl apply` of a Deployment whose pod
  * template is the pod of pod_review (its metadata labels/annotations and spec), with the
  * fields the API server defaults on a Deployment. */
+/* (f): the review of NVIDIA's quickstart gpu-test1 ResourceClaimTemplate, with the
+ * gpu-memory annotation an inference team adds, as kube-apiserver sends it for a CREATE. */
+static char *make_claim_review(const char *ns)
+{
+    static const char fmt[] =
+        "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"admission.k8s.io/v1\",\"request\":{"
+        "\"uid\":\"2e3d4c5b-6f70-4b8c-9dae-1f2a3b4c5d6e\","
+        "\"kind\":{\"group\":\"resource.k8s.io\",\"version\":\"v1\",\"kind\":"
+        "\"ResourceClaimTemplate\"},"
+        "\"resource\":{\"group\":\"resource.k8s.io\",\"version\":\"v1\",\"resource\":"
+        "\"resourceclaimtemplates\"},"
+        "\"requestKind\":{\"group\":\"resource.k8s.io\",\"version\":\"v1\",\"kind\":"
+        "\"ResourceClaimTemplate\"},"
+        "\"requestResource\":{\"group\":\"resource.k8s.io\",\"version\":\"v1\","
+        "\"resource\":\"resourceclaimtemplates\"},"
+        "\"name\":\"single-gpu\",\"namespace\":\"%s\",\"operation\":\"CREATE\","
+        "\"userInfo\":{\"username\":\"alice@example.com\",\"groups\":[\"system:authenticated\"]},"
+        "\"object\":{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaimTemplate\","
+        "\"metadata\":{\"name\":\"single-gpu\",\"namespace\":\"%s\","
+        "\"uid\":\"8a7b6c5d-4e3f-4a1b-9c8d-7e6f5a4b3c2d\",\"creationTimestamp\":null,"
+        "\"annotations\":{\"gpu-admission.io/gpu-memory\":\"8Gi\","
+        "\"kubectl.kubernetes.io/last-applied-configuration\":\"{}\"}},"
+        "\"spec\":{\"metadata\":{\"creationTimestamp\":null},\"spec\":{\"devices\":{"
+        "\"requests\":[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":\"gpu.nvidia.com\","
+        "\"allocationMode\":\"ExactCount\",\"count\":1}}]}}}},"
+        "\"oldObject\":null,\"dryRun\":false,\"options\":{\"kind\":\"CreateOptions\","
+        "\"apiVersion\":\"meta.k8s.io/v1\",\"fieldManager\":\"kubectl-client-side-apply\"}}}";
+    size_t cap = sizeof fmt + 2 * strlen(ns);
+    char *s = malloc(cap);
+    if (s) snprintf(s, cap, fmt, ns, ns);
+    return s;
+}
+
 static char *make_deployment_review(const char *pod_review)
 {
     cJSON *pr = cJSON_Parse(pod_review);
@@ -473,7 +511,7 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--evict") == 0 && i + 1 < argc)
             evict_kb = strtol(argv[++i], NULL, 10);
         else {
-            fprintf(stderr, "usage: bench_engine [--check] [--iterations N] [--only a|b|c] "
+            fprintf(stderr, "usage: bench_engine [--check] [--iterations N] [--only a|b|c|d|e|f|g] "
                             "[--cli PATH] [--policies DIR] [--dump DIR] [--evict KB]\n");
             return 2;
         }
@@ -497,14 +535,15 @@ int main(int argc, char **argv)
 
     gpa_policy *shipped = load(policies);
     gpa_policy *gen = load(gen_dir);
-    if (!shipped || !gen) return 1;
+    gpa_policy *dra = load(GPA_SOURCE_DIR "/test/golden/policies/dra");
+    if (!shipped || !gen || !dra) return 1;
 
     /* (a) a 2-GPU (tensor-parallel) server in a trusted namespace: the shipped "training"
      * rule places it in h100-train (node affinity, runtimeClassName, annotations); (b) the
      * same pod without GPUs; (c) a 1-GPU pod matching rule 996 of the generated set (a mig
      * pool: resource rewrite). */
     char *pod_a = make_review("ml-platform", 2, "");
-    enum { N_CASES = 5 };
+    enum { N_CASES = 7 };
     bench_case cases[N_CASES] = {
         {"a", "GPU pod, shipped policies (rule training)", shipped, pod_a, 0, GPA_HOOK_MUTATE,
          "mutated", "training", "NVIDIA-H100-80GB-HBM3", 100000, NULL, 0},
@@ -517,6 +556,12 @@ int main(int argc, char **argv)
          77000, "spec.template: pods get pool h100-train (rule training)", 0},
         {"e", "(a)'s pod, validating hook", shipped, pod_a ? strdup(pod_a) : NULL, 0,
          GPA_HOOK_VALIDATE, "allowed", "training", NULL, 100000, NULL, 0},
+        {"f", "DRA claim template, dra set (rule inference)", dra, make_claim_review("inference-a"),
+         0, GPA_HOOK_MUTATE, "mutated", "inference", "mig.nvidia.com", 100000,
+         "requests[0]: gpu.nvidia.com -> mig.nvidia.com, profile 1g.10gb", 0},
+        {"g", "1-GPU pod, 8Gi, dra set (rule inference)", dra,
+         make_review("inference-a", 1, ",\"gpu-admission.io/gpu-memory\":\"8Gi\""), 0,
+         GPA_HOOK_MUTATE, "mutated", "inference", "nvidia.com~1mig-1g.10gb", 100000, NULL, 0},
     };
     for (int i = 0; i < N_CASES; i++) {
         if (!cases[i].body) return 2;
@@ -551,6 +596,10 @@ int main(int argc, char **argv)
                "callgrind --only a / --only d is the stable measure)\n",
                cases[3].cpu_us / cases[0].cpu_us, cases[3].cpu_us / cases[4].cpu_us);
 
+    if (cases[5].cpu_us > 0 && cases[6].cpu_us > 0)
+        printf("(f)/(g) claim template review / the same namespace's pod review: %.2fx (CPU "
+               "time, noisy: callgrind --only f / --only g is the stable measure)\n",
+               cases[5].cpu_us / cases[6].cpu_us);
     if (cli && (!only || strcmp(only, "c") == 0)) {
         int status = 0;
         long kb = cli_peak_rss(cli, gen_dir, gen_pod, &status);

@@ -292,14 +292,17 @@ def sc_dry_run(c, ck):
 
 def sc_scheduler_claim(c, ck):
     """A claim carrying resource.kubernetes.io/extended-resource-claim: "true" (as the scheduler
-    makes for a DRA-served extended resource) is stored exactly as sent: no class rewrite, no
-    selector, no annotation, no warning. The same claim without the annotation is placed (the
-    control: the annotation is what left it alone)."""
+    makes for a DRA-served extended resource) is stored exactly as sent when kube-scheduler
+    makes it (--as system:kube-scheduler; the group system:masters only gives the stand-in CRD
+    the RBAC the real scheduler has on the built-in API): no class rewrite, no selector, no
+    annotation, no warning. Anyone can write the annotation: the same claim from another user
+    is placed like any claim, and an untrusted tenant's adminAccess claim marked that way is
+    refused word for word (it would otherwise pass unjudged)."""
     s = "dra-scheduler-claim-untouched"
     ann = {"resource.kubernetes.io/extended-resource-claim": "true"}
     exactly = {"deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount", "count": 1}
     sent = claim("pod1-extended-resources-x7k2p", "gpu-test1", exactly, ann)
-    r = apply(c, json.dumps(sent))
+    r = apply(c, json.dumps(sent), "--as", "system:kube-scheduler", "--as-group", "system:masters")
     ck.expect(s + "/admitted-no-warning", r.returncode == 0 and warnings(r.stderr) == [],
               r.stderr)
     got = c.get("resourceclaims." + GROUP, sent["metadata"]["name"], "gpu-test1") or {}
@@ -307,13 +310,19 @@ def sc_scheduler_claim(c, ck):
     got_ann = dig(got, "metadata", "annotations", default={}) or {}
     ck.expect(s + "/no-annotations", not any(k.startswith("gpu-admission.io/") for k in got_ann),
               got_ann)
-    ctl = claim("pod1-control", "gpu-test1", exactly)
-    r = apply(c, json.dumps(ctl))
-    ex = request0(c.get("resourceclaims." + GROUP, "pod1-control", "gpu-test1") or {}, False).get(
-        "exactly") or {}
-    ck.expect(s + "/control-placed", r.returncode == 0 and
+    forged = claim("pod1-extended-resources-forged", "gpu-test1", exactly, ann)
+    r = apply(c, json.dumps(forged))
+    ex = request0(c.get("resourceclaims." + GROUP, "pod1-extended-resources-forged", "gpu-test1")
+                  or {}, False).get("exactly") or {}
+    ck.expect(s + "/other-user-placed", r.returncode == 0 and
               ex.get("deviceClassName") == "mig.nvidia.com" and
               selectors(ex) == [POOL_SEL, PROFILE_SEL], (r.stderr, ex))
+    admin = {"deviceClassName": "gpu.nvidia.com", "adminAccess": True, "allocationMode": "All"}
+    r = apply(c, json.dumps(claim("debug-forged", NS_UNTRUSTED, admin, ann)))
+    ck.expect(s + "/forged-admin-refused",
+              r.returncode != 0 and ADMIN_DENIAL in last_line(r.stderr), r.stderr)
+    ck.expect(s + "/forged-admin-not-stored",
+              c.get("resourceclaims." + GROUP, "debug-forged", NS_UNTRUSTED) is None)
 
 
 def sc_v1beta1_equivalent(c, ck):

@@ -7,7 +7,10 @@
  * gives the same bytes twice (the engine is pure). Workloads (issue 16: Deployment, Job,
  * PyTorchJob, ... judged on the validating hook): never patched, the mutating hook skips them,
  * a refusal's message names a template path, no warning line is longer than 240 bytes or
- * comes past the 17th, and a dryRun: true copy of the request gets the same bytes.
+ * comes past the 17th, and a dryRun: true copy of the request gets the same bytes. DRA claims
+ * (issue 24: ResourceClaim, ResourceClaimTemplate) are also judged by the golden set `dra`
+ * on every input: a denied claim carries no patch, dryRun gets the same bytes, and a claim
+ * with its patch applied mutates to no patch again (idempotence).
  *
  * Must never: ignore a property violation (fz_fail aborts, libFuzzer keeps the input).
  */
@@ -16,10 +19,15 @@
 #include <string.h>
 
 #include "fuzz_common.h"
+#include "gpu_admission/claim.h"
+#include "gpu_admission/patch.h"
 #include "gpu_admission/review.h"
 #include "gpu_admission/workload.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void dry_run_same(const gpa_policy *p, gpa_hook hook, const gpa_review_result *r,
+                         const cJSON *root, const char *what);
 
 /* The request's object kind is a workload kind of p: judged on the validating hook only,
  * never patched, messages and warnings bounded, dryRun changes nothing. */
@@ -54,7 +62,14 @@ static void workload_props(const gpa_policy *p, gpa_hook hook, const gpa_review_
     const char *msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(response, "status"), "message"));
     if (msg && !strstr(msg, ": ")) fz_fail("a workload refusal names no template path", NULL, NULL);
-    /* dryRun: true must not change the answer */
+    dry_run_same(p, hook, r, root, "dryRun: true changed a workload's answer");
+    cJSON_Delete(root);
+}
+
+/* The request again with dryRun: true must get the same bytes. */
+static void dry_run_same(const gpa_policy *p, gpa_hook hook, const gpa_review_result *r,
+                         const cJSON *root, const char *what)
+{
     cJSON *dry = cJSON_Duplicate(root, 1);
     cJSON *dreq = cJSON_GetObjectItemCaseSensitive(dry, "request");
     cJSON_DeleteItemFromObjectCaseSensitive(dreq, "dryRun");
@@ -68,10 +83,40 @@ static void workload_props(const gpa_policy *p, gpa_hook hook, const gpa_review_
         if (rc != GPA_ENOMEM &&
             (!d.body || d.body_len != r->body_len || memcmp(d.body, r->body, r->body_len) != 0)) {
             fprintf(stderr, "plain:  %s\ndryRun: %s\n", r->body, d.body ? d.body : "(null)");
-            fz_fail("dryRun: true changed a workload's answer", NULL, NULL);
+            fz_fail(what, NULL, NULL);
         }
         gpa_review_result_clear(&d);
         free(dbody);
+    }
+}
+
+/* A DRA claim's answer: never a patch with a denial; dryRun the same bytes; the mutating
+ * hook's patch, applied, leaves nothing more to patch. */
+static void claim_props(const gpa_policy *p, gpa_hook hook, const gpa_review_result *r,
+                        const cJSON *response, const char *buf, size_t size)
+{
+    bool allowed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(response, "allowed"));
+    bool patched = cJSON_GetObjectItemCaseSensitive(response, "patch") != NULL;
+    if (!allowed && patched) fz_fail("a denied claim carries a patch", NULL, NULL);
+    cJSON *root = cJSON_ParseWithLength(buf, size);
+    if (!root) return;
+    dry_run_same(p, hook, r, root, "dryRun: true changed a claim's answer");
+    cJSON *req = cJSON_GetObjectItemCaseSensitive(root, "request");
+    cJSON *obj = cJSON_GetObjectItemCaseSensitive(req, "object");
+    if (hook == GPA_HOOK_MUTATE && patched && r->decision.patch && cJSON_IsObject(obj)) {
+        gpa_error perr = {0};
+        if (gpa_patch_apply(obj, r->decision.patch, &perr) != GPA_OK)
+            fz_fail("a claim's patch does not apply to the claim", r->decision.patch, NULL);
+        char *again = cJSON_PrintUnformatted(root);
+        gpa_review_result r2;
+        gpa_error err = {0};
+        if (again && gpa_review_handle(&r2, p, hook, again, strlen(again), &err) == GPA_OK &&
+            r2.decision.patch && cJSON_GetArraySize(r2.decision.patch) > 0) {
+            fprintf(stderr, "first: %s\nagain: %s\n", r->body, r2.body);
+            fz_fail("mutating a patched claim again patches again", NULL, NULL);
+        }
+        gpa_review_result_clear(&r2);
+        free(again);
     }
     cJSON_Delete(root);
 }
@@ -106,7 +151,12 @@ static void one(const gpa_policy *p, gpa_hook hook, const char *buf, size_t size
             fz_fail("response uid differs from the reported uid", resp, NULL);
         if (hook == GPA_HOOK_VALIDATE && cJSON_GetObjectItemCaseSensitive(response, "patch"))
             fz_fail("the validating hook returned a patch", resp, NULL);
-        if (r.kind && strcmp(r.kind, "Pod") != 0) workload_props(p, hook, &r, response, buf, size);
+        bool claim = r.kind && (strcmp(r.kind, "ResourceClaim") == 0 ||
+                                strcmp(r.kind, "ResourceClaimTemplate") == 0);
+        if (claim)
+            claim_props(p, hook, &r, response, buf, size);
+        else if (r.kind && strcmp(r.kind, "Pod") != 0)
+            workload_props(p, hook, &r, response, buf, size);
     }
     cJSON_Delete(resp);
     if (gpa_review_handle(&r2, p, hook, buf, size, &err) != rc || !r2.body ||
@@ -116,6 +166,14 @@ static void one(const gpa_policy *p, gpa_hook hook, const char *buf, size_t size
     }
     gpa_review_result_clear(&r);
     gpa_review_result_clear(&r2);
+}
+
+static bool mentions(const char *buf, size_t size, const char *word)
+{
+    size_t n = strlen(word);
+    for (size_t i = 0; i + n <= size; i++)
+        if (memcmp(buf + i, word, n) == 0) return true;
+    return false;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -131,6 +189,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const gpa_policy *v = fz_policy(1 + size % (n - 1));
         one(v, GPA_HOOK_MUTATE, buf, size);
         one(v, GPA_HOOK_VALIDATE, buf, size);
+    }
+    /* claims are judged only by a set with spec.dra: run it on every input mentioning one */
+    int dra = fz_policy_find("golden-dra");
+    if (dra > 0 && mentions(buf, size, "Claim")) {
+        one(fz_policy((size_t)dra), GPA_HOOK_MUTATE, buf, size);
+        one(fz_policy((size_t)dra), GPA_HOOK_VALIDATE, buf, size);
     }
     free(buf);
     return 0;

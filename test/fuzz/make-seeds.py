@@ -134,10 +134,37 @@ def workload_seeds(workloads):
     put("review", json.dumps(r, separators=(",", ":")))
 
 
+CLAIM_KINDS = ("ResourceClaim", "ResourceClaimTemplate")
+
+
+def claim_seeds(claims):
+    """DRA claim reviews (issue 24): each claim of NVIDIA's demo specs and the golden claim
+    cases, CREATE in namespaces of each trust of the golden `dra` set (the fuzzer judges
+    claims with it), an UPDATE that adds adminAccess, and the v1beta1 request kind."""
+    for i, c in enumerate(claims):
+        av = str(c.get("apiVersion", ""))
+        ns = (c.get("metadata") or {}).get("namespace") or "gpu-test1"
+        for n in dict.fromkeys([ns, ["research-a", "inference-a", "ml-platform"][i % 3]]):
+            put("review", json.dumps(workload_review(c, n), separators=(",", ":")))
+        new = copy.deepcopy(c)
+        spec = new.get("spec") or {}
+        devs = (spec.get("spec") or spec).get("devices") or {}
+        for r in devs.get("requests") or []:
+            if isinstance(r, dict):
+                (r.get("exactly") if isinstance(r.get("exactly"), dict) else r)["adminAccess"] = True
+        put("review", json.dumps(workload_review(new, "research-a", op="UPDATE", old=c),
+                                 separators=(",", ":")))
+        if av.endswith("/v1"):
+            b = copy.deepcopy(c)
+            b["apiVersion"] = av[:-3] + "/v1beta1"
+            put("review", json.dumps(workload_review(b, ns), separators=(",", ":")))
+
+
 def main():
     fixtures = root / "test" / "fixtures"
     pods = []
     workloads = []
+    claims = []
     for f in sorted(fixtures.rglob("*")):
         if not f.is_file() or f.suffix not in (".yaml", ".yml", ".json"):
             continue
@@ -165,9 +192,16 @@ def main():
             else:
                 pods.extend(pods_from(d))
                 av = str(d.get("apiVersion", ""))
+                if av.startswith("resource.k8s.io/") and d.get("kind") in CLAIM_KINDS:
+                    claims.append(d)
                 if (av.rpartition("/")[0], d.get("kind")) in WORKLOAD_KINDS:
                     workloads.append(d)
     workload_seeds(workloads)
+    for f in sorted((root / "test" / "golden" / "claims").glob("*/case.yaml")):
+        obj = (yaml.safe_load(f.read_text()) or {}).get("object")
+        if isinstance(obj, dict):
+            claims.append(obj)
+    claim_seeds(claims)
     namespaces = ["default", "inference-a", "notebooks", "research-x", "ml-platform", "sandbox"]
     for i, pod in enumerate(pods):
         ns = (pod.get("metadata") or {}).get("namespace") or namespaces[i % len(namespaces)]

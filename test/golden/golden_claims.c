@@ -14,6 +14,7 @@
  *     - policy: dra | [files under POLICIES]
  *       hook: mutate | validate                     (default mutate)
  *       namespace: NS                (default: the object's, else "default")
+ *       user: NAME                   request.userInfo.username (default: none)
  *       operation: CREATE            (CREATE | UPDATE | DELETE)
  *       oldObjectMerge: {...}        UPDATE: oldObject = the object with this merge patch
  *       objectMerge: {...}           merge patch applied to the object itself
@@ -59,7 +60,7 @@ static const char *sget(const cJSON *o, const char *k)
 }
 
 static char *review_body(const cJSON *obj, const cJSON *old, const char *op, const char *ns,
-                         const char *api, bool dry)
+                         const char *user, const char *api, bool dry)
 {
     const char *av = sget(obj, "apiVersion");
     const char *kind = sget(obj, "kind");
@@ -85,6 +86,7 @@ static char *review_body(const cJSON *obj, const cJSON *old, const char *op, con
     cJSON_AddStringToObject(rs, "resource", res);
     cJSON_AddStringToObject(req, "namespace", ns);
     cJSON_AddStringToObject(req, "operation", op);
+    if (user) cJSON_AddStringToObject(cJSON_AddObjectToObject(req, "userInfo"), "username", user);
     if (strcmp(op, "DELETE") == 0) {
         cJSON_AddNullToObject(req, "object");
         cJSON_AddItemToObject(req, "oldObject", cJSON_Duplicate(obj, 1));
@@ -288,9 +290,10 @@ static bool run_case(const char *dir, const char *name, FILE *docs)
         const cJSON *m = cJSON_GetObjectItemCaseSensitive(r, "objectMerge");
         if (m) merge_patch(o, m);
         if (strcmp(op, "UPDATE") == 0 && !old) old = cJSON_Duplicate(obj, 1);
-        char *body = review_body(o, old, op, ns, "admission.k8s.io/v1", false);
-        char *dry = review_body(o, old, op, ns, "admission.k8s.io/v1", true);
-        char *beta = review_body(o, old, op, ns, "admission.k8s.io/v1beta1", false);
+        const char *user = sget(r, "user");
+        char *body = review_body(o, old, op, ns, user, "admission.k8s.io/v1", false);
+        char *dry = review_body(o, old, op, ns, user, "admission.k8s.io/v1", true);
+        char *beta = review_body(o, old, op, ns, user, "admission.k8s.io/v1beta1", false);
         answer a = ask(p, hook, body);
         answer d = ask(p, hook, dry);
         answer b = ask(p, hook, beta);
@@ -344,7 +347,7 @@ static bool run_case(const char *dir, const char *name, FILE *docs)
             if (gpa_patch_apply(after, a.patch, &perr) != GPA_OK) {
                 FAIL("the patch does not apply: %s", perr.message);
             } else {
-                char *again = review_body(after, NULL, op, ns, "admission.k8s.io/v1", false);
+                char *again = review_body(after, NULL, op, ns, user, "admission.k8s.io/v1", false);
                 answer m2 = ask(p, GPA_HOOK_MUTATE, again);
                 if (m2.patch || !m2.allowed)
                     FAIL("mutating the patched claim again is not a no-op: %s", m2.body);

@@ -5,13 +5,14 @@ Proves: text and -o json answers on the known-answer inputs (14 x 4Gi on one A10
 -> 2 GPUs, baseline 14) and on the worked example of docs/simulate.md (denied pod with the
 engine's message, tenant conflict, island too small, per group and pool figures, memory);
 --suggest-mig prints a mig-parted file whose layouts hold exactly the placed instances;
---report writes a self-contained page (no http(s) reference) with one SVG per used GPU and
-one element per instance; bad inventories and workloads exit 1 with file:line:col and nothing
+--report writes a self-contained page (no http(s) reference) with the figures, a legend, pool
+and group tables, unplaced pods by cause and in runs, denied pods, a fleet strip per node and a
+cell per GPU, and the detail tiles (one SVG per used GPU, one element per instance) folded away; bad inventories and workloads exit 1 with file:line:col and nothing
 on stdout; usage errors exit 1.
 
-With --chromium BINARY it also renders the report in headless Chromium: the DOM Chromium
-built has the same SVGs and instances, and a screenshot is written (--screenshot PATH) for a
-person to look at.
+With --chromium BINARY it also renders the report in headless Chromium at 10 nodes and at
+1,000 nodes: the DOM Chromium built has the strips, cells, tables and capped tiles, and two
+screenshots are written (--screenshot PATH and PATH-1000.png) for a person to look at.
 
 usage: test_cli_simulate.py --bin GPU_ADMISSION --src SOURCE_DIR [--chromium CHROMIUM]
                             [--screenshot PNG]
@@ -114,6 +115,26 @@ n_inst = html.count('<g class="instance"')
 check(n_svg == 12, f"one SVG per used GPU: {n_svg}")
 check(n_inst == 19 - 2 + 2 * 4, f"instances: 14 MIG + 3 replicas + 8 whole GPUs = 25, got {n_inst}")
 check('id="bar"' in html and 'class="used"' in html and 'class="baseline"' in html, "bar")
+# issue 22's report: legend, per pool and group tables, unplaced by cause and listed, denied,
+# a fleet strip per node with a cell per GPU, detail tiles folded in a <details>
+for part in ('id="legend"', 'id="pools"', 'id="groups"', 'id="causes"', 'id="unplaced"',
+             'id="denied"', 'id="fleet"', '<details id="detail">'):
+    check(part in html, "report has " + part)
+check(html.count('<g class="node"') == 5 and html.count('class="cell"') == 36,
+      "fleet: 5 node strips, 36 GPU cells: %d %d" % (html.count('<g class="node"'), html.count('class="cell"')))
+check(html.index('id="fleet"') < html.index('id="unplaced"') < html.index('<details id="detail">'),
+      "fleet before the lists, tiles last")
+# the pool table's row for train: 3 pods, 2 placed, 1 unplaced, baseline 8, unplaced ask 4
+check(re.search(r"<tr><td>train</td><td class=\"n\">3</td><td class=\"n\">2</td><td class=\"n\">1</td>"
+                r"<td class=\"n\">2</td><td class=\"n\">8</td><td class=\"n\">4</td>", html) is not None,
+      "pools table row for train")
+# the 3 team-b notebooks fail alike: one row of the unplaced table
+check('data-pods="3">team-b/notebook-0 ... team-b/notebook-2 (3 pods)' in html, "copies failing alike: one row")
+# fill colours: full = the 8 H100 cards and the two A100s whose slices are all held (2 x 3g.20gb;
+# 3 x 1g.10gb + 2 x 1g.5gb); the third A100 holds 7 x 1g.5gb of 8 slices; the time-sliced card 3/4
+fills = re.findall(r'class="cell"[^>]*fill="(hsl\(145,55%,[0-9]+%\))"', html)
+check(sorted(fills) == ["hsl(145,55%,35%)"] * 10 + ["hsl(145,55%,41%)", "hsl(145,55%,47%)"],
+      f"cell fills {sorted(fills)}")
 
 # --- suggest-mig: the layouts hold exactly the 14 MIG instances placed
 rc, out, err = sim("-p", POL, "-i", cl, "--suggest-mig", mixed)
@@ -187,16 +208,51 @@ if args.chromium:
     check(n_dom_svg == 12, f"rendered DOM: 12 GPU SVGs, got {n_dom_svg}")
     check(dom.count('class="instance"') == 25, "rendered DOM: 25 instances")
     check("GPUs used: 12" in dom and "whole-GPU baseline: 25" in dom, "rendered bar labels")
+    check(dom.count('class="cell"') == 36 and 'id="pools"' in dom and "Detail tiles: 12 GPUs" in dom,
+          "rendered DOM: fleet cells, pool table, folded tiles")
+
+    def screenshot(page, shot, height):
+        p = subprocess.run([args.chromium, *flags, f"--screenshot={shot}", f"--window-size=1400,{height}",
+                            "--hide-scrollbars", "file://" + page],
+                           capture_output=True, text=True, timeout=180)
+        ok = p.returncode == 0 and os.path.exists(shot)
+        check(ok, f"chromium screenshot ({p.stderr[-500:]})")
+        if ok:
+            with open(shot, "rb") as f:
+                png = f.read()
+            check(png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20000, f"screenshot is a real PNG ({len(png)} bytes)")
+            print("screenshot:", shot)
+
+    # 10 nodes (docs/images/simulate-report.png)
+    ten = os.path.join(tmp, "report-10.html")
+    rc, out, err = sim("-p", POL, "-i", os.path.join(T, "inventories", "ten.yaml"), "--report", ten,
+                       mixed, os.path.join(T, "workloads", "ten-extra.yaml"))
+    check(rc == 0, f"10-node report ({err})")
+    p = subprocess.run([args.chromium, *flags, "--dump-dom", "file://" + ten], capture_output=True, text=True,
+                       timeout=120)
+    check(p.stdout.count('<g class="node"') == 10 and p.stdout.count('class="cell"') == 68,
+          "10 nodes rendered: 10 strips, 68 cells")
     shot = args.screenshot or os.path.join(tmp, "report.png")
-    p = subprocess.run([args.chromium, *flags, f"--screenshot={shot}", "--window-size=1400,1100",
-                        "--hide-scrollbars", "file://" + report],
-                       capture_output=True, text=True, timeout=120)
-    ok = p.returncode == 0 and os.path.exists(shot)
-    check(ok, f"chromium screenshot ({p.stderr[-500:]})")
-    if ok:
-        with open(shot, "rb") as f:
-            png = f.read()
-        check(png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20000, f"screenshot is a real PNG ({len(png)} bytes)")
-        print("screenshot:", shot)
+    screenshot(ten, shot, 1500)
+    # 1,000 nodes (docs/images/simulate-report-1000.png): one strip per node, tiles capped
+    big = os.path.join(tmp, "report-1000.html")
+    rc, out, err = sim("-p", POL, "-i", os.path.join(T, "inventories", "fleet.yaml"), "-o", "json",
+                       "--report", big, os.path.join(T, "workloads", "fleet.yaml"))
+    check(rc == 0, f"1000-node report ({err})")
+    jb = json.loads(out) if rc == 0 else {"nodes": [], "unplaced": []}
+    p = subprocess.run([args.chromium, *flags, "--dump-dom", "file://" + big], capture_output=True, text=True,
+                       timeout=180)
+    bdom = p.stdout
+    check(bdom.count('<g class="node"') == 1000 and bdom.count('class="cell"') == 6800,
+          "1000 nodes rendered: 1000 strips, 6800 cells")
+    # detail tiles for the first 100 nodes in use only; JSON lists nodes in use in inventory order
+    want_tiles = sum(n["gpusUsed"] for n in jb["nodes"][:100])
+    got_tiles = bdom.count('class="gpu-svg"')
+    check(got_tiles == want_tiles, f"tiles of the first 100 nodes in use: {got_tiles} vs {want_tiles}")
+    # the 4100 unplaced pods are runs of copies: a handful of rows, each summing to the whole
+    runs = [int(x) for x in re.findall(r'data-pods="([0-9]+)"', bdom)]
+    check(0 < len(runs) <= 100 and sum(runs) == len(jb["unplaced"]) == 4100,
+          f"unplaced runs {len(runs)} rows, {sum(runs)} pods")
+    screenshot(big, (shot[:-4] if shot.endswith(".png") else shot) + "-1000.png", 2000)
 
 finish()

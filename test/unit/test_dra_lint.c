@@ -114,6 +114,39 @@ int main(void)
     CHECK(w == NULL);
     free(w);
 
+    /* spec.dra.schedulerUsers: read, shown, and refused when empty or a blank name. */
+    {
+        const char *bad[][2] = {
+            {"  dra: {schedulerUsers: []}\n", "p.yaml:4:25: dra.schedulerUsers: must not be empty"},
+            {"  dra: {schedulerUsers: [\"\"]}\n", "p.yaml:4:26: user name \"\" is empty"},
+            {"  dra: {schedulerUsers: system:x}\n", "dra.schedulerUsers"},
+        };
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            char yaml[512];
+            snprintf(yaml, sizeof yaml, HDR "%s", bad[i][0]);
+            gpa_policy_source s = {"p.yaml", yaml, strlen(yaml)};
+            gpa_policy *q = NULL;
+            gpa_error e = {0};
+            CHECK_INT(gpa_policy_load_sources(&q, &s, 1, &e), GPA_EPOLICY);
+            CHECK_CONTAINS(e.message, bad[i][1]);
+            gpa_policy_unref(q);
+        }
+        char yaml[512];
+        snprintf(yaml, sizeof yaml,
+                 HDR "  dra: {schedulerUsers: [\"system:gke-scheduler\", my-scheduler]}\n");
+        gpa_policy_source s = {"p.yaml", yaml, strlen(yaml)};
+        gpa_policy *q = NULL;
+        gpa_error e = {0};
+        CHECK_INT(gpa_policy_load_sources(&q, &s, 1, &e), GPA_OK);
+        char *d = q ? gpa_policy_describe(q) : NULL;
+        CHECK_CONTAINS(d, "scheduler users [system:gke-scheduler, my-scheduler]");
+        CHECK(q && gpa_dra_scheduler_user(q, "my-scheduler"));
+        CHECK(q && !gpa_dra_scheduler_user(q, "system:kube-scheduler"));
+        CHECK(q && !gpa_dra_scheduler_user(q, NULL));
+        free(d);
+        gpa_policy_unref(q);
+    }
+
     /* check's description shows the DRA parts. */
     gpa_policy *p = load(POOL("s", "L4",
                               "{deviceClass: gpu.nvidia.com, multiAllocatable: true, selectors: " SEL_H100

@@ -308,7 +308,7 @@ int gpa_engine_claim(gpa_decision *out, bool *judged, const gpa_policy *p, const
     gpa_eng_init(e, out, p, req);
     char why[256];
     int rrc = gpa_claim_read(c, req->object, kind == GPA_CLAIM_TEMPLATE, why, sizeof why);
-    if (rrc == 0 && c->extended_resource_claim) {
+    if (rrc == 0 && c->extended_resource_claim && gpa_dra_scheduler_user(p, req->user)) {
         /* the scheduler's own claim for an extended resource: the pod it serves was judged */
         free(c);
         free(ce);
@@ -316,6 +316,13 @@ int gpa_engine_claim(gpa_decision *out, bool *judged, const gpa_policy *p, const
         out->allowed = true;
         return GPA_OK;
     }
+    /* Anyone may write the annotation: from another user it is judged like any claim, or a
+     * tenant would mark its own adminAccess claim as the scheduler's and pass unjudged. */
+    if (rrc == 0 && c->extended_resource_claim)
+        gpa_eng_explain(e, "annotation %s from %s, not the scheduler (spec.dra.schedulerUsers): "
+                           "judged as any claim",
+                        "resource.kubernetes.io/extended-resource-claim",
+                        req->user ? req->user : "an unknown user");
     *judged = true;
     const char *what = kind == GPA_CLAIM_TEMPLATE ? "ResourceClaimTemplate" : "ResourceClaim";
     if (rrc != 0) {

@@ -273,6 +273,10 @@ char *gpa_policy_describe(const gpa_policy *p)
         gpa_sb_printf(&o, "dra:         claims judged, enforcement %s, generic classes ",
                       dra_s[p->dra.enforcement]);
         put_list(&o, &p->dra.generic_classes);
+        if (p->dra.scheduler_users.n) {
+            gpa_sb_printf(&o, ", scheduler users ");
+            put_list(&o, &p->dra.scheduler_users);
+        }
         gpa_sb_printf(&o, "  (%s:%d)\n", p->dra.pos.file, p->dra.pos.line);
     }
     gpa_sb_printf(&o, "gpu resources: ");

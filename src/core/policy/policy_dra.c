@@ -19,9 +19,19 @@ static const char *class_check(const char *s)
     return gpa_k8s_dns_subdomain(s);
 }
 
+/* A Kubernetes user name as userInfo.username carries it: any non-empty string, but no
+ * control characters (they could not come from an authenticator and would garble logs). */
+static const char *user_check(const char *s)
+{
+    if (!*s) return "is empty";
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++)
+        if (*c < 0x20 || *c == 0x7f) return "contains a control character";
+    return NULL;
+}
+
 void gpa_policy_load_dra(loader *L, const gpa_ynode *key, const gpa_ynode *n)
 {
-    static const char *const f[] = {"enforcement", "genericClasses", NULL};
+    static const char *const f[] = {"enforcement", "genericClasses", "schedulerUsers", NULL};
     static const char *const enf[] = {"deny", "warn", "off", NULL};
     if (L->dra.set) {
         gpa_yread_error(&L->r, key,
@@ -34,7 +44,7 @@ void gpa_policy_load_dra(loader *L, const gpa_ynode *key, const gpa_ynode *n)
     L->dra.pos = gpa_policy_pos(L, key);
     L->dra.enforcement = GPA_DRA_DENY;
     if (gpa_yread_is_null(n) || !gpa_yread_want_map(&L->r, n, "dra")) return;
-    const gpa_ynode *v[2];
+    const gpa_ynode *v[3];
     gpa_yread_fields(&L->r, n, "dra", f, v);
     if (v[0] && !gpa_yread_is_null(v[0])) {
         int i = gpa_yread_enum(&L->r, v[0], "dra.enforcement", enf);
@@ -43,6 +53,9 @@ void gpa_policy_load_dra(loader *L, const gpa_ynode *key, const gpa_ynode *n)
     if (v[1] && !gpa_yread_is_null(v[1]))
         gpa_policy_strlist(L, v[1], "dra.genericClasses", true, class_check, "device class",
                            &L->dra.generic_classes, NULL);
+    if (v[2] && !gpa_yread_is_null(v[2]))
+        gpa_policy_strlist(L, v[2], "dra.schedulerUsers", false, user_check, "user name",
+                           &L->dra.scheduler_users, NULL);
 }
 
 void gpa_policy_load_pool_dra(loader *L, gpa_pool *p, const gpa_ynode *n, bool allow_written_true)
@@ -158,6 +171,15 @@ const char *gpa_cel_light_check(const char *s, size_t *at)
 }
 
 /* Policy lookups the claim engine makes (policy layer: they read only the model). */
+bool gpa_dra_scheduler_user(const gpa_policy *p, const char *user)
+{
+    if (!user) return false;
+    if (p->dra.scheduler_users.n == 0) return strcmp(user, GPA_DRA_DEFAULT_SCHEDULER) == 0;
+    for (size_t i = 0; i < p->dra.scheduler_users.n; i++)
+        if (strcmp(p->dra.scheduler_users.items[i], user) == 0) return true;
+    return false;
+}
+
 bool gpa_dra_is_generic(const gpa_policy *p, const char *cls)
 {
     for (size_t i = 0; cls && i < p->dra.generic_classes.n; i++)

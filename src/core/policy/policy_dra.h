@@ -27,6 +27,14 @@ const char *gpa_cel_light_check(const char *s, size_t *at);
  * a rule placing claims in a pool without dra. */
 void gpa_policy_dra_warnings(gpa_sb *o, const gpa_policy *p);
 
+/* kube-scheduler's user name: the DynamicResources plugin makes the claims for extended
+ * resources (KEP-5004) with the scheduler's own client. */
+#define GPA_DRA_DEFAULT_SCHEDULER "system:kube-scheduler"
+
+/* Is user (request.userInfo.username, NULL unknown) one of spec.dra.schedulerUsers (by
+ * default system:kube-scheduler), whose extended-resource claims are left alone? */
+bool gpa_dra_scheduler_user(const gpa_policy *p, const char *user);
+
 /* Is cls one of spec.dra.genericClasses? */
 bool gpa_dra_is_generic(const gpa_policy *p, const char *cls);
 /* The first pool whose dra.deviceClass is cls, NULL when none. */

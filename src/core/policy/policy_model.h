@@ -73,6 +73,8 @@ typedef struct gpa_dra_spec {
     gpa_srcpos pos;
     gpa_dra_enforcement enforcement; /* default deny */
     gpa_strlist generic_classes;     /* classes app teams may name; placement rewrites them */
+    gpa_strlist scheduler_users;     /* who may make the claims marked extended-resource-claim;
+                                        n 0: not written, system:kube-scheduler */
 } gpa_dra_spec;
 
 typedef struct gpa_pool_dra {

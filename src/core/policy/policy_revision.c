@@ -194,6 +194,7 @@ int gpa_policy_compute_revision(gpa_policy *p)
     if (p->dra.set) {
         put_int(&h, "draEnforcement", p->dra.enforcement);
         put_list(&h, "draGenericClasses", &p->dra.generic_classes);
+        if (p->dra.scheduler_users.n) put_list(&h, "draSchedulerUsers", &p->dra.scheduler_users);
     }
 
     unsigned char md[EVP_MAX_MD_SIZE];

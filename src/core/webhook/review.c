@@ -601,8 +601,12 @@ int gpa_review_handle_guarded(gpa_review_result *out, const gpa_policy *p, const
         if (!p) return bad_request(out, err, "no policy loaded");
         bool judged = false;
         char cwhy[sizeof env.why + 64];
+        /* who made the claim: the scheduler's extended-resource claims are left alone */
+        bool ignore = false;
+        const cJSON *ui = get_n(env.request, "userInfo", GPA_JSON_LIT_SIZE("userInfo"));
+        const char *user = is_object(ui) ? opt_string(ui, "username", &ignore) : NULL;
         rc = gpa_review_claim(&out->decision, &judged, p, hook, env.claim, env.op, env.object,
-                              env.old_object, env.namespace_, cwhy, sizeof cwhy);
+                              env.old_object, env.namespace_, user, cwhy, sizeof cwhy);
         if (rc == GPA_EREQUEST) return bad_request(out, err, cwhy);
         if (rc != GPA_OK) {
             out->http_status = 500;

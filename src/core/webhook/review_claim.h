@@ -20,6 +20,6 @@ gpa_claim_kind_t gpa_review_claim_kind(const char *group, const char *kind, cons
  * engine cannot evaluate it. */
 int gpa_review_claim(gpa_decision *out, bool *judged, const gpa_policy *p, gpa_hook hook,
                      gpa_claim_kind_t kind, gpa_operation op, const cJSON *obj, const cJSON *old,
-                     const char *ns, char *why, size_t cap);
+                     const char *ns, const char *user, char *why, size_t cap);
 
 #endif
