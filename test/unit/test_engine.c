@@ -243,9 +243,11 @@ static void test_time_slicing(void)
     CHECK_INT(run(&d, true, "notebooks", GPA_OP_CREATE, pod, NULL), GPA_OK);
     CHECK(!d.allowed);
     CHECK_STR(d.reason, "untrusted-shared");
+    /* no rule places a pod of namespace notebooks in the MIG pool: the advice says so */
     CHECK_CONTAINS(d.message,
                    "untrusted workloads may not share a time-sliced GPU: no memory or "
-                   "fault isolation; ask for a MIG profile such as nvidia.com/mig-1g.10gb");
+                   "fault isolation (pool t4-shared), and no rule places pods of namespace "
+                   "notebooks in a MIG pool");
     gpa_decision_clear(&d);
 
     /* allowUntrusted: placed, isolated, idempotent */

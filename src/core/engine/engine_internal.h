@@ -53,6 +53,8 @@ typedef struct gpa_eng {
     /* placement gave the copy its only nodeSelectorTerm, holding exactly the pool's node
      * requirements (the pod had none): the check on the copy reads them, not the term */
     bool node_term_is_reqs;
+    /* unmatched only for lack of the gpu-memory annotation: the rule it would meet */
+    const gpa_rule *needs_mem_rule;
 
     /* gangs on a pool with topology levels (engine_gang.c), read from the original pod once */
     bool gang_done;
@@ -115,6 +117,10 @@ const char *gpa_trust_name(gpa_trust t);
 void gpa_eng_demand(gpa_eng *e);
 /* Finds the first matching rule (GPU pods only) and the MIG profile it gives. */
 void gpa_eng_match(gpa_eng *e);
+/* When auto-sizing passed over a smaller offered profile for the pod's gpu-memory, the
+ * comparison in bytes that made it, "10Gi (10.74 GB) > 1g.10gb (10 GB): 2g.20gb", into buf;
+ * false otherwise (no annotation, a fixed profile, the smallest profile fits). */
+bool gpa_eng_upsize_text(const gpa_eng *e, char *buf, size_t cap);
 
 /* engine_gang.c: gangs on pools with topology levels (POLICY.md "Topology levels"). */
 /* Reads the gang's size and the scheduler owning its placement from the original pod. */

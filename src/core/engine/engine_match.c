@@ -265,6 +265,66 @@ static const gpa_mig_profile *auto_profile(const gpa_eng *e)
     return best;
 }
 
+/* "10.74 GB", "10 GB": decimal gigabytes, as profile names count them */
+static void gb_text(char *buf, size_t cap, int64_t bytes)
+{
+    snprintf(buf, cap, "%.2f", (double)bytes / 1e9);
+    char *dot = strchr(buf, '.');
+    if (dot) {
+        char *end = buf + strlen(buf);
+        while (end > dot && (end[-1] == '0' || end[-1] == '.'))
+            *--end = '\0';
+    }
+    strncat(buf, " GB", cap - strlen(buf) - 1);
+}
+
+bool gpa_eng_upsize_text(const gpa_eng *e, char *buf, size_t cap)
+{
+    if (!e->mig || !e->has_mem || !e->pool || !e->rule ||
+        (!e->rule->mig_auto && e->rule->mig_profile))
+        return false;
+    const gpa_mig_profile *skipped = NULL;
+    for (size_t i = 0; i < e->pool->n_profiles; i++) {
+        const gpa_mig_profile *m = e->pool->profiles[i];
+        if (strchr(m->name, '+') || m->mem_bytes >= e->mem_bytes) continue;
+        if (!skipped || m->mem_bytes > skipped->mem_bytes ||
+            (m->mem_bytes == skipped->mem_bytes && m->slices > skipped->slices))
+            skipped = m;
+    }
+    if (!skipped) return false;
+    const char *q = gpa_pod_annotation(&e->orig, GPA_ANN_GPU_MEMORY);
+    char want[32], have[32];
+    gb_text(want, sizeof want, e->mem_bytes);
+    gb_text(have, sizeof have, skipped->mem_bytes);
+    snprintf(buf, cap, "%s (%s) > %s (%s): %s", q ? q : "gpu-memory", want, skipped->name, have,
+             e->mig->name);
+    return true;
+}
+
+/* A pod no rule matched that one would match with a gpu-memory annotation: the first rule in
+ * order that failed only for lack of it (its other criteria hold for this pod; earlier rules
+ * fail on criteria the annotation does not change). NULL when none. */
+static const gpa_rule *needs_annotation(gpa_eng *e)
+{
+    if (e->has_mem) return NULL;
+    const gpa_request *saved = e->req;
+    gpa_request quiet = *saved; /* a probe: no skip line per rule */
+    quiet.explain = false;
+    e->req = &quiet;
+    const gpa_rule *found = NULL;
+    e->has_mem = true;
+    for (size_t i = 0; i < e->p->n_rules && !found; i++) {
+        const gpa_rule *r = &e->p->rules[i];
+        if (!r->gpu_memory.has_min && !r->gpu_memory.has_max) continue;
+        e->mem_bytes = r->gpu_memory.has_min ? r->gpu_memory.min : 0;
+        if (rule_matches(e, r)) found = r;
+    }
+    e->has_mem = false;
+    e->mem_bytes = 0;
+    e->req = saved;
+    return found;
+}
+
 void gpa_eng_match(gpa_eng *e)
 {
     if (e->matched_done) return;
@@ -298,6 +358,18 @@ void gpa_eng_match(gpa_eng *e)
     if (!e->rule) {
         gpa_eng_explain(e, "no rule matched: unmatched GPU pods are %s",
                         e->p->unmatched_deny ? "denied" : "allowed");
+        const gpa_rule *na = needs_annotation(e);
+        if (na) {
+            e->needs_mem_rule = na;
+            gpa_eng_explain(e,
+                            "rule %s (%s:%d) would match with a %s annotation: its gpuMemory "
+                            "criterion matches only pods that carry one",
+                            na->name, na->pos.file ? na->pos.file : "?", na->pos.line,
+                            GPA_ANN_GPU_MEMORY);
+            if (!e->p->unmatched_deny)
+                gpa_eng_warn(e, "no rule matched: rule %s needs the %s annotation", na->name,
+                             GPA_ANN_GPU_MEMORY);
+        }
         return;
     }
     if (e->rule->deny_message) return;
@@ -305,7 +377,11 @@ void gpa_eng_match(gpa_eng *e)
     if (e->pool && e->pool->sharing == GPA_SHARING_MIG) {
         e->mig =
             (!e->rule->mig_auto && e->rule->mig_profile) ? e->rule->mig_profile : auto_profile(e);
-        if (e->mig)
+        char up[160];
+        if (e->mig && gpa_eng_upsize_text(e, up, sizeof up))
+            gpa_eng_explain(e, "MIG profile %s (smallest that holds gpu-memory: %s)", e->mig->name,
+                            up);
+        else if (e->mig)
             gpa_eng_explain(e, "MIG profile %s (%s)", e->mig->name,
                             !e->rule->mig_auto && e->rule->mig_profile ? "fixed by the rule"
                             : e->has_mem ? "smallest that holds gpu-memory"

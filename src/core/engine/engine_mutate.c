@@ -108,6 +108,10 @@ static void rename_resources(gpa_eng *e, cJSON *pod)
     } else {
         gpa_eng_warn(e, GPA_W_RENAMED, GPA_RES_GPU, target, e->rule->name);
     }
+    /* an upsized request says why in bytes: 10Gi is not 10 GB */
+    char up[160];
+    if (target != pool->shared_resource && gpa_eng_upsize_text(e, up, sizeof up))
+        gpa_eng_warn(e, "gpu-memory %s", up);
 }
 
 /* ---------------------------------------------------------------- 2. tolerations */

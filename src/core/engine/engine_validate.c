@@ -15,6 +15,7 @@
 
 #include "engine/engine_internal.h"
 #include "policy/policy_gang.h"
+#include "policy/policy_reach.h"
 
 /* The quantity as the user wrote it, for messages. */
 static const char *qty_text(const cJSON *v, char *buf, size_t cap)
@@ -195,18 +196,26 @@ static void check_shared(gpa_eng *e, const gpa_pod *v, const own_labels *own, co
         return;
     }
     if (e->trust == GPA_TRUST_UNTRUSTED && !sp->allow_untrusted) {
-        if (sp->sharing == GPA_SHARING_MPS)
+        /* advice only from what the policy offers this namespace (policy_reach_offer.c) */
+        char res[160], how[512];
+        bool none;
+        if (gpa_reach_mig_offer(e->p, e->ns, res, sizeof res, how, sizeof how, &none) != GPA_OK) {
+            e->oom = true;
+            return;
+        }
+        const char *kind = sp->sharing == GPA_SHARING_MPS ? "an MPS" : "a time-sliced";
+        if (none)
             gpa_eng_violation(e, "untrusted-shared",
-                              "untrusted workloads may not share an MPS GPU: no memory or fault "
-                              "isolation; ask for a MIG profile such as nvidia.com/mig-1g.10gb "
-                              "(pool %s)",
-                              sp->name);
+                              "untrusted workloads may not share %s GPU: no memory or fault "
+                              "isolation (pool %s), and no rule places pods of namespace %s in "
+                              "a MIG pool; ask for a MIG rule for it, or run the pod in a "
+                              "trusted namespace",
+                              kind, sp->name, e->ns);
         else
             gpa_eng_violation(e, "untrusted-shared",
-                              "untrusted workloads may not share a time-sliced GPU: no memory or "
-                              "fault isolation; ask for a MIG profile such as "
-                              "nvidia.com/mig-1g.10gb (pool %s)",
-                              sp->name);
+                              "untrusted workloads may not share %s GPU: no memory or fault "
+                              "isolation; ask for a MIG profile such as %s%s%s (pool %s)",
+                              kind, res, *how ? ": " : "", how, sp->name);
     }
     const char *node = v->node_name;
     if (node && *node)
@@ -444,6 +453,14 @@ void gpa_eng_check(gpa_eng *e, const gpa_pod *v)
         if (e->rule && e->rule->deny_message)
             gpa_eng_violation(e, "rule-deny", "denied by GPU policy rule %s: %s", e->rule->name,
                               e->rule->deny_message);
+        else if (!e->rule && e->p->unmatched_deny && e->needs_mem_rule)
+            gpa_eng_violation(e, "unmatched",
+                              "no GPU policy rule matches this pod (namespace %s, %" PRId64
+                              " GPU(s)) and unmatched GPU pods are denied; rule %s would match "
+                              "it with a %s annotation (its gpuMemory criterion needs one): "
+                              "add it, e.g. %s: 8Gi",
+                              e->ns, e->gpus, e->needs_mem_rule->name, GPA_ANN_GPU_MEMORY,
+                              GPA_ANN_GPU_MEMORY);
         else if (!e->rule && e->p->unmatched_deny)
             gpa_eng_violation(e, "unmatched",
                               "no GPU policy rule matches this pod (namespace %s, %" PRId64

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_admission/glob.h"
 #include "gpu_admission/reach.h"
 #include "policy/policy_reach.h"
 
@@ -477,7 +478,7 @@ static size_t pat_id(const char **pats, size_t *n, const char *g)
     return (*n)++;
 }
 
-static int build_ns(an *a, gpa_error *err)
+static int build_ns(an *a, const char *one_ns, gpa_error *err)
 {
     const gpa_policy *p = a->p;
     size_t n = 0, nn = 0, ng = 0;
@@ -520,7 +521,26 @@ static int build_ns(an *a, gpa_error *err)
             a->name_pat[k++] = *nm && ns_chars(nm) ? pat_id(pats, &u, nm) : SIZE_MAX;
         }
     }
-    int rc = gpa_ns_classes_build(&a->ns, pats, u, err);
+    int rc = GPA_OK;
+    if (one_ns) { /* one namespace: one class, its globs matched directly */
+        a->ns.n_pat = u;
+        a->ns.words = u / 64 + 1;
+        a->ns.match = calloc(a->ns.words, sizeof *a->ns.match);
+        a->ns.witness = calloc(1, sizeof *a->ns.witness);
+        if (a->ns.match && a->ns.witness && (a->ns.witness[0] = strdup(one_ns))) {
+            a->ns.n = 1;
+            for (size_t g = 0; g < u; g++)
+                if (gpa_glob_match(pats[g], one_ns))
+                    a->ns.match[g / 64] |= (uint64_t)1 << (g % 64);
+        } else {
+            free(a->ns.match);
+            free(a->ns.witness);
+            memset(&a->ns, 0, sizeof a->ns);
+            rc = gpa_fail(err, GPA_ENOMEM, "reachability: out of memory");
+        }
+    } else {
+        rc = gpa_ns_classes_build(&a->ns, pats, u, err);
+    }
     free(pats);
     return rc;
 }
@@ -562,13 +582,13 @@ static void free_an(an *a)
     free(a->unm);
 }
 
-int gpa_reach_analyze(const gpa_policy *p, gpa_reach **out, gpa_error *err)
+static int analyze(const gpa_policy *p, const char *one_ns, gpa_reach **out, gpa_error *err)
 {
     *out = NULL;
     if (!p) return gpa_fail(err, GPA_EINVAL, "reachability: no policy");
     an a = {.p = p};
     size_t nr = p->n_rules;
-    int rc = build_ns(&a, err);
+    int rc = build_ns(&a, one_ns, err);
     if (rc != GPA_OK) goto done;
     rc = GPA_ENOMEM;
     if (build_dims(&a) != GPA_OK || build_sets(&a) != GPA_OK) goto oom;
@@ -619,8 +639,8 @@ int gpa_reach_analyze(const gpa_policy *p, gpa_reach **out, gpa_error *err)
     a.witness = NULL;
     r->n_ns_classes = a.ns.n;
     r->n_cells = a.cells;
-    if (gpa_reach_findings(p, r, r->reached, a.takers, a.rw, a.shadow, a.shadow_by, a.bypass,
-                           a.bypass_by, a.has_unm, a.unm) != GPA_OK) {
+    if (!one_ns && gpa_reach_findings(p, r, r->reached, a.takers, a.rw, a.shadow, a.shadow_by,
+                                      a.bypass, a.bypass_by, a.has_unm, a.unm) != GPA_OK) {
         gpa_reach_free(r);
         goto oom;
     }
@@ -637,4 +657,15 @@ done:
     free(a.reached);
     free_an(&a);
     return rc;
+}
+
+int gpa_reach_analyze(const gpa_policy *p, gpa_reach **out, gpa_error *err)
+{
+    return analyze(p, NULL, out, err);
+}
+
+int gpa_reach_analyze_ns(const gpa_policy *p, const char *ns, gpa_reach **out, gpa_error *err)
+{
+    if (!ns) return gpa_fail(err, GPA_EINVAL, "reachability: no namespace");
+    return analyze(p, ns, out, err);
 }

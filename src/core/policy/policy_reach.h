@@ -29,4 +29,15 @@ int gpa_reach_findings(const gpa_policy *p, gpa_reach *out, const bool *reached,
                        const size_t *bypass_by, const bool *has_unm, const gpa_reach_pod *unm);
 void gpa_reach_pod_free(gpa_reach_pod *w);
 
+/* policy_reach.c: the analysis for the pods of one namespace only (no findings: reached and
+ * witness per rule). Cheap enough for a denial: no automaton, globs matched directly. */
+int gpa_reach_analyze_ns(const gpa_policy *p, const char *ns, gpa_reach **out, gpa_error *err);
+
+/* policy_reach_offer.c: the advice for an untrusted pod of namespace ns refused a shared GPU:
+ * the first rule (in order) that places some pod of ns in a MIG pool gives resource (the MIG
+ * resource that pod gets) and how ("rule R places such pods of namespace N in pool P (e.g.
+ * <pod>)"); *none when no rule does. GPA_OK or GPA_ENOMEM. */
+int gpa_reach_mig_offer(const gpa_policy *p, const char *ns, char *resource, size_t rcap, char *how,
+                        size_t hcap, bool *none);
+
 #endif
