@@ -1,6 +1,7 @@
 /*
- * output_suggest.c - `simulate --suggest-mig`: the mig-parted config file for the MIG layouts
- * the packing used. Reads the packed state only.
+ * output_suggest.c - `simulate --suggest-mig`: the mig-parted config file for the MIG layouts:
+ * one layout per group, per-node layouts mixed across a group's nodes, and the layouts the
+ * packing used. Reads the packed state only.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +63,184 @@ static void uniform_rec(uniform *u, size_t k, const gpa_mig_profile **inst, size
     u->cur[k] = 0;
 }
 
+/* The best single layout for the instances need asks (uniform_rec over every valid layout):
+ * its GPUs, -1 when none holds them all; *out gets its instances per profile. */
+static long best_layout(int *out, const gpa_mig_model *m, const long *need)
+{
+    uniform un = {.m = m, .need = need, .best_gpus = -1};
+    const gpa_mig_profile *inst[GPA_MIG_MAX_INSTANCES];
+    uniform_rec(&un, 0, inst, 0);
+    if (un.best_gpus >= 0) memcpy(out, un.best, sizeof un.best);
+    return un.best_gpus;
+}
+
+/* mig-parted's name for a layout when it is one of its named configs (all-<profile>, with
+ * "+" written ".", or all-balanced), else NULL. */
+static const char *named_config(char *buf, size_t cap, const gpa_mig_model *m, const int *per)
+{
+    const gpa_mig_profile *bal[GPA_MIG_MAX_INSTANCES];
+    size_t nb = gpa_mig_balanced(bal, GPA_MIG_MAX_INSTANCES, m);
+    int bc[16] = {0};
+    for (size_t i = 0; i < nb; i++)
+        bc[bal[i] - m->profiles]++;
+    if (nb && memcmp(bc, per, sizeof bc) == 0) return "all-balanced";
+    for (size_t p = 0; p < m->n_profiles; p++) {
+        bool only = per[p] == m->profiles[p].max_instances;
+        for (size_t q = 0; only && q < m->n_profiles; q++)
+            only = q == p || per[q] == 0;
+        if (!only) continue;
+        snprintf(buf, cap, "all-%s", m->profiles[p].resource + strlen("nvidia.com/mig-"));
+        return buf;
+    }
+    return NULL;
+}
+
+/* "a100-0..a100-2 (3 nodes)" for the group's nodes from..to-1 (inventory order). */
+static void node_range(gpa_sb *b, const gpa_sim *s, const size_t *nodes, size_t from, size_t to)
+{
+    if (to - from == 1)
+        gpa_sb_printf(b, "%s", s->inv->nodes[nodes[from]].name);
+    else
+        gpa_sb_printf(b, "%s..%s (%zu nodes)", s->inv->nodes[nodes[from]].name,
+                      s->inv->nodes[nodes[to - 1]].name, to - from);
+}
+
+/* The group's MIG demand: its placed instances and the unplaced pods asking a profile of its
+ * model that could go to one of its nodes (their class holds one). */
+static long group_demand(long *need, const gpa_sim *s, size_t gi)
+{
+    const gpa_sim_group *g = &s->inv->groups[gi];
+    long total = 0;
+    for (size_t i = 0; i < s->n_pods; i++) {
+        const gpa_sim_pod *p = &s->pods[i];
+        const gpa_sim_tmpl *t = &s->tmpls[p->tmpl];
+        if (!t->gres) continue;
+        bool mine = p->node >= 0 && s->inv->nodes[p->node].group == gi;
+        if (p->node < 0 && t->sig < s->n_sigs) {
+            const gpa_sim_sig *sg = &s->sigs[t->sig];
+            for (size_t k = 0; k < sg->n_nodes && !mine; k++)
+                mine = s->inv->nodes[sg->nodes[k]].group == gi;
+        }
+        if (!mine) continue;
+        for (size_t q = 0; q < g->model->n_profiles; q++)
+            if (strcmp(g->model->profiles[q].resource, t->gres) == 0) {
+                need[q] += t->gcount;
+                total += t->gcount;
+            }
+    }
+    return total;
+}
+
+/* Per-node layouts for a group, so a few small pods do not dictate every node's layout: each
+ * profile's instances fill GPUs of its own all-<profile> config (the densest layout for it)
+ * and what is left over (fewer than one GPU's worth per profile) goes to the best single
+ * layout for the remainder, a named config when one is as good, else an explicit one. The
+ * plan is printed only when it takes fewer GPUs than the best single layout for the same
+ * instances; nodes stay whole (mig-parted applies a config per node label). */
+static size_t mixed_plan(gpa_sb *body, const gpa_sim *s, size_t gi)
+{
+    const gpa_sim_group *g = &s->inv->groups[gi];
+    const gpa_mig_model *m = g->model;
+    long need[16] = {0};
+    long total = group_demand(need, s, gi);
+    int uni[16];
+    long ugpus = total ? best_layout(uni, m, need) : -1;
+    if (!total || g->gpus <= 0) return 0;
+    size_t *nodes = malloc((s->inv->n_nodes ? s->inv->n_nodes : 1) * sizeof *nodes), nn = 0;
+    if (!nodes) return 0;
+    for (size_t n = 0; n < s->inv->n_nodes; n++)
+        if (s->inv->nodes[n].group == gi) nodes[nn++] = n;
+    long G = g->gpus, full[16] = {0}, rest[16] = {0};
+    for (size_t p = 0; p < m->n_profiles; p++) {
+        full[p] = need[p] / m->profiles[p].max_instances;
+        rest[p] = need[p] % m->profiles[p].max_instances;
+    }
+    /* a config is per node: while the plan needs more nodes than the group has, the profile
+     * with the fewest full GPUs joins the leftovers (all of them joined: one layout) */
+    int rl[16] = {0};
+    long gpus = 0, rgpus = 0, rest_n = 0;
+    size_t want = 0;
+    for (;;) {
+        rest_n = 0;
+        gpus = 0;
+        want = 0;
+        for (size_t p = 0; p < m->n_profiles; p++) {
+            rest_n += rest[p];
+            gpus += full[p];
+            want += (size_t)((full[p] + G - 1) / G);
+        }
+        rgpus = rest_n ? best_layout(rl, m, rest) : 0;
+        if (rgpus < 0) break;
+        gpus += rgpus;
+        want += (size_t)((rgpus + G - 1) / G);
+        if (want <= nn) break;
+        size_t pick = SIZE_MAX;
+        for (size_t p = 0; p < m->n_profiles; p++)
+            if (full[p] && (pick == SIZE_MAX || full[p] < full[pick])) pick = p;
+        if (pick == SIZE_MAX) break;
+        rest[pick] += full[pick] * m->profiles[pick].max_instances;
+        full[pick] = 0;
+    }
+    if (rgpus < 0 || want > nn || (ugpus >= 0 && gpus >= ugpus)) {
+        if (rgpus >= 0 && want <= nn)
+            gpa_sb_printf(body,
+                          "  # %s: per-node layouts would take %ld GPUs for its %ld MIG pods, no "
+                          "fewer than one layout on every GPU (%ld)\n",
+                          g->name, gpus, total, ugpus);
+        free(nodes);
+        return 0;
+    }
+    gpa_sb_printf(body, "  # %s: per-node layouts hold its %ld MIG pods on %ld GPUs", g->name,
+                  total, gpus);
+    if (ugpus >= 0)
+        gpa_sb_printf(body, "; one layout on every GPU takes %ld", ugpus);
+    else
+        gpa_sb_printf(body, "; no single layout holds them all");
+    gpa_sb_printf(body, ". Label nodes:\n");
+    gpa_sb entries = {0};
+    char nm[80];
+    size_t at = 0, written = 0;
+    for (size_t p = 0; p <= m->n_profiles; p++) {
+        int per[16] = {0};
+        long ng;
+        if (p < m->n_profiles) {
+            if (!full[p]) continue;
+            per[p] = m->profiles[p].max_instances;
+            ng = full[p];
+        } else {
+            if (!rest_n) break;
+            memcpy(per, rl, sizeof per);
+            ng = rgpus;
+        }
+        const char *cfg = named_config(nm, sizeof nm, m, per);
+        size_t k = (size_t)((ng + G - 1) / G);
+        gpa_sb_printf(body, "  #   ");
+        node_range(body, s, nodes, at, at + k);
+        gpa_sb_printf(body, ": nvidia.com/mig.config=%s-%s (%ld GPU(s) used)\n", g->name,
+                      cfg ? cfg : "mixed-rest", ng);
+        at += k;
+        gpa_sb_printf(&entries,
+                      "  %s-%s:  # %s\n    - devices: all\n      mig-enabled: true\n"
+                      "      mig-devices:\n",
+                      g->name, cfg ? cfg : "mixed-rest",
+                      cfg ? "mig-parted's config of this name" : "the leftover instances' layout");
+        for (size_t q = 0; q < m->n_profiles; q++)
+            if (per[q])
+                gpa_sb_printf(&entries, "        \"%s\": %d\n", m->profiles[q].name, per[q]);
+        written++;
+    }
+    if (at < nn) {
+        gpa_sb_printf(body, "  #   ");
+        node_range(body, s, nodes, at, nn);
+        gpa_sb_printf(body, ": unused\n");
+    }
+    char *e = gpa_sb_done(&entries);
+    if (e) gpa_sb_printf(body, "%s", e);
+    free(e);
+    free(nodes);
+    return written;
+}
+
 char *gpa_sim_suggest_mig(const gpa_sim *s)
 {
     gpa_sb b = {0}, body = {0};
@@ -69,8 +248,11 @@ char *gpa_sim_suggest_mig(const gpa_sim *s)
         &b, "# mig-parted config from gpu-admission simulate. <group>-uniform: one layout for\n"
             "# every GPU of a MIG node group, the one holding the group's placed instances in\n"
             "# the fewest GPUs. <group>-<node>: per node in use, the layout the packing chose\n"
-            "# per GPU (GPUs without pods keep MIG off), which may need fewer GPUs still. Label\n"
-            "# nodes nvidia.com/mig.config=<entry> for the MIG manager to apply one.\n"
+            "# per GPU (GPUs without pods keep MIG off), which may need fewer GPUs still.\n"
+            "# <group>-<config>: per-node layouts mixed across a group (mig-parted's named\n"
+            "# configs, <group>-mixed-rest for the leftover instances), when they take fewer\n"
+            "# GPUs than one layout on every GPU; the comment above them says which nodes get\n"
+            "# which. Label nodes nvidia.com/mig.config=<entry> for the MIG manager to apply one.\n"
             "version: v1\n");
     size_t written = 0;
     for (size_t gi = 0; gi < s->inv->n_groups; gi++) {
@@ -104,6 +286,7 @@ char *gpa_sim_suggest_mig(const gpa_sim *s)
                 gpa_sb_printf(&body, "        \"%s\": %d\n", g->model->profiles[pi].name,
                               un.best[pi]);
         written++;
+        written += mixed_plan(&body, s, gi);
     }
     for (size_t n = 0; n < s->inv->n_nodes; n++) {
         const gpa_sim_group *g = gpa_sim_grp(s, n);

@@ -221,7 +221,9 @@ static void known_answers(void)
         CHECK_CONTAINS(mig, "  a100-uniform:  # group a100: its 1 placed instances on 1 GPUs, "
                             "every GPU the same layout\n    - devices: all\n"
                             "      mig-enabled: true\n      mig-devices:\n"
-                            "        \"1g.5gb\": 7\n  a100-a100-0:");
+                            "        \"1g.5gb\": 7\n"
+                            "  # a100: per-node layouts would take 1 GPUs for its 1 MIG pods, no "
+                            "fewer than one layout on every GPU (1)\n  a100-a100-0:");
         free(mig);
         gpa_sim_free(s);
         gpa_sim_inventory_free(inv);

@@ -271,6 +271,56 @@ static void cpu_left_and_summary(void)
     done(&r);
 }
 
+/* The issue's mixed suggestion: 40 pods of 10Gi (3g.20gb) and 2 of 4Gi (1g.5gb) on 6 nodes of
+ * 8 A100-40GB. One layout on every GPU must hold both profiles, so at most one 3g.20gb per
+ * GPU: 40 GPUs. Per node: 3 nodes all-3g.20gb (20 GPUs) + 1 node all-1g.5gb (1 GPU) = 21. */
+static void mixed_suggestion(void)
+{
+    const char *inv = "apiVersion: gpu-admission.io/v1alpha1\nkind: GPUInventory\nspec:\n"
+                      "  nodeGroups:\n    - name: a100\n      count: 6\n      gpus: 8\n"
+                      "      gpu: A100-40GB\n"
+                      "      taints: [{key: nvidia.com/gpu, effect: NoSchedule}]\n"
+                      "      mig: auto\n";
+    char w[65536] = "";
+    pods(w, sizeof w, "llm", "inference", 40, 1, "10Gi", NULL);
+    pods(w, sizeof w, "sandbox", "inference", 2, 1, "4Gi", NULL);
+    run r;
+    if (!simulate(&r, inv, w)) return;
+    CHECK_INT(r.t.placed, 42);
+    char *y = gpa_sim_suggest_mig(r.s);
+    CHECK_CONTAINS(y, "  # a100: per-node layouts hold its 42 MIG pods on 21 GPUs; one layout on "
+                      "every GPU takes 40. Label nodes:\n"
+                      "  #   a100-0..a100-2 (3 nodes): nvidia.com/mig.config=a100-all-3g.20gb "
+                      "(20 GPU(s) used)\n"
+                      "  #   a100-3: nvidia.com/mig.config=a100-all-1g.5gb (1 GPU(s) used)\n"
+                      "  #   a100-4..a100-5 (2 nodes): unused\n");
+    CHECK_CONTAINS(y,
+                   "  a100-all-3g.20gb:  # mig-parted's config of this name\n    - devices: all\n"
+                   "      mig-enabled: true\n      mig-devices:\n        \"3g.20gb\": 2\n");
+    CHECK_CONTAINS(y, "  a100-all-1g.5gb:  # mig-parted's config of this name\n    - devices: all\n"
+                      "      mig-enabled: true\n      mig-devices:\n        \"1g.5gb\": 7\n");
+    free(y);
+    done(&r);
+    /* one node: all-3g.20gb GPUs and an all-1g.5gb GPU would need two nodes (a config is per
+     * node), so the 3g.20gb pods join the leftovers and one layout holds them all: no plan
+     * beats one layout on every GPU, and none is offered */
+    const char *two = "apiVersion: gpu-admission.io/v1alpha1\nkind: GPUInventory\nspec:\n"
+                      "  nodeGroups:\n    - name: a100\n      count: 1\n      gpus: 8\n"
+                      "      gpu: A100-40GB\n"
+                      "      taints: [{key: nvidia.com/gpu, effect: NoSchedule}]\n"
+                      "      mig: auto\n";
+    w[0] = '\0';
+    pods(w, sizeof w, "llm", "inference", 4, 1, "10Gi", NULL);
+    pods(w, sizeof w, "sandbox", "inference", 2, 1, "4Gi", NULL);
+    if (!simulate(&r, two, w)) return;
+    y = gpa_sim_suggest_mig(r.s);
+    CHECK_CONTAINS(y, "  # a100: per-node layouts would take 4 GPUs for its 6 MIG pods, no fewer "
+                      "than one layout on every GPU (4)\n");
+    CHECK(strstr(y, "a100-all-3g.20gb:") == NULL);
+    free(y);
+    done(&r);
+}
+
 int main(void)
 {
     gpa_error err = {0};
@@ -283,6 +333,7 @@ int main(void)
     only_whole();
     short_of_cpu();
     cpu_left_and_summary();
+    mixed_suggestion();
     gpa_policy_unref(policy);
     return check_done();
 }
