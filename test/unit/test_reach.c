@@ -268,6 +268,36 @@ static void test_findings(void)
     CHECK(!strstr(x.text ? x.text : "", "rule fits"));
     done(&x);
 
+    /* range partitioning at the exact bounds: [1,5] and [6,inf) cover [3,inf); a memory bound
+     * is inclusive, so max 10G holds exactly 10G and min 10G + 1 byte is past it */
+    x = analyse("    - name: low\n"
+                "      match: {gpus: {min: 1, max: 5}}\n"
+                "      place: {pool: mig}\n"
+                "    - name: high\n"
+                "      match: {gpus: {min: 6}}\n"
+                "      place: {pool: h100-train}\n"
+                "    - name: three-up\n"
+                "      match: {gpus: {min: 3}}\n"
+                "      place: {pool: h100-train}\n");
+    CHECK_CONTAINS(x.text, "rule three-up never reached: every pod it matches is taken first by "
+                           "rules low (p.yaml:19) \xe2\x88\xaa high (p.yaml:22)");
+    done(&x);
+    x = analyse("    - name: upto10\n"
+                "      match: {namespaces: [ml-platform], gpuMemory: {max: 10G}}\n"
+                "      place: {pool: mig}\n"
+                "    - name: exactly10\n"
+                "      match: {namespaces: [ml-platform], gpuMemory: {min: 10G, max: 10G}}\n"
+                "      place: {pool: mig}\n"
+                "    - name: past10\n"
+                "      match: {namespaces: [ml-platform], gpuMemory: {min: \"10000000001\"}}\n"
+                "      place: {pool: mig}\n");
+    CHECK_CONTAINS(x.text, "rule exactly10 never reached: every pod it matches is taken first by "
+                           "rule upto10 (p.yaml:19); e.g. namespace ml-platform, no labels, 1 GPU, "
+                           "gpu-memory 10000000000 bytes goes to rule upto10");
+    CHECK(x.r && x.r->reached[2] && x.r->witness[2].has_mem &&
+          x.r->witness[2].mem == 10000000001LL);
+    done(&x);
+
     /* a rule whose namespaces no DNS label matches (the lint cannot see this) */
     x = analyse("    - name: dotted\n"
                 "      match: {namespaces: [team.a]}\n"

@@ -127,7 +127,10 @@ static int never(gpa_reach *out, const gpa_policy *p, size_t i, const uint64_t *
         gpa_sb_printf(&b, "it matches no GPU pod (%s)", empty_reason(r));
     } else {
         f->by = calloc(n, sizeof *f->by);
-        if (!f->by) return GPA_ENOMEM;
+        if (!f->by) {
+            free(gpa_sb_take(&b));
+            return GPA_ENOMEM;
+        }
         gpa_sb_printf(&b, "every pod it matches is taken first by rule%s ", n > 1 ? "s" : "");
         for (size_t t = 0; t < p->n_rules; t++)
             if ((takers[i * rw + t / 64] >> (t % 64)) & 1) {
@@ -141,7 +144,7 @@ static int never(gpa_reach *out, const gpa_policy *p, size_t i, const uint64_t *
         char *wt = gpa_reach_pod_text(w);
         if (!wt || witness(f, w) != GPA_OK) {
             free(wt);
-            gpa_sb_take(&b);
+            free(gpa_sb_take(&b));
             return GPA_ENOMEM;
         }
         f->witness_rule = by;
