@@ -52,8 +52,9 @@ bool gpa_mig_layout_valid(int *starts_out, const gpa_mig_model *m,
                           const gpa_mig_profile *const *inst, size_t n);
 
 /* mig-parted's "all-balanced" layout for m (config-default.yaml): 2x the smallest 1g, 1x the
- * 2g and 1x the 3g profile (A30: 2x 1g, 1x 2g). Writes up to cap profiles into out, returns
- * the count (0 when m is NULL). */
+ * 2g and 1x the 3g profile (A30, RTX PRO 6000: 2x 1g, 1x 2g). Writes up to cap profiles into
+ * out, returns the count (0 when m is NULL or has fewer than 4 compute slices: mig-parted
+ * defines none for the RTX PRO 5000/4500). */
 size_t gpa_mig_balanced(const gpa_mig_profile **out, size_t cap, const gpa_mig_model *m);
 
 #endif

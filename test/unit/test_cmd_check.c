@@ -89,7 +89,8 @@ int main(void)
     snprintf(want, sizeof want,
              "%s/10-pools.yaml:11:14: unknown MIG GPU model \"A100-XL\" (known: A100-40GB, "
              "A100-80GB, H100-80GB, A30-24GB, H100-94GB, H100-96GB, GH200, H200-141GB, B200, "
-             "GB200, H20, GH200-144GB, RTX-PRO-6000, A800-40GB, A800-80GB, H800-80GB, H800-94GB)\n"
+             "GB200, H20, GH200-144GB, RTX-PRO-6000, RTX-PRO-5000, RTX-PRO-4500, A800-40GB, "
+             "A800-80GB, H800-80GB, H800-94GB)\n"
              "%s/10-pools.yaml:14:31: timeSlicing.replicas: must be at least 1 (got 0)\n"
              "%s/20-rules.yaml:9:21: rule train: no pool named \"h100\" (pools: a100, t4)\n"
              "%s/20-rules.yaml:13:21: rule notebooks: migProfile is only valid for pools with "

@@ -48,12 +48,19 @@ static void geometry(void)
     CHECK(L("RTX-PRO-6000", "1g.24gb+gfx", "1g.24gb-me", "2g.48gb+me.all"));
     CHECK(!L("RTX-PRO-6000", "1g.24gb+me", "2g.48gb+me.all"));
     CHECK(!L("RTX-PRO-6000", "4g.96gb", "1g.24gb"));
+    /* the 2-slice cards: two 1g or one 2g; one set of media engines */
+    CHECK(L("RTX-PRO-5000", "1g.24gb", "1g.24gb+gfx"));
+    CHECK(!L("RTX-PRO-5000", "1g.24gb+me", "1g.24gb+me.all"));
+    CHECK(!L("RTX-PRO-5000", "2g.48gb", "1g.24gb"));
+    CHECK(L("RTX-PRO-4500", "1g.16gb-me", "1g.16gb+me.all"));
+    CHECK(gpa_mig_profile_find(gpa_mig_model_find("RTX-PRO-4500"), "1g.16gb+me") == NULL);
     /* gpa_mig_balanced derives exactly those */
     for (size_t i = 0; gpa_mig_model_name_at(i); i++) {
         const gpa_mig_model *m = gpa_mig_model_find(gpa_mig_model_name_at(i));
         const gpa_mig_profile *b[8];
         size_t n = gpa_mig_balanced(b, 8, m);
-        CHECK_INT(n, m->compute_slices == 4 ? 3 : 4);
+        CHECK_INT(n, m->compute_slices == 2 ? 0 : m->compute_slices == 4 ? 3 : 4);
+        if (!n) continue; /* mig-parted has no all-balanced for the 2-slice cards */
         CHECK(gpa_mig_layout_valid(NULL, m, b, n));
         CHECK_INT(b[0]->slices, 1);
         CHECK_INT(b[0]->mem_slots, 1);
@@ -162,6 +169,8 @@ static void products(void)
         {"NVIDIA-A800-SXM4-80GB", "A800-80GB"},
         {"NVIDIA-A30", "A30-24GB"},
         {"NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition", "RTX-PRO-6000"},
+        {"NVIDIA-RTX-PRO-5000-Blackwell", "RTX-PRO-5000"},
+        {"NVIDIA-RTX-PRO-4500-Blackwell", "RTX-PRO-4500"},
         {"NVIDIA-A100-40GB", "A100-40GB"}, /* a GPUInventory node's own label */
         {"NVIDIA-GH200-144GB", "GH200-144GB"},
         {"NVIDIA-A100-SXM4-40GB-MIG-1g.5gb", "A100-40GB"}, /* single strategy */
@@ -211,6 +220,8 @@ int main(void)
         {"H20", 7, "1g.12gb", "7g.96gb"},
         {"GH200-144GB", 7, "1g.18gb", "7g.144gb"},
         {"RTX-PRO-6000", 11, "1g.24gb", "4g.96gb+gfx"},
+        {"RTX-PRO-5000", 7, "1g.24gb", "2g.48gb+gfx"},
+        {"RTX-PRO-4500", 6, "1g.16gb", "2g.32gb+gfx"},
         {"A800-40GB", 7, "1g.5gb", "7g.40gb"},
         {"A800-80GB", 7, "1g.10gb", "7g.80gb"},
         {"H800-80GB", 7, "1g.10gb", "7g.80gb"},

@@ -423,7 +423,7 @@ static void test_errors(void)
     ERR1(HDR "  pools:\n  - name: a\n    sharing: mig\n    mig: {gpu: A100}\n", "7:16",
          "unknown MIG GPU model \"A100\" (known: A100-40GB, A100-80GB, H100-80GB, A30-24GB, "
          "H100-94GB, H100-96GB, GH200, H200-141GB, B200, GB200, H20, GH200-144GB, RTX-PRO-6000, "
-         "A800-40GB, A800-80GB, H800-80GB, H800-94GB)");
+         "RTX-PRO-5000, RTX-PRO-4500, A800-40GB, A800-80GB, H800-80GB, H800-94GB)");
     ERR1(HDR "  pools:\n  - name: a\n    sharing: mig\n    mig: {gpu: A100-80GB, profiles: "
              "[1g.10gb, 1g.5gb]}\n",
          "7:47",

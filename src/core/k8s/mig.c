@@ -7,7 +7,7 @@
  * the loader, the engine and `gpu-admission check` all read it through mig.h.
  * Aliases share a profile list: H100-80GB, A800-80GB and H800-80GB use the A100-80GB profiles,
  * GH200 and H20 the H100-96GB. Models NVIDIA added since POLICY.md's table (GB200, H20,
- * GH200-144GB, RTX PRO 6000 Blackwell, the A800/H800 twins) come from the same guide's
+ * GH200-144GB, RTX PRO 6000/5000/4500 Blackwell, the A800/H800 twins) come from the same guide's
  * "Supported GPUs" and mig-parted's deployments/systemd/config-default.yaml.
  * name_bytes is the profile name's GB x 10^9 (POLICY.md: compare in bytes); real_bytes what a
  * public `nvidia-smi mig -lgip` listing shows (named per row, 0 when none was found); mem_bytes,
@@ -55,6 +55,9 @@
 static const char L_H200[] = "nvidia-smi mig -lgip on an H200, NVIDIA/mig-parted issue #120";
 static const char L_H100NVL[] =
     "nvidia-smi mig -lgip on an H100 NVL, NVIDIA/gpu-operator pull request #903";
+static const char L_H100NVL_3G[] =
+    "nvidia-smi mig -lgip on an H100 NVL as quoted in NVIDIA/mig-parted "
+    "pull request #101 (10.75 + 10.75 + 21.62 + 46.38 GiB)";
 static const char L_GH200_144[] =
     "nvidia-smi mig -lgip on a GH200 144G HBM3e, NVIDIA/mig-parted pull request #139";
 static const char L_B200[] =
@@ -89,7 +92,7 @@ static const gpa_mig_profile h100_94[] = {
     PR("1g.12gb+me", 1, 12, 1, "1g.12gb.me", 1, S_1G, 1075, L_H100NVL),
     PR("1g.24gb", 1, 24, 4, "1g.24gb", 2, S_1G2, 2162, L_H100NVL),
     PR("2g.24gb", 2, 24, 3, "2g.24gb", 2, S_2G, 2162, L_H100NVL),
-    P("3g.47gb", 3, 47, 2, "3g.47gb", 4, S_3G),
+    PR("3g.47gb", 3, 47, 2, "3g.47gb", 4, S_3G, 4638, L_H100NVL_3G),
     P("4g.47gb", 4, 47, 1, "4g.47gb", 4, S_0),
     P("7g.94gb", 7, 94, 1, "7g.94gb", 8, S_0),
 };
@@ -155,6 +158,28 @@ static const gpa_mig_profile rtx_pro_6000[] = {
     P("4g.96gb+gfx", 4, 96, 1, "4g.96gb.gfx", 4, S_0),
 };
 
+/* RTX PRO 5000 Blackwell 48GB and RTX PRO 4500 Blackwell 32GB: 2 memory and 2 compute slices
+ * (the user guide's "Supported MIG Profiles" tables: two 1g instances or one 2g). The 4500 has
+ * no plain +me profile, only +me.all. */
+#define S_2S_1G 0x03u /* {0,1} size 1 */
+static const gpa_mig_profile rtx_pro_5000[] = {
+    P("1g.24gb", 1, 24, 2, "1g.24gb", 1, S_2S_1G),
+    P("1g.24gb+me", 1, 24, 1, "1g.24gb.me", 1, S_2S_1G),
+    P("1g.24gb+gfx", 1, 24, 2, "1g.24gb.gfx", 1, S_2S_1G),
+    P("1g.24gb+me.all", 1, 24, 1, "1g.24gb.me.all", 1, S_2S_1G),
+    P("1g.24gb-me", 1, 24, 2, "1g.24gb-me", 1, S_2S_1G),
+    P("2g.48gb", 2, 48, 1, "2g.48gb", 2, S_0),
+    P("2g.48gb+gfx", 2, 48, 1, "2g.48gb.gfx", 2, S_0),
+};
+static const gpa_mig_profile rtx_pro_4500[] = {
+    P("1g.16gb", 1, 16, 2, "1g.16gb", 1, S_2S_1G),
+    P("1g.16gb+gfx", 1, 16, 2, "1g.16gb.gfx", 1, S_2S_1G),
+    P("1g.16gb+me.all", 1, 16, 1, "1g.16gb.me.all", 1, S_2S_1G),
+    P("1g.16gb-me", 1, 16, 2, "1g.16gb-me", 1, S_2S_1G),
+    P("2g.32gb", 2, 32, 1, "2g.32gb", 2, S_0),
+    P("2g.32gb+gfx", 2, 32, 1, "2g.32gb.gfx", 2, S_0),
+};
+
 /* The nvidia.com/gpu.product values GPU Feature Discovery publishes for each model: the NVML
  * device name with spaces written '-' (public node labels and NVIDIA's own docs and mocks). A
  * model's own "NVIDIA-<model>" (what GPUInventory nodes carry) is matched besides. */
@@ -174,6 +199,8 @@ static const char *const pr_rtx6000[] = {"NVIDIA-RTX-PRO-6000-Blackwell-Server-E
                                          "NVIDIA-RTX-PRO-6000-Blackwell-Workstation-Edition",
                                          "NVIDIA-RTX-PRO-6000-Blackwell-Max-Q-Workstation-Edition",
                                          NULL};
+static const char *const pr_rtx5000[] = {"NVIDIA-RTX-PRO-5000-Blackwell", NULL};
+static const char *const pr_rtx4500[] = {"NVIDIA-RTX-PRO-4500-Blackwell", NULL};
 
 #define M(name, arr, mem, compute, products)                                                       \
     {                                                                                              \
@@ -197,6 +224,8 @@ static const gpa_mig_model catalog[] = {
     M("H20", h100_96, 8, 7, pr_h20),
     M("GH200-144GB", gh200_144, 8, 7, pr_gh200_144),
     M("RTX-PRO-6000", rtx_pro_6000, 4, 4, pr_rtx6000),
+    M("RTX-PRO-5000", rtx_pro_5000, 2, 2, pr_rtx5000),
+    M("RTX-PRO-4500", rtx_pro_4500, 2, 2, pr_rtx4500),
     M("A800-40GB", a100_40, 8, 7, NULL),
     M("A800-80GB", a100_80, 8, 7, pr_a800_80),
     M("H800-80GB", a100_80, 8, 7, NULL),
@@ -310,7 +339,8 @@ bool gpa_mig_layout_valid(int *starts_out, const gpa_mig_model *m,
 
 size_t gpa_mig_balanced(const gpa_mig_profile **out, size_t cap, const gpa_mig_model *m)
 {
-    if (!m) return 0;
+    /* mig-parted defines no all-balanced for the 2-slice cards (RTX PRO 5000/4500) */
+    if (!m || m->compute_slices < 4) return 0;
     const gpa_mig_profile *one = NULL, *two = NULL, *three = NULL;
     for (size_t i = 0; i < m->n_profiles; i++) {
         const gpa_mig_profile *p = &m->profiles[i];
