@@ -80,6 +80,10 @@ static void put(sb *b, const char *fmt, ...)
     if (b->n >= sizeof b->s) b->n = sizeof b->s - 1;
 }
 
+/* where the header ends and each rule's text starts in the generated policy, so a policy of
+ * one of its rules alone can be built (the header plus that rule) */
+static size_t rules_at, rule_at[10];
+
 static void rand_policy(sb *b, int *n_rules)
 {
     b->n = 0;
@@ -100,9 +104,11 @@ static void rand_policy(sb *b, int *n_rules)
     put(b, "  unmatched: allow\n");
     put(b, "  pools:\n    - name: x\n      nodeSelector: {a: b}\n      sharing: exclusive\n");
     put(b, "  rules:\n");
+    rules_at = b->n;
     int nr = 1 + (int)rnd(7);
     *n_rules = nr;
     for (int i = 0; i < nr; i++) {
+        rule_at[i] = b->n;
         put(b, "    - name: r%d\n      match: {", i);
         bool any = false;
         if (rnd(3) == 0) {
@@ -152,7 +158,11 @@ static void rand_policy(sb *b, int *n_rules)
         else
             put(b, "      place: {pool: x}\n");
     }
+    rule_at[nr] = b->n;
 }
+
+/* Does rule i on its own match the pod (the policy's header with only that rule)? */
+static int alone_matches(const sb *b, int i, const gpa_reach_pod *w);
 
 static cJSON *pod(const char *ns, const char **lk, const char **lv, size_t nl, int gpus, int mem)
 {
@@ -211,6 +221,24 @@ static int witness_rule(const gpa_policy *p, const gpa_reach_pod *w)
     return r;
 }
 
+static int alone_matches(const sb *b, int i, const gpa_reach_pod *w)
+{
+    static sb one;
+    one.n = 0;
+    put(&one, "%.*s%.*s", (int)rules_at, b->s, (int)(rule_at[i + 1] - rule_at[i]),
+        b->s + rule_at[i]);
+    gpa_policy_source src = {"one.yaml", one.s, one.n};
+    gpa_policy *p = NULL;
+    gpa_error e = {0};
+    if (gpa_policy_load_sources(&p, &src, 1, &e) != GPA_OK) {
+        fprintf(stderr, "one-rule policy does not load: %s\n%s\n", e.message, one.s);
+        return -2;
+    }
+    int r = witness_rule(p, w);
+    gpa_policy_unref(p);
+    return r; /* 0: the rule, -1: no match */
+}
+
 int main(void)
 {
     const char *seed = getenv("GPA_REACH_SEED");
@@ -242,12 +270,21 @@ int main(void)
             }
             CHECK_INT(witness_rule(p, &r->witness[i]), (int)i);
         }
-        /* every finding's witness goes where the finding says */
+        /* every finding's witness goes where the finding says, and is a pod of the rule the
+         * finding is about (that rule alone matches it) */
         for (size_t i = 0; i < r->n_findings; i++) {
             const gpa_reach_finding *f = &r->findings[i];
             if (!f->has_witness) continue;
             int want = f->witness_rule == SIZE_MAX ? -1 : (int)f->witness_rule;
             CHECK_INT(witness_rule(p, &f->witness), want);
+            if (f->kind == GPA_REACH_NEVER || f->kind == GPA_REACH_BYPASS)
+                CHECK_INT(alone_matches(&b, (int)f->rule, &f->witness), 0);
+            /* each rule named as taking its pods matches some pod of it: the witness for the
+             * one that takes it, and the rule's own cell for the others is checked by the
+             * brute force below */
+            if (f->kind == GPA_REACH_NEVER)
+                for (size_t k = 0; k < f->n_by; k++)
+                    CHECK(f->by[k] < f->rule && r->reached[f->by[k]]);
         }
         /* brute force: no pod goes to a never-reached rule */
         for (int k = 0; k < 300; k++) {
