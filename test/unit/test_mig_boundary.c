@@ -218,9 +218,40 @@ static void me_listed_first(void)
     }
 }
 
+/* Profiles whose listed memory is below their name (nvidia-smi mig -lgip, docs/policy.md): auto
+ * sizes by the listed bytes, so the issue's 17.5 GB job on an H200 is not put on a 1g.18gb
+ * slice holding 17.18 GB; above-name listings keep POLICY.md's name rule. Expected profiles
+ * are written out, not computed. */
+static void real_memory_examples(void)
+{
+    static const struct {
+        const char *model, *memory, *want;
+    } cases[] = {
+        {"H200-141GB", "17.5G", "1g.35gb"},
+        {"H200-141GB", "17G", "1g.18gb"},
+        {"H200-141GB", "17179869184", "1g.18gb"},
+        {"H200-141GB", "17179869185", "1g.35gb"},
+        {"H200-141GB", "34.7G", "3g.71gb"},
+        {"H100-94GB", "11.6G", "1g.24gb"},
+        {"H100-94GB", "11.5G", "1g.12gb"},
+        {"B200", "22.5G", "1g.45gb"},
+        {"GB200", "23G", "1g.23gb"},
+        {"A100-40GB", "5G", "1g.5gb"},
+        {"A100-40GB", "5000000001", "1g.10gb"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const gpa_mig_model *m = gpa_mig_model_find(cases[i].model);
+        gpa_policy *p = load_model_policy(cases[i].model);
+        CHECK(m && p);
+        if (m && p) expect_profile(m, p, cases[i].memory, gpa_mig_profile_find(m, cases[i].want));
+        gpa_policy_unref(p);
+    }
+}
+
 int main(void)
 {
     me_listed_first();
+    real_memory_examples();
     size_t n = 0;
     for (const char *name; (name = gpa_mig_model_name_at(n)) != NULL; n++)
         one_model(gpa_mig_model_find(name));
