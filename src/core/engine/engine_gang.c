@@ -43,56 +43,98 @@ static const char *container_env(const gpa_pod *v, const char *name)
     return NULL;
 }
 
-static const char *owner_of(const gpa_pod *v)
+static bool prefix(const char *k, const char *p, size_t n)
 {
-    const cJSON *g;
-    cJSON_ArrayForEach(g, gpa_json_arr(v->spec, "schedulingGates"))
-    {
-        const char *n = gpa_json_str(g, "name");
-        if (n && strcmp(n, KUEUE_TAS_GATE) == 0)
-            return "Kueue topology-aware scheduling (gate " KUEUE_TAS_GATE ")";
-    }
-    if (gpa_pod_annotation(v, KUEUE_TAS_REQ))
-        return "Kueue topology-aware scheduling (" KUEUE_TAS_REQ ")";
-    if (gpa_pod_annotation(v, KUEUE_TAS_PREF))
-        return "Kueue topology-aware scheduling (" KUEUE_TAS_PREF ")";
-    const char *sn = gpa_json_str(v->spec, "schedulerName");
-    if (sn && strcmp(sn, KAI_SCHEDULER) == 0) return "KAI Scheduler (schedulerName kai-scheduler)";
-    if (gpa_pod_annotation(v, KAI_REQ)) return "KAI Scheduler (" KAI_REQ ")";
-    if (gpa_pod_annotation(v, KAI_PREF)) return "KAI Scheduler (" KAI_PREF ")";
-    return NULL;
+    return strncmp(k, p, n) == 0;
 }
 
+/* Every pod placed in a pool with levels comes here, gang or not, so the pod is read in one
+ * pass over its annotations, one over its spec's top level and one over its labels (the
+ * first character filters nearly every key), not a lookup per name. */
 void gpa_eng_gang(gpa_eng *e)
 {
     if (e->gang_done) return;
     e->gang_done = true;
     const gpa_pod *v = &e->orig;
-    e->gang_owner = owner_of(v);
-    const char *s = gpa_pod_annotation(v, GPA_ANN_GANG_SIZE);
-    if (s) {
+    const char *gang = NULL, *kueue_total = NULL, *lws = NULL;
+    bool kueue_req = false, kueue_pref = false, kai_req = false, kai_pref = false;
+    for (const cJSON *c = v->annotations ? v->annotations->child : NULL; c; c = c->next) {
+        const char *k = c->string;
+        if (!k || !gpa_is_string(c)) continue;
+        if (k[0] == 'g') {
+            if (!gang && strcmp(k, GPA_ANN_GANG_SIZE) == 0) gang = c->valuestring;
+        } else if (k[0] == 'k') {
+            if (prefix(k, "kueue.x-k8s.io/", 15)) {
+                if (!kueue_total && strcmp(k, KUEUE_GROUP_TOTAL) == 0) kueue_total = c->valuestring;
+                kueue_req = kueue_req || strcmp(k, KUEUE_TAS_REQ) == 0;
+                kueue_pref = kueue_pref || strcmp(k, KUEUE_TAS_PREF) == 0;
+            } else if (prefix(k, "kai.scheduler/", 14)) {
+                kai_req = kai_req || strcmp(k, KAI_REQ) == 0;
+                kai_pref = kai_pref || strcmp(k, KAI_PREF) == 0;
+            }
+        } else if (k[0] == 'l') {
+            if (!lws && strcmp(k, LWS_SIZE) == 0) lws = c->valuestring;
+        }
+    }
+    /* who places the pod matters only to a grouped pod's affinity: gpa_eng_gang_key reads
+     * the spec then (owner_of); the annotations it needs are read here, in the one pass */
+    e->gang_kueue_ann = kueue_req ? 1 : kueue_pref ? 2 : 0;
+    e->gang_kai_ann = kai_req ? 1 : kai_pref ? 2 : 0;
+    if (gang) {
         e->gang_src = "annotation " GPA_ANN_GANG_SIZE;
-        if (!gpa_gang_parse(s, &e->gang_size)) e->gang_bad = true;
+        if (!gpa_gang_parse(gang, &e->gang_size)) e->gang_bad = true;
         return;
     }
     /* an operator's value that is not a size (PET_NNODES "1:4" of an elastic job) leaves the
      * size unknown: the widest domain, never a refusal for what the user did not write */
-    static const struct {
-        const char *key, *src;
-        bool env;
-    } from[] = {
-        {KUEUE_GROUP_TOTAL, "annotation " KUEUE_GROUP_TOTAL, false},
-        {LWS_SIZE, "annotation " LWS_SIZE, false},
-        {ENV_PET_NNODES, "env " ENV_PET_NNODES, true},
-    };
-    for (size_t i = 0; i < sizeof from / sizeof from[0]; i++) {
-        const char *val =
-            from[i].env ? container_env(v, from[i].key) : gpa_pod_annotation(v, from[i].key);
-        if (val && gpa_gang_parse(val, &e->gang_size)) {
-            e->gang_src = from[i].src;
-            return;
+    if (kueue_total && gpa_gang_parse(kueue_total, &e->gang_size)) {
+        e->gang_src = "annotation " KUEUE_GROUP_TOTAL;
+        return;
+    }
+    if (lws && gpa_gang_parse(lws, &e->gang_size)) {
+        e->gang_src = "annotation " LWS_SIZE;
+        return;
+    }
+    /* PET_NNODES comes from the training operator (its pods carry training.kubeflow.org/
+     * labels) or Trainer v2 (JobSet pods): only their pods' env is read */
+    bool op = false;
+    for (const cJSON *c = v->labels ? v->labels->child : NULL; c && !op; c = c->next) {
+        const char *k = c->string;
+        if (!k) continue;
+        op = (k[0] == 't' && prefix(k, "training.kubeflow.org/", 22)) ||
+             (k[0] == 'j' && prefix(k, "jobset.sigs.k8s.io/", 19));
+    }
+    const char *nn = op ? container_env(v, ENV_PET_NNODES) : NULL;
+    if (nn && gpa_gang_parse(nn, &e->gang_size)) e->gang_src = "env " ENV_PET_NNODES;
+}
+
+/* The topology-aware scheduler that places the pod, NULL when none (one pass over the spec's
+ * top level for its scheduling gates and schedulerName). */
+static const char *owner_of(const gpa_eng *e)
+{
+    const gpa_pod *v = &e->orig;
+    bool gate = false, kai = false;
+    for (const cJSON *c = v->spec ? v->spec->child : NULL; c; c = c->next) {
+        const char *k = c->string;
+        if (!k || k[0] != 's' || !prefix(k, "schedul", 7)) continue;
+        if (strcmp(k, "schedulingGates") == 0) {
+            const cJSON *g, *gates = gpa_is_array(c) ? c : NULL;
+            cJSON_ArrayForEach(g, gates)
+            {
+                const char *n = gpa_json_str(g, "name");
+                gate = gate || (n && strcmp(n, KUEUE_TAS_GATE) == 0);
+            }
+        } else if (strcmp(k, "schedulerName") == 0) {
+            kai = gpa_is_string(c) && strcmp(c->valuestring, KAI_SCHEDULER) == 0;
         }
     }
+    if (gate) return "Kueue topology-aware scheduling (gate " KUEUE_TAS_GATE ")";
+    if (e->gang_kueue_ann == 1) return "Kueue topology-aware scheduling (" KUEUE_TAS_REQ ")";
+    if (e->gang_kueue_ann == 2) return "Kueue topology-aware scheduling (" KUEUE_TAS_PREF ")";
+    if (kai) return "KAI Scheduler (schedulerName kai-scheduler)";
+    if (e->gang_kai_ann == 1) return "KAI Scheduler (" KAI_REQ ")";
+    if (e->gang_kai_ann == 2) return "KAI Scheduler (" KAI_PREF ")";
+    return NULL;
 }
 
 /* Gang GPUs, or 0 when the size is unknown or bad; -1 when size x GPUs overflows. */
@@ -109,6 +151,7 @@ const char *gpa_eng_gang_key(gpa_eng *e, int64_t *gpus)
     const gpa_topology *t = &e->pool->topology;
     gpa_eng_gang(e);
     *gpus = 0;
+    e->gang_owner = owner_of(e);
     if (e->gang_owner) {
         gpa_eng_warn(e, "no gang pod affinity: %s places the pod", e->gang_owner);
         return NULL;

@@ -61,7 +61,10 @@ typedef struct gpa_eng {
     bool gang_bad;            /* gpu-admission.io/gang-size written but not a size */
     int64_t gang_size;        /* pods in the gang; 0 = unknown */
     const char *gang_src;     /* what gave the size, for messages ("annotation ...") */
-    const char *gang_owner;   /* non-NULL: a topology-aware scheduler places the pod (why) */
+    const char *gang_owner;   /* non-NULL: a topology-aware scheduler places the pod (why);
+                                 read for grouped pods only (gpa_eng_gang_key) */
+    unsigned char gang_kueue_ann, gang_kai_ann; /* Kueue's / KAI's topology annotation on the
+                                                   pod: 0 none, 1 required, 2 preferred */
     const char *gang_key;     /* the domain label the pod affinity went on (NULL: none) */
 
     gpa_violation *viol;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "engine/engine_internal.h"
+#include "policy/policy_gang.h"
 #include "engine/engine_mutate_validate.h"
 
 /* ---------------------------------------------------------------- 1. resource name */
@@ -290,15 +291,20 @@ static void place(gpa_eng *e, cJSON *pod)
         bool pod_aff = false;
         gpa_eng_add_topology(e, pod, &pod_aff);
         const char *val;
-
-        /* a pod a topology-aware scheduler places got no pod affinity from us */
-        bool grouped = gpa_eng_group_label(e, &e->orig, &val) != NULL && !e->gang_owner;
-        bool island = (pool->topology.island_size_label && e->gpus >= 2) || grouped;
-        /* a gang placed on a wider level records that level's label instead */
-        const char *lv = e->gang_key;
+        const gpa_topology *t = &pool->topology;
+        bool island = t->island_size_label && e->gpus >= 2;
         gpa_sv what = {"nvlink-island", 13};
-        if (grouped && lv && strcmp(lv, pool->topology.island_label) != 0)
-            what = (gpa_sv){lv, strlen(lv)};
+        if (gpa_gang_levels(t)) {
+            /* the domain add_topology chose for a grouped pod (none for a pod a topology-aware
+             * scheduler places); a gang on a wider level records that level's label */
+            const char *lv = e->gang_key;
+            if (lv) {
+                island = true;
+                if (strcmp(lv, t->island_label) != 0) what = (gpa_sv){lv, strlen(lv)};
+            }
+        } else if (!island) {
+            island = gpa_eng_group_label(e, &e->orig, &val) != NULL;
+        }
         if (island && ann)
             gpa_eng_put_sv(e, ann, gpa_jn_get(ann, GPA_ANN_TOPOLOGY), GPA_ANN_TOPOLOGY, what);
     }
