@@ -20,7 +20,20 @@ typedef struct options {
     bool suggest, all;
     const char **files;
     size_t nfiles;
+    const char **compare; /* --compare SPECs, in order */
+    size_t ncompare;
 } options;
+
+static int add_compare(void *opts, const char *value)
+{
+    options *o = opts;
+    if (!*value) {
+        fprintf(stderr, "gpu-admission simulate: --compare needs FILE, mig=LAYOUT or suggested\n");
+        return 1;
+    }
+    o->compare[o->ncompare++] = value;
+    return 0;
+}
 
 static int positional(void *opts, const char *arg)
 {
@@ -42,6 +55,11 @@ static const gpa_cli_flag flags[] = {
     {"--suggest-mig", NULL, GPA_CLI_BOOL, offsetof(options, suggest), NULL,
      "      --suggest-mig      print a mig-parted config (the MIG layouts the packing\n"
      "                         chose) instead of the answer\n"},
+    {"--compare", NULL, GPA_CLI_CALL, 0, add_compare,
+     "      --compare SPEC     also pack the same admitted pods on a variant and print the\n"
+     "                         runs side by side (repeatable): FILE another inventory,\n"
+     "                         mig=LAYOUT every MIG group set to auto, none, all-balanced or\n"
+     "                         all-<profile>, suggested the --suggest-mig layouts\n"},
     {"--all", NULL, GPA_CLI_BOOL, offsetof(options, all), NULL,
      "      --all              list every unplaced pod in the text answer (default: the\n"
      "                         first 20 after the summary by cause)\n"},
@@ -54,6 +72,7 @@ static const gpa_cli_spec cli_spec = {
     .n_flags = sizeof flags / sizeof flags[0],
     .head = "usage: gpu-admission simulate --policies DIR --inventory FILE [-o text|json]\n"
             "                              [--report FILE.html] [--suggest-mig] [--all]\n"
+            "                              [--compare FILE|mig=LAYOUT|suggested]...\n"
             "                              WORKLOAD...\n"
             "\n"
             "Runs every pod of the WORKLOAD files (YAML or JSON: Pods, Lists, workloads such as\n"
@@ -106,6 +125,84 @@ static int read_objects(gpa_sim *s, const gpa_policy *p, const char *path)
     return 0;
 }
 
+typedef struct variant {
+    const char *name;
+    gpa_sim_totals t;
+} variant;
+
+/* The runs side by side, one row per variant (the first is the run itself). */
+static void compare_text(FILE *f, const variant *v, size_t n)
+{
+    fprintf(f, "\ncompare (the same admitted pods on each inventory):\n");
+    fprintf(f, "  %-28s %7s %8s %9s %8s %6s %13s %9s\n", "variant", "placed", "unplaced",
+            "GPUs used", "baseline", "saved", "unplaced GPUs", "ratio");
+    for (size_t i = 0; i < n; i++) {
+        const gpa_sim_totals *t = &v[i].t;
+        double ratio = t->gpus_total ? 100.0 * t->gpu_share / (double)t->gpus_total : 0.0;
+        fprintf(f, "  %-28s %7zu %8zu %9zu %8zu %6lld %13zu %8.1f%%\n", v[i].name, t->placed,
+                t->unplaced, t->gpus_used, t->whole_gpu_baseline,
+                (long long)t->whole_gpu_baseline - (long long)t->gpus_used, t->unplaced_gpus,
+                ratio);
+    }
+}
+
+static void compare_json(cJSON *r, const variant *v, size_t n)
+{
+    cJSON *a = cJSON_AddArrayToObject(r, "compare");
+    for (size_t i = 0; a && i < n; i++) {
+        const gpa_sim_totals *t = &v[i].t;
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "variant", v[i].name);
+        cJSON_AddNumberToObject(o, "placed", (double)t->placed);
+        cJSON_AddNumberToObject(o, "unplaced", (double)t->unplaced);
+        cJSON_AddNumberToObject(o, "gpusTotal", (double)t->gpus_total);
+        cJSON_AddNumberToObject(o, "gpusUsed", (double)t->gpus_used);
+        cJSON_AddNumberToObject(o, "wholeGpuBaseline", (double)t->whole_gpu_baseline);
+        cJSON_AddNumberToObject(o, "saved", (double)t->whole_gpu_baseline - (double)t->gpus_used);
+        cJSON_AddNumberToObject(o, "unplacedGpus", (double)t->unplaced_gpus);
+        cJSON_AddNumberToObject(o, "allocatedShare", t->gpu_share);
+        cJSON_AddItemToArray(a, o);
+    }
+}
+
+/* Runs every --compare SPEC; 0, or 1 with the error printed. */
+static int run_compares(variant *v, const options *o, const gpa_sim *s,
+                        const gpa_sim_inventory *inv)
+{
+    v[0].name = "this inventory";
+    gpa_sim_get_totals(&v[0].t, s);
+    for (size_t i = 0; i < o->ncompare; i++) {
+        const char *spec = o->compare[i];
+        gpa_error err = {0};
+        gpa_sim_inventory *var = NULL, *file = NULL;
+        int rc;
+        if (strncmp(spec, "mig=", 4) == 0) {
+            rc = gpa_sim_inventory_variant_mig(&var, inv, spec + 4, &err);
+        } else if (strcmp(spec, "suggested") == 0) {
+            rc = gpa_sim_inventory_variant_suggested(&var, s, &err);
+        } else {
+            size_t len = 0;
+            char *buf = gpa_cli_read_file(spec, &len);
+            if (!buf) {
+                fprintf(stderr, "gpu-admission simulate: --compare %s: %s\n", spec,
+                        strerror(errno));
+                return 1;
+            }
+            rc = gpa_sim_inventory_read(&file, buf, len, spec, &err);
+            free(buf);
+        }
+        if (rc == GPA_OK) rc = gpa_sim_run_on(&v[i + 1].t, s, var ? var : file, &err);
+        gpa_sim_inventory_variant_free(var);
+        gpa_sim_inventory_free(file);
+        if (rc != GPA_OK) {
+            fprintf(stderr, "gpu-admission simulate: --compare %s: %s\n", spec, err.message);
+            return 1;
+        }
+        v[i + 1].name = spec;
+    }
+    return 0;
+}
+
 static int write_file(const char *path, const char *data)
 {
     FILE *f = fopen(path, "wb");
@@ -122,8 +219,16 @@ static int write_file(const char *path, const char *data)
 
 int gpa_cmd_simulate(int argc, char **argv)
 {
-    options o = {.out = "text", .files = calloc((size_t)argc + 1, sizeof *o.files)};
-    if (!o.files) return 1;
+    options o = {.out = "text",
+                 .files = calloc((size_t)argc + 1, sizeof *o.files),
+                 .compare = calloc((size_t)argc + 1, sizeof *o.compare)};
+    variant *cmp = calloc((size_t)argc + 2, sizeof *cmp);
+    if (!o.files || !o.compare || !cmp) {
+        free(o.files);
+        free(o.compare);
+        free(cmp);
+        return 1;
+    }
     const char **files = o.files;
     int ret = gpa_cli_parse(&cli_spec, &o, argc, argv);
     if (ret != GPA_CLI_CONTINUE) goto done;
@@ -170,6 +275,7 @@ int gpa_cmd_simulate(int argc, char **argv)
         }
     }
     free(buf);
+    if (!ret && o.ncompare) ret = run_compares(cmp, &o, s, inv);
     if (!ret && report) {
         char *html = gpa_sim_report_html(s);
         ret = html ? write_file(report, html) : 1;
@@ -181,6 +287,7 @@ int gpa_cmd_simulate(int argc, char **argv)
             text = gpa_sim_suggest_mig(s);
         } else if (strcmp(out, "json") == 0) {
             cJSON *j = gpa_sim_result_json(s);
+            if (j && o.ncompare) compare_json(j, cmp, o.ncompare + 1);
             text = j ? cJSON_Print(j) : NULL;
             cJSON_Delete(j);
         } else {
@@ -192,6 +299,8 @@ int gpa_cmd_simulate(int argc, char **argv)
         } else {
             fputs(text, stdout);
             if (strcmp(out, "json") == 0 && !suggest) fputc('\n', stdout);
+            if (strcmp(out, "text") == 0 && !suggest && o.ncompare)
+                compare_text(stdout, cmp, o.ncompare + 1);
             free(text);
             ret = fflush(stdout) == 0 ? 0 : 1;
         }
@@ -201,5 +310,7 @@ int gpa_cmd_simulate(int argc, char **argv)
     gpa_policy_unref(p);
 done:
     free(files);
+    free(o.compare);
+    free(cmp);
     return ret;
 }

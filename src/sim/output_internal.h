@@ -43,6 +43,30 @@ typedef struct gpa_sim_cause_agg {
 gpa_sim_cause_agg *gpa_sim_cause_aggs(const gpa_sim *s, size_t *n_out);
 void gpa_sim_cause_aggs_free(gpa_sim_cause_agg *a, size_t n);
 
+/* ---- per-node MIG layouts (output_suggest.c) ---- */
+
+/* nodes consecutive nodes of a group, each GPU laid out as per (instances per profile
+ * index); cfg: mig-parted's config name ("all-3g.20gb", "all-balanced") or "mixed-rest". */
+typedef struct gpa_sim_plan_part {
+    int per[16];
+    long gpus; /* GPUs of these nodes the group's demand fills */
+    size_t nodes;
+    char cfg[80];
+} gpa_sim_plan_part;
+
+typedef struct gpa_sim_plan {
+    gpa_sim_plan_part parts[17];
+    size_t n_parts, n_nodes; /* n_nodes: the group's */
+    long total;              /* MIG instances demanded */
+    long gpus, ugpus;        /* GPUs the plan takes; the best single layout's (-1: none) */
+    int uni[16];             /* that single layout */
+    bool fits, better;       /* the plan fits the group's nodes; takes fewer GPUs than uni */
+} gpa_sim_plan;
+
+/* The per-node plan for MIG group gi (docs/simulate.md, --suggest-mig); false when the group
+ * has no MIG demand or no plan fits its nodes. */
+bool gpa_sim_mixed_plan(gpa_sim_plan *pl, const gpa_sim *s, size_t gi);
+
 /* ---- the HTML report (output_report.c, output_tiles.c) ---- */
 #include "gpu_admission/strbuf.h"
 /* s with <, >, &, " and ' escaped. */

@@ -137,19 +137,20 @@ static long group_demand(long *need, const gpa_sim *s, size_t gi)
  * layout for the remainder, a named config when one is as good, else an explicit one. The
  * plan is printed only when it takes fewer GPUs than the best single layout for the same
  * instances; nodes stay whole (mig-parted applies a config per node label). */
-static size_t mixed_plan(gpa_sb *body, const gpa_sim *s, size_t gi)
+bool gpa_sim_mixed_plan(gpa_sim_plan *pl, const gpa_sim *s, size_t gi)
 {
     const gpa_sim_group *g = &s->inv->groups[gi];
     const gpa_mig_model *m = g->model;
+    memset(pl, 0, sizeof *pl);
+    pl->ugpus = -1;
+    if (!m || (g->mode != GPA_SIM_MIG_AUTO && g->mode != GPA_SIM_MIG_FIXED) || g->gpus <= 0)
+        return false;
     long need[16] = {0};
-    long total = group_demand(need, s, gi);
-    int uni[16];
-    long ugpus = total ? best_layout(uni, m, need) : -1;
-    if (!total || g->gpus <= 0) return 0;
-    size_t *nodes = malloc((s->inv->n_nodes ? s->inv->n_nodes : 1) * sizeof *nodes), nn = 0;
-    if (!nodes) return 0;
+    pl->total = group_demand(need, s, gi);
+    if (!pl->total) return false;
+    pl->ugpus = best_layout(pl->uni, m, need);
     for (size_t n = 0; n < s->inv->n_nodes; n++)
-        if (s->inv->nodes[n].group == gi) nodes[nn++] = n;
+        pl->n_nodes += s->inv->nodes[n].group == gi;
     long G = g->gpus, full[16] = {0}, rest[16] = {0};
     for (size_t p = 0; p < m->n_profiles; p++) {
         full[p] = need[p] / m->profiles[p].max_instances;
@@ -173,7 +174,7 @@ static size_t mixed_plan(gpa_sb *body, const gpa_sim *s, size_t gi)
         if (rgpus < 0) break;
         gpus += rgpus;
         want += (size_t)((rgpus + G - 1) / G);
-        if (want <= nn) break;
+        if (want <= pl->n_nodes) break;
         size_t pick = SIZE_MAX;
         for (size_t p = 0; p < m->n_profiles; p++)
             if (full[p] && (pick == SIZE_MAX || full[p] < full[pick])) pick = p;
@@ -181,53 +182,72 @@ static size_t mixed_plan(gpa_sb *body, const gpa_sim *s, size_t gi)
         rest[pick] += full[pick] * m->profiles[pick].max_instances;
         full[pick] = 0;
     }
-    if (rgpus < 0 || want > nn || (ugpus >= 0 && gpus >= ugpus)) {
-        if (rgpus >= 0 && want <= nn)
-            gpa_sb_printf(body,
-                          "  # %s: per-node layouts would take %ld GPUs for its %ld MIG pods, no "
-                          "fewer than one layout on every GPU (%ld)\n",
-                          g->name, gpus, total, ugpus);
-        free(nodes);
+    if (rgpus < 0 || want > pl->n_nodes) return false;
+    pl->gpus = gpus;
+    pl->fits = true;
+    for (size_t p = 0; p <= m->n_profiles; p++) {
+        gpa_sim_plan_part *pt = &pl->parts[pl->n_parts];
+        if (p < m->n_profiles) {
+            if (!full[p]) continue;
+            pt->per[p] = m->profiles[p].max_instances;
+            pt->gpus = full[p];
+        } else {
+            if (!rest_n) break;
+            memcpy(pt->per, rl, sizeof pt->per);
+            pt->gpus = rgpus;
+        }
+        pt->nodes = (size_t)((pt->gpus + G - 1) / G);
+        const char *cfg = named_config(pt->cfg, sizeof pt->cfg, m, pt->per);
+        if (cfg != pt->cfg) snprintf(pt->cfg, sizeof pt->cfg, "%s", cfg ? cfg : "mixed-rest");
+        pl->n_parts++;
+    }
+    pl->better = pl->ugpus < 0 || gpus < pl->ugpus;
+    return true;
+}
+
+static size_t mixed_plan(gpa_sb *body, const gpa_sim *s, size_t gi)
+{
+    const gpa_sim_group *g = &s->inv->groups[gi];
+    const gpa_mig_model *m = g->model;
+    gpa_sim_plan pl;
+    if (!gpa_sim_mixed_plan(&pl, s, gi)) return 0;
+    if (!pl.better) {
+        gpa_sb_printf(body,
+                      "  # %s: per-node layouts would take %ld GPUs for its %ld MIG pods, no "
+                      "fewer than one layout on every GPU (%ld)\n",
+                      g->name, pl.gpus, pl.total, pl.ugpus);
         return 0;
     }
+    size_t *nodes = malloc((s->inv->n_nodes ? s->inv->n_nodes : 1) * sizeof *nodes), nn = 0;
+    if (!nodes) return 0;
+    for (size_t n = 0; n < s->inv->n_nodes; n++)
+        if (s->inv->nodes[n].group == gi) nodes[nn++] = n;
     gpa_sb_printf(body, "  # %s: per-node layouts hold its %ld MIG pods on %ld GPUs", g->name,
-                  total, gpus);
-    if (ugpus >= 0)
-        gpa_sb_printf(body, "; one layout on every GPU takes %ld", ugpus);
+                  pl.total, pl.gpus);
+    if (pl.ugpus >= 0)
+        gpa_sb_printf(body, "; one layout on every GPU takes %ld", pl.ugpus);
     else
         gpa_sb_printf(body, "; no single layout holds them all");
     gpa_sb_printf(body, ". Label nodes:\n");
     gpa_sb entries = {0};
-    char nm[80];
-    size_t at = 0, written = 0;
-    for (size_t p = 0; p <= m->n_profiles; p++) {
-        int per[16] = {0};
-        long ng;
-        if (p < m->n_profiles) {
-            if (!full[p]) continue;
-            per[p] = m->profiles[p].max_instances;
-            ng = full[p];
-        } else {
-            if (!rest_n) break;
-            memcpy(per, rl, sizeof per);
-            ng = rgpus;
-        }
-        const char *cfg = named_config(nm, sizeof nm, m, per);
-        size_t k = (size_t)((ng + G - 1) / G);
+    size_t at = 0;
+    for (size_t i = 0; i < pl.n_parts; i++) {
+        const gpa_sim_plan_part *pt = &pl.parts[i];
+        bool named = strcmp(pt->cfg, "mixed-rest") != 0;
         gpa_sb_printf(body, "  #   ");
-        node_range(body, s, nodes, at, at + k);
-        gpa_sb_printf(body, ": nvidia.com/mig.config=%s-%s (%ld GPU(s) used)\n", g->name,
-                      cfg ? cfg : "mixed-rest", ng);
-        at += k;
+        node_range(body, s, nodes, at, at + pt->nodes);
+        gpa_sb_printf(body, ": nvidia.com/mig.config=%s-%s (%ld GPU(s) used)\n", g->name, pt->cfg,
+                      pt->gpus);
+        at += pt->nodes;
         gpa_sb_printf(&entries,
                       "  %s-%s:  # %s\n    - devices: all\n      mig-enabled: true\n"
                       "      mig-devices:\n",
-                      g->name, cfg ? cfg : "mixed-rest",
-                      cfg ? "mig-parted's config of this name" : "the leftover instances' layout");
+                      g->name, pt->cfg,
+                      named ? "mig-parted's config of this name"
+                            : "the leftover instances' layout");
         for (size_t q = 0; q < m->n_profiles; q++)
-            if (per[q])
-                gpa_sb_printf(&entries, "        \"%s\": %d\n", m->profiles[q].name, per[q]);
-        written++;
+            if (pt->per[q])
+                gpa_sb_printf(&entries, "        \"%s\": %d\n", m->profiles[q].name, pt->per[q]);
     }
     if (at < nn) {
         gpa_sb_printf(body, "  #   ");
@@ -238,7 +258,7 @@ static size_t mixed_plan(gpa_sb *body, const gpa_sim *s, size_t gi)
     if (e) gpa_sb_printf(body, "%s", e);
     free(e);
     free(nodes);
-    return written;
+    return pl.n_parts;
 }
 
 char *gpa_sim_suggest_mig(const gpa_sim *s)

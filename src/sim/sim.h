@@ -52,8 +52,8 @@ int gpa_sim_add_pod(gpa_sim *s, const cJSON *pod, const char *name, long long co
 int gpa_sim_add_denied(gpa_sim *s, const char *pod, const char *message, gpa_error *err);
 
 typedef enum {
-    GPA_SIM_BFD,   /* best-fit decreasing (the documented heuristic) */
-    GPA_SIM_EXACT, /* exhaustive search for the fewest GPUs: tiny inputs only (tests) */
+    GPA_SIM_BFD,      /* best-fit decreasing (the documented heuristic) */
+    GPA_SIM_EXACT,    /* exhaustive search for the fewest GPUs: tiny inputs only (tests) */
     GPA_SIM_BFD_SCAN, /* the same packing, every node of a class scanned per pod: the index's
                          reference (tests hold the two equal) */
 } gpa_sim_method;
@@ -84,6 +84,20 @@ void gpa_sim_get_totals(gpa_sim_totals *out, const gpa_sim *s);
  * asked (a MIG instance or a replica is one card) and keeping its other constraints. After
  * gpa_sim_run; the figures land in gpa_sim_get_totals and every output. */
 int gpa_sim_compare_whole(gpa_sim *s, gpa_error *err);
+
+/* `simulate --compare`: the run's admitted pods (denied ones counted as denied) packed again,
+ * same heuristic, on inv: another inventory or a variant of the run's. After gpa_sim_run. */
+int gpa_sim_run_on(gpa_sim_totals *out, const gpa_sim *s, const gpa_sim_inventory *inv,
+                   gpa_error *err);
+/* Variants of an inventory, sharing its strings (free them with
+ * gpa_sim_inventory_variant_free, never gpa_sim_inventory_free, before the base): every MIG
+ * group (a catalog model, not time-sliced) set to mig (auto, none, all-balanced or
+ * all-<profile>); or each MIG group of run s laid out as --suggest-mig proposes (its per-node
+ * plan when that takes fewer GPUs, else its one layout for every GPU). */
+int gpa_sim_inventory_variant_mig(gpa_sim_inventory **out, const gpa_sim_inventory *base,
+                                  const char *mig, gpa_error *err);
+int gpa_sim_inventory_variant_suggested(gpa_sim_inventory **out, const gpa_sim *s, gpa_error *err);
+void gpa_sim_inventory_variant_free(gpa_sim_inventory *v);
 
 /* The answer as JSON (schema in docs/simulate.md); caller cJSON_Deletes. NULL on ENOMEM. */
 cJSON *gpa_sim_result_json(const gpa_sim *s);

@@ -159,6 +159,40 @@ try:
 except ImportError:
     pass
 
+# --- --compare: the same pods on variants, side by side (issue 22: a few small pods must not
+# dictate every node's layout). 40 x 10Gi (3g.20gb) + 2 x 4Gi (1g.5gb) on 6 nodes of 8 A100-40GB
+# laid out all-balanced: one 3g.20gb per GPU, 40 GPUs; mig=auto and the suggestion take 21;
+# cluster.yaml (2 A100 nodes, mig: auto) holds 32 x 3g.20gb on its 16 GPUs, 10 pods unplaced
+six = os.path.join(tmp, "six.yaml")
+with open(six, "w") as f:
+    f.write("apiVersion: gpu-admission.io/v1alpha1\nkind: GPUInventory\nspec:\n  nodeGroups:\n"
+            "    - {name: a100, count: 6, gpus: 8, gpu: A100-40GB, mig: all-balanced,\n"
+            "       taints: [{key: nvidia.com/gpu, effect: NoSchedule}]}\n")
+sixw = os.path.join(tmp, "six-pods.yaml")
+with open(sixw, "w") as f:
+    for name, n, mem in (("llm", 40, "10Gi"), ("sandbox", 2, "4Gi")):
+        f.write("---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: %s, namespace: inference}\n"
+                "spec:\n  replicas: %d\n  selector: {matchLabels: {app: %s}}\n  template:\n"
+                "    metadata: {labels: {app: %s}, annotations: {gpu-admission.io/gpu-memory: %s}}\n"
+                "    spec: {containers: [{name: m, image: x, resources: {limits: {nvidia.com/gpu: 1}}}]}\n"
+                % (name, n, name, name, mem))
+rc, out, err = sim("-p", POL, "-i", six, "-o", "json", "--compare", "mig=auto", "--compare",
+                   "mig=all-3g.20gb", "--compare", "suggested", "--compare", cl, sixw)
+check(rc == 0, f"--compare runs ({err})")
+cmp = {c["variant"]: c for c in (json.loads(out).get("compare", []) if rc == 0 else [])}
+got = {k: (c["placed"], c["unplaced"], c["gpusUsed"]) for k, c in cmp.items()}
+check(got == {"this inventory": (42, 0, 40), "mig=auto": (42, 0, 21), "mig=all-3g.20gb": (40, 2, 20),
+              "suggested": (42, 0, 21), cl: (32, 10, 16)},
+      f"compare (placed, unplaced, used): {got}")
+rc, out, err = sim("-p", POL, "-i", six, "--compare", "suggested", "--compare", "mig=all-balanced", sixw)
+check(rc == 0 and "\ncompare (the same admitted pods on each inventory):\n" in out and
+      re.search(r"\n  suggested +42 +0 +21 +42 +21 ", out) is not None, "compare text table\n" + out)
+rc, out, err = sim("-p", POL, "-i", six, "--compare", "mig=all-7g.80gb", sixw)
+check(rc == 1 and "--compare mig=all-7g.80gb: all-7g.80gb is not a layout of A100-40GB" in err,
+      f"a layout the model lacks: {rc} {err}")
+rc, out, err = sim("-p", POL, "-i", six, "--compare", os.path.join(tmp, "missing.yaml"), sixw)
+check(rc == 1 and "missing.yaml" in err, f"a missing variant file: {rc} {err}")
+
 # --- bad input: file:line:col, exit 1, nothing on stdout
 def bad(name, text, want, workload=small, inventory=None):
     path = os.path.join(tmp, name)
