@@ -66,8 +66,10 @@ fuzz_one() {
     "$work/$t" "${seeds[@]}" >"$log" 2>&1
   rc=$?
   elapsed=$(($(date +%s) - t0))
-  execs=$(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}' | tail -1)
-  [ -z "$execs" ] && execs=$(grep -oE '^#[0-9]+' "$log" | tail -1 | tr -d '#')
+  # -a: a target's log may hold bytes of the inputs it printed; grep would answer only
+  # "binary file matches" and the line would read execs 0
+  execs=$(grep -aE '^stat::number_of_executed_units' "$log" | awk '{print $2}' | tail -1)
+  [ -z "$execs" ] && execs=$(grep -aoE '^#[0-9]+' "$log" | tail -1 | tr -d '#')
   corpus=$(find "$work/$t" -type f | wc -l)
   for f in "$art"/*; do
     [ -e "$f" ] || continue
