@@ -115,5 +115,7 @@ void gpa_sim_free(gpa_sim *s)
     }
     free(s->topos);
     free(s->whole_placed);
+    free(s->explain_static);
+    free(s->explain_static_done);
     free(s);
 }

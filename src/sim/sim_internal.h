@@ -207,6 +207,10 @@ struct gpa_sim {
      * template while nothing was placed in between */
     long explained_pod;
     size_t explained_seq;
+    /* per class, the static causes of the nodes outside it (n_sigs x GPA_SIM_N_CAUSES; a
+     * class's row is filled the first time one of its pods is explained) */
+    size_t *explain_static;
+    unsigned char *explain_static_done;
 };
 
 /* One way to put a pod on a node: the GPUs each unit of its demand goes to, and how good a

@@ -133,8 +133,29 @@ void gpa_sim_explain(gpa_sim *s, size_t pi)
     gpa_error err = {0};
     bool have_view = sg->n_nodes && gpa_sim_view_build(&v, s, ti, &err) == GPA_OK;
     size_t count[GPA_SIM_N_CAUSES] = {0};
-    for (size_t n = 0; n < s->inv->n_nodes; n++)
-        count[node_cause(s, n, t, have_view ? &v : NULL, in_class[n])]++;
+    /* nodes outside the class fail a static check, the same one for every pod of the class:
+     * counted once per class, so a fleet of distinct unplaced pods costs a pass over the
+     * nodes per class, not per pod */
+    if (!s->explain_static && s->n_sigs) {
+        s->explain_static = calloc(s->n_sigs * GPA_SIM_N_CAUSES, sizeof *s->explain_static);
+        s->explain_static_done = calloc(s->n_sigs, 1);
+    }
+    size_t *row = s->explain_static && s->explain_static_done && t->sig < s->n_sigs
+                      ? &s->explain_static[t->sig * GPA_SIM_N_CAUSES]
+                      : NULL;
+    if (row && !s->explain_static_done[t->sig]) {
+        for (size_t n = 0; n < s->inv->n_nodes; n++)
+            if (!in_class[n]) row[gpa_sim_static_cause(s, n, t)]++;
+        s->explain_static_done[t->sig] = 1;
+    }
+    for (int c = 0; row && c < GPA_SIM_N_CAUSES; c++)
+        count[c] = row[c];
+    if (row)
+        for (size_t i = 0; i < sg->n_nodes; i++)
+            count[node_cause(s, sg->nodes[i], t, have_view ? &v : NULL, true)]++;
+    else
+        for (size_t n = 0; n < s->inv->n_nodes; n++)
+            count[node_cause(s, n, t, have_view ? &v : NULL, in_class[n])]++;
     if (sg->n_nodes) gpa_sim_view_free(&v, s, t);
     free(in_class);
     int furthest = GPA_SIM_C_NONE;

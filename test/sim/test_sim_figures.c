@@ -216,6 +216,13 @@ static void short_of_cpu(void)
                     "spec:\n  nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB}\n"
                     "  containers:\n    - name: m\n      image: x\n      resources:\n"
                     "        requests: {cpu: 128}\n        limits: {nvidia.com/gpu: 8}\n"
+                    /* a distinct pod of the same class: its explanation reuses the class's
+                     * static counts, and must read the same */
+                    "---\napiVersion: v1\nkind: Pod\nmetadata: {name: train2, namespace: other, "
+                    "labels: {x: y}}\n"
+                    "spec:\n  nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB}\n"
+                    "  containers:\n    - name: m\n      image: x\n      resources:\n"
+                    "        requests: {cpu: 128}\n        limits: {nvidia.com/gpu: 8}\n"
                     "---\napiVersion: v1\nkind: Pod\nmetadata: {name: fits, namespace: other}\n"
                     "spec:\n  nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB}\n"
                     "  containers:\n    - name: m\n      image: x\n      resources:\n"
@@ -229,6 +236,10 @@ static void short_of_cpu(void)
     CHECK_STR(jstr(u, "cause"), "Insufficient cpu");
     CHECK_STR(jstr(u, "detail"), "0/5 nodes are available: 3 node(s) didn't match Pod's node "
                                  "affinity/selector, 2 Insufficient cpu");
+    const cJSON *u2 = unplaced_entry(r.j, "other/train2");
+    CHECK(u2 != NULL);
+    CHECK_STR(jstr(u2, "detail"), jstr(u, "detail"));
+    CHECK_STR(jstr(u2, "cause"), "Insufficient cpu");
     check_summary_adds_up(&r);
     CHECK_CONTAINS(r.text, "\nunplaced by cause:\n  Insufficient cpu");
     CHECK_CONTAINS(r.text, "  other/train: no node matches, Insufficient cpu (0/5 nodes");
