@@ -125,10 +125,7 @@ static int read_objects(gpa_sim *s, const gpa_policy *p, const char *path)
     return 0;
 }
 
-typedef struct variant {
-    const char *name;
-    gpa_sim_totals t;
-} variant;
+typedef gpa_sim_compared variant;
 
 /* The runs side by side, one row per variant (the first is the run itself). */
 static void compare_text(FILE *f, const variant *v, size_t n)
@@ -277,7 +274,8 @@ int gpa_cmd_simulate(int argc, char **argv)
     free(buf);
     if (!ret && o.ncompare) ret = run_compares(cmp, &o, s, inv);
     if (!ret && report) {
-        char *html = gpa_sim_report_html(s);
+        char *html = o.ncompare ? gpa_sim_report_html_compared(s, cmp, o.ncompare + 1)
+                                : gpa_sim_report_html(s);
         ret = html ? write_file(report, html) : 1;
         free(html);
     }

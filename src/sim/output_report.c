@@ -357,7 +357,43 @@ static void tiles(gpa_sb *b, const gpa_sim *s, const gpa_sim_totals *t)
     gpa_sb_printf(b, "</details>\n");
 }
 
+/* The --compare runs side by side, the same columns as the text table. */
+static void compare_table(gpa_sb *b, const gpa_sim_compared *v, size_t n)
+{
+    static const char *cols[] = {"variant",
+                                 "placed",
+                                 "unplaced",
+                                 "GPUs used",
+                                 "whole-GPU baseline",
+                                 "saved",
+                                 "unplaced ask (GPUs)",
+                                 "allocation ratio",
+                                 NULL};
+    gpa_sb_printf(b, "<h2>Compared</h2>\n<table id=\"compare\">\n");
+    head_row(b, cols);
+    for (size_t i = 0; i < n; i++) {
+        const gpa_sim_totals *t = &v[i].t;
+        gpa_sb_printf(b, "<tr>");
+        cell(b, v[i].name, false);
+        cellz(b, t->placed);
+        cellz(b, t->unplaced);
+        cellz(b, t->gpus_used);
+        cellz(b, t->whole_gpu_baseline);
+        gpa_sb_printf(b, "<td class=\"n\">%lld</td>",
+                      (long long)t->whole_gpu_baseline - (long long)t->gpus_used);
+        cellz(b, t->unplaced_gpus);
+        cellf(b, 1, gpa_sim_ratio(t->gpu_share, t->gpus_total), true);
+        gpa_sb_printf(b, "</tr>\n");
+    }
+    gpa_sb_printf(b, "</table>\n");
+}
+
 char *gpa_sim_report_html(const gpa_sim *s)
+{
+    return gpa_sim_report_html_compared(s, NULL, 0);
+}
+
+char *gpa_sim_report_html_compared(const gpa_sim *s, const gpa_sim_compared *v, size_t n)
 {
     gpa_sim_totals t;
     gpa_sim_get_totals(&t, s);
@@ -386,6 +422,7 @@ char *gpa_sim_report_html(const gpa_sim *s)
                       t.only_whole);
     gpa_sb_printf(&b, "</p>\n");
     bar(&b, &t);
+    if (n) compare_table(&b, v, n);
     legend(&b);
     pools_table(&b, s, &t);
     groups_table(&b, s);

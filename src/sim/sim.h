@@ -108,6 +108,13 @@ char *gpa_sim_result_text(const gpa_sim *s);
 char *gpa_sim_result_text_n(const gpa_sim *s, size_t max_listed);
 /* Self-contained HTML page: an SVG per used GPU and the used-vs-baseline bar; caller frees. */
 char *gpa_sim_report_html(const gpa_sim *s);
+/* One --compare run: its label and its figures (gpa_sim_run_on). */
+typedef struct gpa_sim_compared {
+    const char *name;
+    gpa_sim_totals t;
+} gpa_sim_compared;
+/* The same page with the --compare runs side by side (v[0] the run itself) under the bar. */
+char *gpa_sim_report_html_compared(const gpa_sim *s, const gpa_sim_compared *v, size_t n);
 /* A mig-parted config file: per MIG node group, the layout that fits the group's placed MIG
  * pods in the fewest GPUs; caller frees. */
 char *gpa_sim_suggest_mig(const gpa_sim *s);

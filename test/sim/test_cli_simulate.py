@@ -184,7 +184,13 @@ got = {k: (c["placed"], c["unplaced"], c["gpusUsed"]) for k, c in cmp.items()}
 check(got == {"this inventory": (42, 0, 40), "mig=auto": (42, 0, 21), "mig=all-3g.20gb": (40, 2, 20),
               "suggested": (42, 0, 21), cl: (32, 10, 16)},
       f"compare (placed, unplaced, used): {got}")
-rc, out, err = sim("-p", POL, "-i", six, "--compare", "suggested", "--compare", "mig=all-balanced", sixw)
+rep6 = os.path.join(tmp, "six.html")
+rc, out, err = sim("-p", POL, "-i", six, "--report", rep6, "--compare", "suggested", "--compare",
+                   "mig=all-balanced", sixw)
+h6 = open(rep6).read() if rc == 0 else ""
+check('<table id="compare">' in h6 and
+      "<tr><td>suggested</td><td class=\"n\">42</td><td class=\"n\">0</td><td class=\"n\">21</td>" in h6,
+      "the report's compare table agrees with the text")
 check(rc == 0 and "\ncompare (the same admitted pods on each inventory):\n" in out and
       re.search(r"\n  suggested +42 +0 +21 +42 +21 ", out) is not None, "compare text table\n" + out)
 rc, out, err = sim("-p", POL, "-i", six, "--compare", "mig=all-7g.80gb", sixw)
