@@ -14,6 +14,11 @@
  * Prints per shape: rules, namespace classes, regions decided, median load and analysis
  * time and their ratio. --check asserts what the analysis must find in each shape (the
  * planted never-reached and bypassed rules) and exits 1 otherwise.
+ *
+ * Then the cost of the untrusted-shared advice (policy_reach_offer.c) on a 5 x N-rule set
+ * (100 tenants; per tenant one time-sliced rule, the others MIG): gpa_engine_validate of an
+ * untrusted pod refused the shared pool (the advice runs) next to the same pod in a trusted
+ * namespace (admitted, no advice), median per call and the ratio.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,6 +26,9 @@
 #include <string.h>
 #include <time.h>
 
+#include <cjson/cJSON.h>
+
+#include "gpu_admission/engine.h"
 #include "gpu_admission/policy.h"
 #include "gpu_admission/reach.h"
 
@@ -163,6 +171,41 @@ static char *shape_globs(int n)
     return b.s;
 }
 
+static char *shape_advice(int n)
+{
+    buf b = {0};
+    put(&b, "apiVersion: gpu-admission.io/v1alpha1\nkind: GPUPolicy\nspec:\n  tenancy:\n"
+            "    tenants:\n");
+    for (int t = 0; t < 100; t++)
+        put(&b, "      - {name: t%d, namespaces: [\"team-%d-*\", \"svc-%d\"], trust: %s}\n", t, t,
+            t, t % 3 ? "trusted" : "untrusted");
+    put(&b, "    default: {trust: untrusted}\n"
+            "  pools:\n"
+            "    - name: mig\n"
+            "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}\n"
+            "      sharing: mig\n"
+            "      mig: {gpu: A100-80GB}\n"
+            "    - name: ts\n"
+            "      nodeSelector: {gpu-admission.io/pool: ts}\n"
+            "      sharing: time-slicing\n"
+            "      timeSlicing: {replicas: 4}\n"
+            "  rules:\n");
+    for (int i = 0; i < n; i++) {
+        int t = i % 100, k = i / 100;
+        if (k == 0)
+            put(&b,
+                "    - name: r%d\n      match: {namespaces: [\"team-%d-*\"], labels: {app: nb}}\n"
+                "      place: {pool: ts}\n",
+                i, t);
+        else
+            put(&b,
+                "    - name: r%d\n      match: {namespaces: [\"team-%d-*\"], labels: {app: %s}, "
+                "gpus: {max: %d}, gpuMemory: {max: %dGi}}\n      place: {pool: mig}\n",
+                i, t, apps[k % 5], k, k * 5);
+    }
+    return b.s;
+}
+
 static double now(void)
 {
     struct timespec ts;
@@ -236,6 +279,61 @@ static int run(const char *name, char *yaml, int iters, bool check)
     return bad;
 }
 
+static double validate_us(const gpa_policy *p, const char *ns, const cJSON *pod, int iters,
+                          bool *denied)
+{
+    double *t = calloc((size_t)iters, sizeof *t);
+    for (int i = 0; i < iters; i++) {
+        gpa_request req = {.namespace_ = ns, .op = GPA_OP_CREATE, .object = pod};
+        gpa_decision d;
+        gpa_error e = {0};
+        double t0 = now();
+        if (gpa_engine_validate(&d, p, &req, &e) != GPA_OK) abort();
+        t[i] = now() - t0;
+        *denied = !d.allowed && d.reason && strcmp(d.reason, "untrusted-shared") == 0;
+        gpa_decision_clear(&d);
+    }
+    qsort(t, (size_t)iters, sizeof *t, cmp_d);
+    double m = t[iters / 2] * 1e6;
+    free(t);
+    return m;
+}
+
+static int advice(int n, int iters)
+{
+    char *yaml = shape_advice(n);
+    gpa_policy_source src = {"advice.yaml", yaml, strlen(yaml)};
+    gpa_policy *p = NULL;
+    gpa_error e = {0};
+    if (gpa_policy_load_sources(&p, &src, 1, &e) != GPA_OK) {
+        fprintf(stderr, "advice: load failed: %s\n", e.message);
+        return 1;
+    }
+#define ADVICE_POD(tenant)                                                                         \
+    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"nb\",\"labels\":{\"app\":"   \
+    "\"nb\",\"gpu-admission.io/pool\":\"ts\",\"gpu-admission.io/tenant\":\"" tenant                \
+    "\"}},\"spec\":"                                                                               \
+    "{\"containers\":[{\"name\":\"c\",\"image\":\"x\",\"resources\":{\"limits\":"                  \
+    "{\"nvidia.com/gpu.shared\":\"1\"}}}]}}"
+    const char *j0 = ADVICE_POD("t0"), *j1 = ADVICE_POD("t1"); /* t0 is untrusted, t1 not */
+    cJSON *p0 = cJSON_Parse(j0), *p1 = cJSON_Parse(j1);
+    bool d0 = false, d1 = true;
+    double u0 = validate_us(p, "team-0-x", p0, iters * 20, &d0);
+    double u1 = validate_us(p, "team-1-x", p1, iters * 20, &d1);
+    printf("advice   rules %4d  untrusted-shared denial with advice %8.2f us  admitted %8.2f us  "
+           "ratio %6.1f\n",
+           n, u0, u1, u0 / u1);
+    cJSON_Delete(p0);
+    cJSON_Delete(p1);
+    gpa_policy_unref(p);
+    free(yaml);
+    if (!d0 || d1) {
+        fprintf(stderr, "advice: the pods were not judged as the bench expects\n");
+        return 1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int n = 200, iters = 5;
@@ -257,5 +355,6 @@ int main(int argc, char **argv)
     rc |= run("tenants", shape_tenants(n), iters, check);
     rc |= run("flat", shape_flat(n), iters, check);
     rc |= run("globs", shape_globs(n), iters, check);
+    rc |= advice(n * 5, iters);
     return rc;
 }

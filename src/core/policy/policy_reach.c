@@ -75,6 +75,7 @@ typedef struct an {
     bool *has_unm;
     gpa_reach_pod *unm; /* per tenant, then default */
     bool oom;
+    const bool *skip; /* one-namespace mode: rules that cannot meet it (NULL: none skipped) */
 } an;
 
 static bool sbit(const uint64_t *b, size_t i)
@@ -118,7 +119,7 @@ static int cmp_str(const void *x, const void *y)
 }
 
 /* Interval starts: floor, each min, each max + 1 (clamped to floor..INT64_MAX), unique. */
-static int cuts(dim *d, const gpa_policy *p, bool mem)
+static int cuts(dim *d, const gpa_policy *p, const bool *skip, bool mem)
 {
     int64_t floor = mem ? 0 : 1;
     d->lo = malloc((2 * p->n_rules + 1) * sizeof *d->lo);
@@ -126,6 +127,7 @@ static int cuts(dim *d, const gpa_policy *p, bool mem)
     size_t n = 0;
     d->lo[n++] = floor;
     for (size_t i = 0; i < p->n_rules; i++) {
+        if (skip && skip[i]) continue;
         const gpa_range *g = mem ? &p->rules[i].gpu_memory : &p->rules[i].gpus;
         if (g->has_min && g->min > floor) d->lo[n++] = g->min;
         if (g->has_max && g->max < INT64_MAX && g->max + 1 > floor) d->lo[n++] = g->max + 1;
@@ -146,7 +148,7 @@ static size_t value_class(const dim *d, const char *v)
     return d->n_vals + 1;
 }
 
-static int label_dim(dim *d, const gpa_policy *p, const char *key)
+static int label_dim(dim *d, const gpa_policy *p, const bool *skip, const char *key)
 {
     d->kind = D_LABEL;
     d->key = key;
@@ -155,7 +157,7 @@ static int label_dim(dim *d, const gpa_policy *p, const char *key)
     size_t n = 0;
     if (strcmp(key, TRUST_LABEL) == 0) d->vals[n++] = "untrusted";
     for (size_t i = 0; i < p->n_rules; i++)
-        for (size_t j = 0; j < p->rules[i].labels.n; j++)
+        for (size_t j = 0; j < p->rules[i].labels.n && !(skip && skip[i]); j++)
             if (strcmp(p->rules[i].labels.keys[j], key) == 0)
                 d->vals[n++] = p->rules[i].labels.values[j];
     qsort(d->vals, n, sizeof *d->vals, cmp_str);
@@ -182,6 +184,7 @@ static int build_dims(an *a)
     if (!keys) return GPA_ENOMEM;
     for (size_t i = 0; i < p->n_rules; i++) {
         const gpa_rule *r = &p->rules[i];
+        if (a->skip && a->skip[i]) continue;
         if (r->trust != GPA_TRUST_UNSET) trust_used = true;
         for (size_t j = 0; j < r->labels.n; j++) {
             bool seen = false;
@@ -209,14 +212,15 @@ static int build_dims(an *a)
     int rc = a->d ? GPA_OK : GPA_ENOMEM;
     a->trust_dim = SIZE_MAX;
     for (size_t k = 0; k < nk && rc == GPA_OK; k++) {
-        rc = label_dim(&a->d[k], p, keys[k]);
+        rc = label_dim(&a->d[k], p, a->skip, keys[k]);
         if (strcmp(keys[k], TRUST_LABEL) == 0) a->trust_dim = k;
     }
     free(keys);
     if (rc != GPA_OK) return rc;
     a->d[nk].kind = D_GPUS;
     a->d[nk + 1].kind = D_MEM;
-    if (cuts(&a->d[nk], p, false) != GPA_OK || cuts(&a->d[nk + 1], p, true) != GPA_OK)
+    if (cuts(&a->d[nk], p, a->skip, false) != GPA_OK ||
+        cuts(&a->d[nk + 1], p, a->skip, true) != GPA_OK)
         return GPA_ENOMEM;
     a->tw = 0;
     for (size_t k = 0; k < a->nd; k++) {
@@ -246,15 +250,23 @@ static int build_sets(an *a)
         for (size_t i = 0; i < nr; i++) {
             const gpa_rule *r = &p->rules[i];
             bool dead = r->trust == GPA_TRUST_TRUSTED && base == 1;
+            if (a->skip && a->skip[i]) {
+                a->dead[base * nr + i] = true;
+                continue;
+            }
             for (size_t k = 0; k < a->nd; k++) {
                 dim *d = &a->d[k];
                 uint64_t *s = rset(a, base, i, k);
+                /* a label the rule tests: the one class of its value, looked up once */
+                size_t want = SIZE_MAX;
+                if (d->kind == D_LABEL)
+                    for (size_t j = 0; j < r->labels.n; j++)
+                        if (strcmp(r->labels.keys[j], d->key) == 0)
+                            want = value_class(d, r->labels.values[j]);
                 for (size_t c = 0; c < d->n; c++) {
                     bool in = true;
                     if (d->kind == D_LABEL) {
-                        for (size_t j = 0; j < r->labels.n; j++)
-                            if (strcmp(r->labels.keys[j], d->key) == 0)
-                                in = c == value_class(d, r->labels.values[j]);
+                        in = want == SIZE_MAX || c == want;
                         /* the trust label lowers, never raises: class 1 = "untrusted" */
                         if (k == a->trust_dim && base == 0 && r->trust == GPA_TRUST_TRUSTED)
                             in = in && c != 1;
@@ -468,14 +480,36 @@ static bool ns_chars(const char *s)
     return true;
 }
 
-/* The index of glob g among the distinct ones so far, added when new: a glob written by
- * several tenants and rules is walked once. */
-static size_t pat_id(const char **pats, size_t *n, const char *g)
+/* The distinct globs so far, hashed: a glob written by several tenants and rules is walked
+ * once, and a 1,000-rule set is not compared glob by glob (that was most of a denial's
+ * advice). */
+typedef struct pat_set {
+    const char **pats;
+    size_t n;
+    size_t *tab; /* index + 1 */
+    size_t cap;  /* power of two, > 2 x the globs there can be */
+} pat_set;
+
+static uint64_t str_hash(const char *s)
 {
-    for (size_t i = 0; i < *n; i++)
-        if (strcmp(pats[i], g) == 0) return i;
-    pats[*n] = g;
-    return (*n)++;
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static size_t pat_id(pat_set *ps, const char *g)
+{
+    if (!ps->tab) { /* one namespace: each glob is matched once anyway, no need to merge */
+        ps->pats[ps->n] = g;
+        return ps->n++;
+    }
+    size_t i = (size_t)str_hash(g) & (ps->cap - 1);
+    for (; ps->tab[i]; i = (i + 1) & (ps->cap - 1))
+        if (strcmp(ps->pats[ps->tab[i] - 1], g) == 0) return ps->tab[i] - 1;
+    ps->pats[ps->n] = g;
+    ps->tab[i] = ++ps->n;
+    return ps->n - 1;
 }
 
 static int build_ns(an *a, const char *one_ns, gpa_error *err)
@@ -490,37 +524,44 @@ static int build_ns(an *a, const char *one_ns, gpa_error *err)
     }
     n = ng + nn;
     const char **pats = malloc((n + 1) * sizeof *pats);
+    pat_set ps = {.pats = pats, .cap = 16};
+    while (ps.cap < 2 * n + 2)
+        ps.cap *= 2;
+    ps.tab = one_ns ? NULL : calloc(ps.cap, sizeof *ps.tab);
     a->ten_pat = calloc(ng + 1, sizeof *a->ten_pat);
     a->ten_off = calloc(p->n_tenants + 1, sizeof *a->ten_off);
     a->rule_pat = calloc(ng + 1, sizeof *a->rule_pat);
     a->rule_off = calloc(p->n_rules + 1, sizeof *a->rule_off);
     a->name_off = calloc(p->n_rules + 1, sizeof *a->name_off);
     a->name_pat = calloc(nn + 1, sizeof *a->name_pat);
-    if (!pats || !a->ten_pat || !a->ten_off || !a->rule_pat || !a->rule_off || !a->name_off ||
-        !a->name_pat) {
+    if (!pats || (!one_ns && !ps.tab) || !a->ten_pat || !a->ten_off || !a->rule_pat ||
+        !a->rule_off || !a->name_off || !a->name_pat) {
         free(pats);
+        free(ps.tab);
         return gpa_fail(err, GPA_ENOMEM, "reachability: out of memory");
     }
-    size_t k = 0, q = 0, u = 0;
+    size_t k = 0, q = 0;
     for (size_t t = 0; t < p->n_tenants; t++) {
         a->ten_off[t] = q;
         for (size_t j = 0; j < p->tenants[t].namespaces.n; j++)
-            a->ten_pat[q++] = pat_id(pats, &u, p->tenants[t].namespaces.items[j]);
+            a->ten_pat[q++] = pat_id(&ps, p->tenants[t].namespaces.items[j]);
     }
     q = 0;
     for (size_t i = 0; i < p->n_rules; i++) {
         a->rule_off[i] = q;
         for (size_t j = 0; j < p->rules[i].namespaces.n; j++)
-            a->rule_pat[q++] = pat_id(pats, &u, p->rules[i].namespaces.items[j]);
+            a->rule_pat[q++] = pat_id(&ps, p->rules[i].namespaces.items[j]);
     }
     /* a namespace in no tenant is its own tenant: `tenants: [x]` meets namespace x */
     for (size_t i = 0; i < p->n_rules; i++) {
         a->name_off[i] = k;
         for (size_t j = 0; j < p->rules[i].tenants.n; j++) {
             const char *nm = p->rules[i].tenants.items[j];
-            a->name_pat[k++] = *nm && ns_chars(nm) ? pat_id(pats, &u, nm) : SIZE_MAX;
+            a->name_pat[k++] = *nm && ns_chars(nm) ? pat_id(&ps, nm) : SIZE_MAX;
         }
     }
+    size_t u = ps.n;
+    free(ps.tab);
     int rc = GPA_OK;
     if (one_ns) { /* one namespace: one class, its globs matched directly */
         a->ns.n_pat = u;
@@ -530,8 +571,7 @@ static int build_ns(an *a, const char *one_ns, gpa_error *err)
         if (a->ns.match && a->ns.witness && (a->ns.witness[0] = strdup(one_ns))) {
             a->ns.n = 1;
             for (size_t g = 0; g < u; g++)
-                if (gpa_glob_match(pats[g], one_ns))
-                    a->ns.match[g / 64] |= (uint64_t)1 << (g % 64);
+                if (gpa_glob_match(pats[g], one_ns)) a->ns.match[g / 64] |= (uint64_t)1 << (g % 64);
         } else {
             free(a->ns.match);
             free(a->ns.witness);
@@ -591,7 +631,19 @@ static int analyze(const gpa_policy *p, const char *one_ns, gpa_reach **out, gpa
     int rc = build_ns(&a, one_ns, err);
     if (rc != GPA_OK) goto done;
     rc = GPA_ENOMEM;
-    if (build_dims(&a) != GPA_OK || build_sets(&a) != GPA_OK) goto oom;
+    bool *skip = NULL;
+    if (one_ns) { /* only the rules that can meet the namespace make its dimensions */
+        skip = calloc(nr + 1, sizeof *skip);
+        if (!skip) goto oom;
+        const gpa_tenant *t = class_tenant(&a, 0);
+        for (size_t i = 0; i < nr; i++)
+            skip[i] = !rule_meets_class(&a, i, 0, t);
+        a.skip = skip;
+    }
+    int built = build_dims(&a) == GPA_OK && build_sets(&a) == GPA_OK;
+    a.skip = NULL;
+    free(skip);
+    if (!built) goto oom;
     a.rw = nr / 64 + 1;
     a.region = calloc(a.tw + 1, sizeof *a.region);
     a.reached = calloc(nr + 1, sizeof *a.reached);

@@ -17,7 +17,7 @@
 
 void gpa_reach_pod_free(gpa_reach_pod *w)
 {
-    if (!w) return;
+    if (!w || (!w->ns && !w->keys && !w->values)) return; /* most rules have no such pod */
     free(w->ns);
     for (size_t i = 0; i < w->n_labels; i++) {
         free(w->keys[i]);
