@@ -210,7 +210,16 @@ static size_t mixed_plan(gpa_sb *body, const gpa_sim *s, size_t gi)
     const gpa_sim_group *g = &s->inv->groups[gi];
     const gpa_mig_model *m = g->model;
     gpa_sim_plan pl;
-    if (!gpa_sim_mixed_plan(&pl, s, gi)) return 0;
+    if (!gpa_sim_mixed_plan(&pl, s, gi)) {
+        /* demand the group cannot hold even mixed: said, so the silence is not read as "no
+         * better layout" */
+        if (pl.total)
+            gpa_sb_printf(body,
+                          "  # %s: its %ld MIG pods (placed and unplaced) need more than its "
+                          "%zu nodes under per-node layouts; no per-node plan\n",
+                          g->name, pl.total, pl.n_nodes);
+        return 0;
+    }
     if (!pl.better) {
         gpa_sb_printf(body,
                       "  # %s: per-node layouts would take %ld GPUs for its %ld MIG pods, no "

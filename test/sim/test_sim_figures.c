@@ -330,6 +330,17 @@ static void mixed_suggestion(void)
     CHECK(strstr(y, "a100-all-3g.20gb:") == NULL);
     free(y);
     done(&r);
+    /* more demand than the node holds (20 x 3g.20gb = 10 GPUs on 8; 4 unplaced count as
+     * demand): said, not left silent */
+    w[0] = '\0';
+    pods(w, sizeof w, "llm", "inference", 20, 1, "10Gi", NULL);
+    if (!simulate(&r, two, w)) return;
+    CHECK_INT(r.t.unplaced, 4);
+    y = gpa_sim_suggest_mig(r.s);
+    CHECK_CONTAINS(y, "  # a100: its 20 MIG pods (placed and unplaced) need more than its 1 nodes "
+                      "under per-node layouts; no per-node plan\n");
+    free(y);
+    done(&r);
 }
 
 int main(void)
