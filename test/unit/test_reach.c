@@ -50,7 +50,13 @@ static void test_globs(void)
     CHECK(meet("*-eu", "prod-*"));
     CHECK(!meet("*-eu", "*-us"));
     CHECK(covers("*-*", "a-?-b"));
-    /* '*' may match the empty run, but a namespace is never empty: ?* covers * */
+    /* empty strings: as strings, * matches "" and ? does not; two stars meet on "" */
+    CHECK(gpa_glob_match("*", ""));
+    CHECK(!gpa_glob_match("?", ""));
+    CHECK(gpa_glob_intersects("*", "**"));
+    CHECK(!gpa_glob_intersects("?", "a?"));
+    CHECK(gpa_glob_intersects("a*", "*b"));
+        /* '*' may match the empty run, but a namespace is never empty: ?* covers * */
     CHECK(covers("?*", "*"));
     CHECK(!covers("??*", "*")); /* the namespace "a" */
     CHECK(covers("*", "?"));
