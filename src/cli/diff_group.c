@@ -44,17 +44,75 @@ static const cJSON *controller_ref(const cJSON *o)
     return cJSON_GetArraySize(refs) == 1 ? cJSON_GetArrayItem(refs, 0) : NULL;
 }
 
-static long find(const cJSON *const *objs, size_t n, const char *kind, const char *ns,
-                 const char *name, const char *uid)
+/* The input's objects by uid and by kind/namespace/name: an open-addressing table of object
+ * index + 1 per key, so finding an owner costs no scan (a cluster's List holds thousands). */
+typedef struct obj_index {
+    char **keys;
+    long *val;
+    size_t cap;
+} obj_index;
+
+static size_t hash(const char *k)
 {
-    for (size_t i = 0; i < n; i++) {
-        const cJSON *m = meta(objs[i]);
-        if (uid && eq(s_of(m, "uid"), uid)) return (long)i;
-        if (!uid && eq(s_of(objs[i], "kind"), kind) && eq(s_of(m, "name"), name) &&
-            eq(s_of(m, "namespace") ? s_of(m, "namespace") : "default", ns))
-            return (long)i;
+    size_t h = 14695981039346656037u;
+    for (; *k; k++)
+        h = (h ^ (unsigned char)*k) * 1099511628211u;
+    return h;
+}
+
+static void put(obj_index *ix, char *key, long v)
+{
+    for (size_t i = hash(key) & (ix->cap - 1);; i = (i + 1) & (ix->cap - 1)) {
+        if (!ix->keys[i]) {
+            ix->keys[i] = key;
+            ix->val[i] = v;
+            return;
+        }
+        if (strcmp(ix->keys[i], key) == 0) { /* the first object of a key wins */
+            free(key);
+            return;
+        }
     }
+}
+
+static long get(const obj_index *ix, const char *key)
+{
+    for (size_t i = hash(key) & (ix->cap - 1); ix->keys[i]; i = (i + 1) & (ix->cap - 1))
+        if (strcmp(ix->keys[i], key) == 0) return ix->val[i];
     return -1;
+}
+
+static char *name_key(const char *kind, const char *ns, const char *name)
+{
+    size_t n = strlen(kind) + strlen(ns) + strlen(name) + 4;
+    char *k = malloc(n);
+    if (k) snprintf(k, n, "n\x01%s/%s/%s", kind, ns, name);
+    return k;
+}
+
+static long find(const obj_index *ix, const char *kind, const char *ns, const char *name,
+                 const char *uid)
+{
+    if (uid) {
+        size_t n = strlen(uid) + 3;
+        char *k = malloc(n);
+        if (!k) return -1;
+        snprintf(k, n, "u\x01%s", uid);
+        long r = get(ix, k);
+        free(k);
+        return r;
+    }
+    if (!kind || !ns || !name) return -1;
+    char *k = name_key(kind, ns, name);
+    long r = k ? get(ix, k) : -1;
+    free(k);
+    return r;
+}
+
+static const char *ns_of(const cJSON *o)
+{
+    const char *ns = s_of(meta(o), "namespace");
+    return ns ? ns : "default";
 }
 
 /* name without its last "-suffix"; suffix must equal want when want is given, else be
@@ -75,40 +133,68 @@ static bool strip_suffix(char *out, size_t cap, const char *name, const char *wa
 }
 
 /* The object of the input that owns object i directly, or -1. */
-static long direct_owner(const cJSON *const *objs, size_t n, size_t i)
+static long direct_owner(const cJSON *const *objs, const obj_index *ix, size_t i)
 {
     const cJSON *ref = controller_ref(objs[i]);
     if (!ref) return -1;
     const char *kind = s_of(ref, "kind"), *name = s_of(ref, "name"), *uid = s_of(ref, "uid");
-    const char *ns = s_of(meta(objs[i]), "namespace");
-    if (!ns) ns = "default";
-    long k = uid ? find(objs, n, NULL, NULL, NULL, uid) : -1;
-    if (k < 0) k = find(objs, n, kind, ns, name, NULL);
+    const char *ns = ns_of(objs[i]);
+    long k = uid ? find(ix, NULL, NULL, NULL, uid) : -1;
+    if (k < 0) k = find(ix, kind, ns, name, NULL);
     if (k >= 0 && (size_t)k != i) return k;
     /* the intermediate object is not in the input: its name says who made it */
     char base[300];
     const cJSON *labels = cJSON_GetObjectItemCaseSensitive(meta(objs[i]), "labels");
     if (eq(kind, "ReplicaSet") &&
         strip_suffix(base, sizeof base, name, s_of(labels, "pod-template-hash")))
-        return find(objs, n, "Deployment", ns, base, NULL);
+        return find(ix, "Deployment", ns, base, NULL);
     if (eq(kind, "Job") && strip_suffix(base, sizeof base, name, NULL))
-        return find(objs, n, "CronJob", ns, base, NULL);
+        return find(ix, "CronJob", ns, base, NULL);
     return -1;
 }
 
 void gpa_cli_diff_owners(long *owner, const cJSON *const *objs, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
+    obj_index ix = {0};
+    ix.cap = 16;
+    while (ix.cap < 4 * n + 16)
+        ix.cap *= 2;
+    ix.keys = calloc(ix.cap, sizeof *ix.keys);
+    ix.val = calloc(ix.cap, sizeof *ix.val);
+    for (size_t i = 0; i < n; i++)
         owner[i] = -1;
+    if (!ix.keys || !ix.val) goto out; /* out of memory: nothing grouped, every pod apart */
+    for (size_t i = 0; i < n; i++) {
+        const char *uid = s_of(meta(objs[i]), "uid"), *kind = s_of(objs[i], "kind");
+        const char *name = s_of(meta(objs[i]), "name");
+        if (uid) {
+            size_t len = strlen(uid) + 3;
+            char *k = malloc(len);
+            if (k) {
+                snprintf(k, len, "u\x01%s", uid);
+                put(&ix, k, (long)i);
+            }
+        }
+        if (kind && name) {
+            char *k = name_key(kind, ns_of(objs[i]), name);
+            if (k) put(&ix, k, (long)i);
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
         if (!eq(s_of(objs[i], "kind"), "Pod")) continue;
         long cur = (long)i;
         /* a chain is at most Pod -> ReplicaSet/Job -> Deployment/CronJob; the bound also stops
          * a cycle of references in a hand-written input */
         for (int depth = 0; depth < 4; depth++) {
-            long up = direct_owner(objs, n, (size_t)cur);
+            long up = direct_owner(objs, &ix, (size_t)cur);
             if (up < 0 || eq(s_of(objs[up], "kind"), "Pod")) break;
             cur = up;
         }
         if (cur != (long)i) owner[i] = cur;
     }
+out:
+    for (size_t i = 0; ix.keys && i < ix.cap; i++)
+        free(ix.keys[i]);
+    free(ix.keys);
+    free(ix.val);
 }
