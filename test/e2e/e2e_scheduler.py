@@ -18,8 +18,10 @@ on different nodes).
 Inventories: (1) fixed MIG layouts (all-1g.5gb, all-3g.20gb), an untainted whole-GPU node, a
 pod whose own zone affinity is ANDed with the pool's selector, pods only the untainted node
 takes; (2) whole H100s in 8-GPU NVLink domains with a 3-pod gang of 4 GPUs (island too small),
-and (3) the same gang with 16-GPU domains (fits). Time-sliced pools cannot run on v1.20 (see
-inventories()).
+and (3) the same gang with 16-GPU domains (fits); (4) topology levels (issue 21): 16 HGX nodes
+in racks of 4 and blocks of 8, gangs of 2 x 4 (one node), 3 x 8 (one rack), 6 x 8 (one block)
+and of unknown size (widest domain) bound as simulated, and a 9 x 8 gang refused at creation.
+Time-sliced pools cannot run on v1.20 (see inventories()).
 
 usage: e2e_scheduler.py --k8s-bin DIR --gpu-admission BIN --source-dir SRC --work DIR
 """
@@ -33,7 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from run_e2e import (Cluster, Fatal, cluster_args, end_run, note, run, setup_failed,  # noqa: E402
                      start_run, tools_missing, wait_for)
 
-NAMESPACES = ["inference", "big", "team-a", "team-b", "training", "other"]
+NAMESPACES = ["inference", "big", "team-a", "team-b", "training", "other", "gang"]
 
 
 def node(name, product, labels=None, taints=None, resources=None):
@@ -50,10 +52,12 @@ def node(name, product, labels=None, taints=None, resources=None):
 GPU_TAINT = [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]
 
 
-def pod(name, ns, gpus=1, mem=None, labels=None, zone=None):
+def pod(name, ns, gpus=1, mem=None, labels=None, zone=None, annotations=None):
     meta = {"name": name, "namespace": ns, "labels": labels or {}}
     if mem:
         meta["annotations"] = {"gpu-admission.io/gpu-memory": mem}
+    if annotations:
+        meta.setdefault("annotations", {}).update(annotations)
     spec = {"containers": [{"name": "main", "image": "example/x",
                             "resources": {"limits": {"nvidia.com/gpu": str(gpus)}}}]}
     if zone:
@@ -92,6 +96,25 @@ def inventories():
             for i in range(3)]
     yield ("nvlink-gang-8", [h100("h-0", "c0", 8), h100("h-1", "c1", 8)], gang)
     yield ("nvlink-gang-16", [h100("h-0", "c0", 16), h100("h-1", "c0", 16)], gang)
+
+    # Topology levels (issue 21; test/e2e/policies-scheduler/00-gang.yaml): 16 HGX nodes, the
+    # island one node, racks of 4 nodes (32 GPUs) and blocks of 8 (64 GPUs)
+    hgx = [node("hgx-%02d" % k, "NVIDIA-H100-80GB-HBM3", {
+        "nvidia.com/gpu.count": "8", "nvidia.com/gpu.clique": "hgx-%02d" % k,
+        RACK: "rack-%d" % (k // 4), BLOCK: "block-%d" % (k // 8)},
+        GPU_TAINT, {"nvidia.com/gpu": "8"}) for k in range(16)]
+    for label, n, gpus, size, _ in LEVEL_GANGS:
+        ann = {"gpu-admission.io/gang-size": str(size)} if size else None
+        yield (label, hgx, [pod("%s-%d" % (label, i), "gang", gpus=gpus, annotations=ann,
+                                labels={"gpu-admission.io/group": label}) for i in range(n)])
+
+
+RACK, BLOCK = "cloud.provider.com/topology-rack", "cloud.provider.com/topology-block"
+# label, pods, GPUs each, gang-size annotation (None: unknown), the domain all pods share
+LEVEL_GANGS = [("levels-2x4", 2, 4, 2, "nvidia.com/gpu.clique"),
+               ("levels-3x8", 3, 8, 3, RACK),
+               ("levels-6x8", 6, 8, 6, BLOCK),
+               ("levels-unknown", 2, 8, None, BLOCK)]
 
 
 SCHED_CONFIG = {
@@ -226,7 +249,8 @@ def main():
     work, procs, ck = start_run(args.work)
     t0 = time.monotonic()
     c = Cluster(args, work, procs)
-    c.policy_dirs = [os.path.join(args.source_dir, "test", "sim", "policies")]
+    c.policy_dirs = [os.path.join(args.source_dir, "test", "sim", "policies"),
+                     os.path.join(args.source_dir, "test", "e2e", "policies-scheduler")]
     step = "setup/pki"
     try:
         try:
@@ -264,6 +288,24 @@ def main():
                                   list(unplaced.values()) == ["island too small"], unplaced)
                     if label == "nvlink-gang-16":
                         ck.expect(label + "/gang-fits", len(bound) == 3 and not unplaced, bound)
+                    for lg, n, _, _, key in LEVEL_GANGS:
+                        if label != lg:
+                            continue
+                        labels = {nd["metadata"]["name"]: nd["metadata"]["labels"]
+                                  for nd in nodes}
+                        domains = {labels[v][key] for v in bound.values()}
+                        ck.expect("%s/all-bound-in-one %s" % (label, key),
+                                  len(bound) == n and not unplaced and len(domains) == 1,
+                                  "bound %s, unplaced %s" % (bound, unplaced))
+                        if label == "levels-3x8":
+                            # and the gang too wide for any domain is refused at creation
+                            big = pod("levels-9x8-0", "gang", gpus=8,
+                                      labels={"gpu-admission.io/group": "levels-9x8"},
+                                      annotations={"gpu-admission.io/gang-size": "9"})
+                            r = c.create(big)
+                            ck.expect("levels-9x8/refused-at-creation",
+                                      r.returncode != 0 and "gang of 72 GPUs" in r.stderr and
+                                      "(64 GPUs)" in r.stderr, r.stderr)
             except Exception as e:
                 ck.expect(label + "/ran", False, "%s: %s" % (type(e).__name__, e))
             # clean slate for the next inventory: pods (force: no kubelet) and nodes
