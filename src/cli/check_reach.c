@@ -219,8 +219,8 @@ char *gpa_cli_check_reach_text(const gpa_policy *p, const gpa_reach *r)
         }                                                                                          \
         if (n_ > 0) at += (size_t)n_;                                                              \
     } while (0)
-    PUT("reachability (exact: %zu namespace classes, %zu regions decided):\n", r->n_ns_classes,
-        r->n_cells);
+    PUT("reachability (exact: %zu namespace class%s, %zu region%s decided):\n", r->n_ns_classes,
+        r->n_ns_classes == 1 ? "" : "es", r->n_cells, r->n_cells == 1 ? "" : "s");
     for (size_t i = 0; i < r->n_rules; i++) {
         if (!r->reached[i]) {
             PUT("  %zu. %s  never reached (see the warning)\n", i + 1, gpa_policy_rule_name(p, i));
