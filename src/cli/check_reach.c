@@ -149,6 +149,14 @@ char *gpa_cli_check_json(const gpa_policy *p, const char *lint, const gpa_reach 
         for (size_t i = 0; i < r->n_rules; i++)
             n += r->reached[i];
         cJSON_AddNumberToObject(s, "rulesReached", (double)n);
+        cJSON *rules = cJSON_AddArrayToObject(s, "rules");
+        for (size_t i = 0; i < r->n_rules; i++) {
+            cJSON *j = cJSON_CreateObject();
+            cJSON_AddStringToObject(j, "rule", gpa_policy_rule_name(p, i));
+            cJSON_AddBoolToObject(j, "reached", r->reached[i]);
+            if (r->reached[i]) cJSON_AddItemToObject(j, "witness", pod_json(&r->witness[i]));
+            cJSON_AddItemToArray(rules, j);
+        }
     }
     char *out = cJSON_Print(o);
     cJSON_Delete(o);

@@ -168,6 +168,15 @@ int main(void)
     CHECK_INT(never, 1);
     CHECK_INT(bypass, 1);
     CHECK_INT(mem, 1);
+    const cJSON *rr = cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "reachability"), "rules");
+    CHECK_INT(cJSON_GetArraySize(rr), 10);
+    const cJSON *r0 = cJSON_GetArrayItem(rr, 0), *r1 = cJSON_GetArrayItem(rr, 1);
+    CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(r0, "rule")), "train");
+    CHECK(cJSON_IsTrue(cJSON_GetObjectItem(r0, "reached")));
+    CHECK_INT(cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(r0, "witness"), "gpus")),
+              2);
+    CHECK(cJSON_IsFalse(cJSON_GetObjectItem(r1, "reached"))); /* no-sandbox-train */
+    CHECK(cJSON_GetObjectItem(r1, "witness") == NULL);
     cJSON_Delete(doc);
     char *b4[] = {cmd, o_flag, json, broken, NULL};
     CHECK_INT(run(4, b4), 1);
