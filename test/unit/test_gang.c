@@ -332,6 +332,34 @@ static void test_operator_pods(void)
     cJSON_Delete(obj);
     free(el);
 
+    /* TFJob: the cluster in TF_CONFIG, as genClusterSpec writes it; the engine counts it */
+    obj = cJSON_Parse("{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\","
+                      "\"metadata\":{\"name\":\"tf\"},\"spec\":{\"tfReplicaSpecs\":{"
+                      "\"Chief\":{\"replicas\":1,\"template\":{\"spec\":" CTR "}},"
+                      "\"Evaluator\":{\"replicas\":1,\"template\":{\"spec\":" CTR "}},"
+                      "\"Worker\":{\"replicas\":2,\"template\":{\"spec\":" CTR "}}}}}");
+    CHECK_INT(gpa_workload_templates_read(&t, p, obj, "train-a", &e), GPA_OK);
+    w = gpa_workload_templates_get(t, 2);
+    if (w) {
+        CHECK_STR(env_of(w->pod, "TF_CONFIG"),
+                  "{\"cluster\":{\"chief\":[\"tf-chief-0.train-a.svc:2222\"],\"worker\":[\"tf-"
+                  "worker-0.train-a.svc:2222\",\"tf-worker-1.train-a.svc:2222\"]},\"task\":{"
+                  "\"type\":\"worker\",\"index\":0},\"environment\":\"cloud\"}");
+        gpa_request rq = {.namespace_ = "train-a", .op = GPA_OP_CREATE, .object = w->pod};
+        gpa_decision d = {0};
+        CHECK_INT(gpa_engine_mutate(&d, p, &rq, &e), GPA_OK);
+        /* 3 x 8 GPUs (the evaluator is not in the cluster): the rack */
+        bool rack = false;
+        for (size_t i = 0; i < d.n_warnings; i++)
+            rack =
+                rack || strcmp(d.warnings[i], "gang of 24 GPUs: pod affinity on example.com/rack "
+                                              "(32 GPUs)") == 0;
+        CHECK(rack);
+        gpa_decision_clear(&d);
+    }
+    gpa_workload_templates_free(t);
+    cJSON_Delete(obj);
+
     /* LeaderWorkerSet: the group size on every pod */
     obj = cJSON_Parse(
         "{\"apiVersion\":\"leaderworkerset.x-k8s.io/v1\",\"kind\":\"LeaderWorkerSet\","

@@ -13,12 +13,14 @@
 #include <string.h>
 
 #include "engine/engine_internal.h"
+#include "format/json_read.h"
 #include "policy/policy_gang.h"
 
 /* Sources on the pod, each checked against the operator's own code (docs/policy.md). */
 #define KUEUE_GROUP_TOTAL "kueue.x-k8s.io/pod-group-total-count"
 #define LWS_SIZE          "leaderworkerset.sigs.k8s.io/size"
 #define ENV_PET_NNODES    "PET_NNODES"
+#define ENV_TF_CONFIG     "TF_CONFIG"
 #define KUEUE_TAS_GATE    "kueue.x-k8s.io/topology"
 #define KUEUE_TAS_REQ     "kueue.x-k8s.io/podset-required-topology"
 #define KUEUE_TAS_PREF    "kueue.x-k8s.io/podset-preferred-topology"
@@ -41,6 +43,30 @@ static const char *container_env(const gpa_pod *v, const char *name)
         }
     }
     return NULL;
+}
+
+/* TFJob: TF_CONFIG's cluster lists every replica of the job but the evaluator, one address
+ * each (kubeflow/training-operator pkg/controller.v1/tensorflow/tensorflow.go, genClusterSpec);
+ * the dynamic-worker form (sparseCluster) names only some, so it gives no size. */
+static void tf_config_size(gpa_eng *e, const char *tf)
+{
+    gpa_jdoc *d = NULL;
+    int rc = gpa_jdoc_parse(&d, tf, strlen(tf), NULL, NULL);
+    if (rc == -2) e->oom = true;
+    if (rc != 0) return;
+    const cJSON *c, *cluster = gpa_json_obj(gpa_jdoc_root(d), "cluster");
+    int64_t n = 0;
+    bool ok = cluster != NULL;
+    cJSON_ArrayForEach(c, cluster)
+    {
+        if (!gpa_is_array(c)) ok = false;
+        n += cJSON_GetArraySize(c);
+    }
+    gpa_jdoc_free(d);
+    if (ok && n >= 1 && n <= GPA_GANG_MAX_PODS) {
+        e->gang_size = n;
+        e->gang_src = "env " ENV_TF_CONFIG;
+    }
 }
 
 static bool prefix(const char *k, const char *p, size_t n)
@@ -96,7 +122,8 @@ void gpa_eng_gang(gpa_eng *e)
         return;
     }
     /* PET_NNODES comes from the training operator (its pods carry training.kubeflow.org/
-     * labels) or Trainer v2 (JobSet pods): only their pods' env is read */
+     * labels) or Trainer v2 (JobSet pods), TF_CONFIG from the training operator's TFJobs:
+     * only their pods' env is read */
     bool op = false;
     for (const cJSON *c = v->labels ? v->labels->child : NULL; c && !op; c = c->next) {
         const char *k = c->string;
@@ -105,7 +132,12 @@ void gpa_eng_gang(gpa_eng *e)
              (k[0] == 'j' && prefix(k, "jobset.sigs.k8s.io/", 19));
     }
     const char *nn = op ? container_env(v, ENV_PET_NNODES) : NULL;
-    if (nn && gpa_gang_parse(nn, &e->gang_size)) e->gang_src = "env " ENV_PET_NNODES;
+    if (nn && gpa_gang_parse(nn, &e->gang_size)) {
+        e->gang_src = "env " ENV_PET_NNODES;
+        return;
+    }
+    const char *tf = op ? container_env(v, ENV_TF_CONFIG) : NULL;
+    if (tf) tf_config_size(e, tf);
 }
 
 /* The topology-aware scheduler that places the pod, NULL when none (one pass over the spec's

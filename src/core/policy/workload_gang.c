@@ -67,7 +67,12 @@ long long gpa_wl_gang_pods(const gpa_wl_kind *k, const cJSON *obj)
     case OP_PYTORCH:
     case OP_TF:
     case OP_MPI:
-        cJSON_ArrayForEach(c, get(spec, replica_specs(op))) n = add(n, count(c, "replicas", 1));
+        cJSON_ArrayForEach(c, get(spec, replica_specs(op)))
+        {
+            /* a TFJob's evaluator is not part of the training cluster (TF_CONFIG) */
+            if (op == OP_TF && c->string && strcmp(c->string, "Evaluator") == 0) continue;
+            n = add(n, count(c, "replicas", 1));
+        }
         return n;
     case OP_JOBSET:
         cJSON_ArrayForEach(c, get(spec, "replicatedJobs"))
@@ -90,6 +95,7 @@ long long gpa_wl_gang_share(const gpa_wl_kind *k, const cJSON *obj, const char *
 {
     op_kind op = op_of(k);
     if (op == OP_NONE) return 0;
+    if (op == OP_TF && strstr(path, ".Evaluator.")) return 0;
     if (op != OP_LWS) return replicas; /* one job: every pod its templates make */
     const cJSON *lwt = get(get(obj, "spec"), "leaderWorkerTemplate");
     long long size = count(lwt, "size", 1);
@@ -102,6 +108,8 @@ bool gpa_wl_gang_size_on_pods(const gpa_wl_kind *k, const cJSON *obj)
 {
     op_kind op = op_of(k);
     if (op == OP_LWS) return true;
+    /* TF_CONFIG lists the cluster unless workers come and go (sparseCluster) */
+    if (op == OP_TF) return !cJSON_IsTrue(get(get(obj, "spec"), "enableDynamicWorker"));
     /* PET_NNODES is a number only without an elastic policy */
     return op == OP_PYTORCH && !get(get(obj, "spec"), "elasticPolicy");
 }
@@ -150,6 +158,59 @@ static bool add_env(cJSON *pod, const char *name, const char *value)
     return true;
 }
 
+/* The port TF_CONFIG names for a replica type: the "tfjob-port" of its "tensorflow" container,
+ * else 2222 (training-operator's TFJobDefaultPortName, DefaultContainerName, DefaultPort). */
+static long long tf_port(const cJSON *rspec)
+{
+    const cJSON *c, *p;
+    cJSON_ArrayForEach(c, get(get(get(rspec, "template"), "spec"), "containers"))
+    {
+        const cJSON *n = get(c, "name");
+        if (!cJSON_IsString(n) || strcmp(n->valuestring, "tensorflow") != 0) continue;
+        cJSON_ArrayForEach(p, get(c, "ports"))
+        {
+            const cJSON *pn = get(p, "name");
+            if (cJSON_IsString(pn) && strcmp(pn->valuestring, "tfjob-port") == 0)
+                return count(p, "containerPort", 2222);
+        }
+    }
+    return 2222;
+}
+
+/* TF_CONFIG as the training operator writes it for the first pod of replica type rtype
+ * (pkg/controller.v1/tensorflow/tensorflow.go, genTFConfigJSONStr/genClusterSpec): every
+ * replica but the evaluator by its headless-service name, this pod's task, environment
+ * "cloud". NULL on OOM. */
+static char *tf_config(const cJSON *obj, const char *name, const char *ns, const char *rtype)
+{
+    cJSON *tc = cJSON_CreateObject(), *cl = cJSON_AddObjectToObject(tc, "cluster");
+    bool ok = cl != NULL;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, get(get(obj, "spec"), "tfReplicaSpecs"))
+    {
+        if (!ok || !c->string || strcmp(c->string, "Evaluator") == 0) continue;
+        char rt[64];
+        snprintf(rt, sizeof rt, "%s", c->string);
+        for (char *x = rt; *x; x++)
+            if (*x >= 'A' && *x <= 'Z') *x = (char)(*x - 'A' + 'a');
+        cJSON *list = cJSON_AddArrayToObject(cl, rt);
+        long long n = count(c, "replicas", 1), port = tf_port(c);
+        for (long long i = 0; ok && list && i < n && i < 100000; i++) {
+            char addr[512];
+            snprintf(addr, sizeof addr, "%s-%s-%lld.%s.svc:%lld", name, rt, i, ns, port);
+            ok = cJSON_AddItemToArray(list, cJSON_CreateString(addr));
+        }
+        ok = ok && list;
+    }
+    cJSON *task = ok ? cJSON_AddObjectToObject(tc, "task") : NULL;
+    ok = task && cJSON_AddStringToObject(task, "type", rtype) &&
+         cJSON_AddNumberToObject(task, "index", 0) &&
+         cJSON_AddStringToObject(tc, "environment", "cloud");
+    char *out = ok ? cJSON_PrintUnformatted(tc) : NULL;
+    cJSON_Delete(tc);
+    return out;
+}
+
 /* The step after prefix in path ("spec.pytorchReplicaSpecs.Worker.template" -> "Worker"). */
 static void step_after(const char *path, const char *prefix, char *out, size_t cap)
 {
@@ -187,7 +248,15 @@ int gpa_wl_operator_pod(const gpa_wl_kind *k, const cJSON *obj, const char *path
              set_if_absent(labels, "training.kubeflow.org/replica-type", buf) &&
              set_if_absent(labels, "training.kubeflow.org/replica-index", "0");
         /* pkg/controller.v1/pytorch/envvar.go: PET_NNODES = the replicas of every spec */
-        if (ok && gpa_wl_gang_size_on_pods(k, obj)) ok = add_env(pod, "PET_NNODES", num);
+        if (ok && op == OP_PYTORCH && gpa_wl_gang_size_on_pods(k, obj))
+            ok = add_env(pod, "PET_NNODES", num);
+        if (ok && op == OP_TF && gpa_wl_gang_size_on_pods(k, obj)) {
+            const cJSON *pns = get(get(pod, "metadata"), "namespace");
+            char *tc =
+                tf_config(obj, name, cJSON_IsString(pns) ? pns->valuestring : "default", buf);
+            ok = tc && add_env(pod, "TF_CONFIG", tc);
+            free(tc);
+        }
     } else if (op == OP_JOBSET) {
         /* kubernetes-sigs/jobset api/jobset/v1alpha2/jobset_types.go: labels and
          * annotations on the Jobs and their pods */
