@@ -63,9 +63,14 @@ typedef struct gpa_sim_plan {
     bool fits, better;       /* the plan fits the group's nodes; takes fewer GPUs than uni */
 } gpa_sim_plan;
 
-/* The per-node plan for MIG group gi (docs/simulate.md, --suggest-mig); false when the group
- * has no MIG demand or no plan fits its nodes. */
-bool gpa_sim_mixed_plan(gpa_sim_plan *pl, const gpa_sim *s, size_t gi);
+/* Per node group, the MIG instances demanded per profile index (n_groups x 16): its placed
+ * instances and the unplaced pods asking a profile of its model that could go to one of its
+ * nodes (their class holds one). One pass over the pods and the unplaced templates' classes;
+ * caller frees; NULL on ENOMEM. */
+long *gpa_sim_mig_demand(const gpa_sim *s);
+/* The per-node plan for MIG group gi (docs/simulate.md, --suggest-mig) from demand
+ * (gpa_sim_mig_demand); false when the group has no MIG demand or no plan fits its nodes. */
+bool gpa_sim_mixed_plan(gpa_sim_plan *pl, const gpa_sim *s, size_t gi, const long *demand);
 
 /* ---- the HTML report (output_report.c, output_tiles.c) ---- */
 #include "gpu_admission/strbuf.h"

@@ -105,39 +105,51 @@ static void node_range(gpa_sb *b, const gpa_sim *s, const size_t *nodes, size_t 
                       s->inv->nodes[nodes[to - 1]].name, to - from);
 }
 
-/* The group's MIG demand: its placed instances and the unplaced pods asking a profile of its
- * model that could go to one of its nodes (their class holds one). */
-static long group_demand(long *need, const gpa_sim *s, size_t gi)
+long *gpa_sim_mig_demand(const gpa_sim *s)
 {
-    const gpa_sim_group *g = &s->inv->groups[gi];
-    long total = 0;
+    size_t ng = s->inv->n_groups ? s->inv->n_groups : 1;
+    long *d = calloc(ng * 16, sizeof *d);
+    long *unplaced = calloc(s->n_tmpls + 1, sizeof *unplaced);
+    size_t *stamp = calloc(ng, sizeof *stamp);
+    if (!d || !unplaced || !stamp) {
+        free(d);
+        free(unplaced);
+        free(stamp);
+        return NULL;
+    }
     for (size_t i = 0; i < s->n_pods; i++) {
         const gpa_sim_pod *p = &s->pods[i];
         const gpa_sim_tmpl *t = &s->tmpls[p->tmpl];
         if (!t->gres) continue;
-        bool mine = p->node >= 0 && s->inv->nodes[p->node].group == gi;
-        if (p->node < 0 && t->sig < s->n_sigs) {
-            const gpa_sim_sig *sg = &s->sigs[t->sig];
-            for (size_t k = 0; k < sg->n_nodes && !mine; k++)
-                mine = s->inv->nodes[sg->nodes[k]].group == gi;
+        if (p->node < 0) {
+            unplaced[p->tmpl] += t->gcount;
+            continue;
         }
-        if (!mine) continue;
-        for (size_t q = 0; q < g->model->n_profiles; q++)
-            if (strcmp(g->model->profiles[q].resource, t->gres) == 0) {
-                need[q] += t->gcount;
-                total += t->gcount;
-            }
+        size_t gi = s->inv->nodes[p->node].group;
+        const gpa_mig_model *m = s->inv->groups[gi].model;
+        for (size_t q = 0; m && q < m->n_profiles && q < 16; q++)
+            if (strcmp(m->profiles[q].resource, t->gres) == 0) d[gi * 16 + q] += t->gcount;
     }
-    return total;
+    /* an unplaced template counts for every group one of its class's nodes is in (each once) */
+    for (size_t ti = 0; ti < s->n_tmpls; ti++) {
+        const gpa_sim_tmpl *t = &s->tmpls[ti];
+        if (!unplaced[ti] || t->sig >= s->n_sigs) continue;
+        const gpa_sim_sig *sg = &s->sigs[t->sig];
+        for (size_t k = 0; k < sg->n_nodes; k++) {
+            size_t gi = s->inv->nodes[sg->nodes[k]].group;
+            if (stamp[gi] == ti + 1) continue;
+            stamp[gi] = ti + 1;
+            const gpa_mig_model *m = s->inv->groups[gi].model;
+            for (size_t q = 0; m && q < m->n_profiles && q < 16; q++)
+                if (strcmp(m->profiles[q].resource, t->gres) == 0) d[gi * 16 + q] += unplaced[ti];
+        }
+    }
+    free(unplaced);
+    free(stamp);
+    return d;
 }
 
-/* Per-node layouts for a group, so a few small pods do not dictate every node's layout: each
- * profile's instances fill GPUs of its own all-<profile> config (the densest layout for it)
- * and what is left over (fewer than one GPU's worth per profile) goes to the best single
- * layout for the remainder, a named config when one is as good, else an explicit one. The
- * plan is printed only when it takes fewer GPUs than the best single layout for the same
- * instances; nodes stay whole (mig-parted applies a config per node label). */
-bool gpa_sim_mixed_plan(gpa_sim_plan *pl, const gpa_sim *s, size_t gi)
+bool gpa_sim_mixed_plan(gpa_sim_plan *pl, const gpa_sim *s, size_t gi, const long *demand)
 {
     const gpa_sim_group *g = &s->inv->groups[gi];
     const gpa_mig_model *m = g->model;
@@ -146,7 +158,10 @@ bool gpa_sim_mixed_plan(gpa_sim_plan *pl, const gpa_sim *s, size_t gi)
     if (!m || (g->mode != GPA_SIM_MIG_AUTO && g->mode != GPA_SIM_MIG_FIXED) || g->gpus <= 0)
         return false;
     long need[16] = {0};
-    pl->total = group_demand(need, s, gi);
+    for (size_t q = 0; q < m->n_profiles && q < 16; q++) {
+        need[q] = demand[gi * 16 + q];
+        pl->total += need[q];
+    }
     if (!pl->total) return false;
     pl->ugpus = best_layout(pl->uni, m, need);
     for (size_t n = 0; n < s->inv->n_nodes; n++)
@@ -205,15 +220,15 @@ bool gpa_sim_mixed_plan(gpa_sim_plan *pl, const gpa_sim *s, size_t gi)
     return true;
 }
 
-static size_t mixed_plan(gpa_sb *body, const gpa_sim *s, size_t gi)
+static size_t mixed_plan(gpa_sb *body, const gpa_sim *s, size_t gi, const long *demand)
 {
     const gpa_sim_group *g = &s->inv->groups[gi];
     const gpa_mig_model *m = g->model;
     gpa_sim_plan pl;
-    if (!gpa_sim_mixed_plan(&pl, s, gi)) {
+    if (!demand || !gpa_sim_mixed_plan(&pl, s, gi, demand)) {
         /* demand the group cannot hold even mixed: said, so the silence is not read as "no
          * better layout" */
-        if (pl.total)
+        if (demand && pl.total)
             gpa_sb_printf(body,
                           "  # %s: its %ld MIG pods (placed and unplaced) need more than its "
                           "%zu nodes under per-node layouts; no per-node plan\n",
@@ -284,6 +299,7 @@ char *gpa_sim_suggest_mig(const gpa_sim *s)
             "# which. Label nodes nvidia.com/mig.config=<entry> for the MIG manager to apply one.\n"
             "version: v1\n");
     size_t written = 0;
+    long *demand = gpa_sim_mig_demand(s); /* NULL (out of memory): no per-node plans */
     for (size_t gi = 0; gi < s->inv->n_groups; gi++) {
         const gpa_sim_group *g = &s->inv->groups[gi];
         if (g->mode != GPA_SIM_MIG_AUTO && g->mode != GPA_SIM_MIG_FIXED) continue;
@@ -315,7 +331,7 @@ char *gpa_sim_suggest_mig(const gpa_sim *s)
                 gpa_sb_printf(&body, "        \"%s\": %d\n", g->model->profiles[pi].name,
                               un.best[pi]);
         written++;
-        written += mixed_plan(&body, s, gi);
+        written += mixed_plan(&body, s, gi, demand);
     }
     for (size_t n = 0; n < s->inv->n_nodes; n++) {
         const gpa_sim_group *g = gpa_sim_grp(s, n);
@@ -341,6 +357,7 @@ char *gpa_sim_suggest_mig(const gpa_sim *s)
             }
         }
     }
+    free(demand);
     char *bd = gpa_sb_done(&body);
     if (!bd) {
         gpa_sb_free(&b);

@@ -120,9 +120,15 @@ int gpa_sim_inventory_variant_suggested(gpa_sim_inventory **out, const gpa_sim *
     *out = shallow(base, base->n_groups * 18);
     if (!*out) return gpa_fail(err, GPA_ENOMEM, "out of memory");
     gpa_sim_inventory *v = *out;
+    long *demand = gpa_sim_mig_demand(s);
+    if (!demand) {
+        gpa_sim_inventory_variant_free(v);
+        *out = NULL;
+        return gpa_fail(err, GPA_ENOMEM, "out of memory");
+    }
     for (size_t gi = 0; gi < base->n_groups; gi++) {
         gpa_sim_plan pl;
-        if (!gpa_sim_mixed_plan(&pl, s, gi)) continue;
+        if (!gpa_sim_mixed_plan(&pl, s, gi, demand)) continue;
         if (!pl.better) {
             if (pl.ugpus >= 0) set_fixed(&v->groups[gi], pl.uni);
             continue;
@@ -141,6 +147,7 @@ int gpa_sim_inventory_variant_suggested(gpa_sim_inventory **out, const gpa_sim *
             at += pl.parts[i].nodes;
         }
     }
+    free(demand);
     return GPA_OK;
 }
 
