@@ -708,15 +708,20 @@ def sc_untrusted_denied(c, ck):
     c.namespace(ns)
     r = c.create(gpu_pod("nb-1", ns, labels=UNTRUSTED))
     ck.expect(s + "/refused", r.returncode != 0, r.stdout + r.stderr)
+    # the advice names a MIG profile only when the policy offers one to the pod (issue 20):
+    # the shipped set places no pod of notebooks in a MIG pool, and the message says so
     ck.expect(s + "/webhook-message",
               re.search(r'admission webhook "[^"]+" denied the request', r.stderr) and
               "untrusted workloads may not share a time-sliced GPU" in r.stderr and
-              "nvidia.com/mig-1g.10gb" in r.stderr, r.stderr)
+              "no rule places pods of namespace notebooks in a MIG pool" in r.stderr, r.stderr)
     ck.expect(s + "/not-stored", c.get("pod", "nb-1", ns) is None)
 
 
 def sc_topology(c, ck):
-    """4-GPU pod of a group: NVLink island size affinity + pod affinity to its group."""
+    """4-GPU pod of a gang of one (gpu-admission.io/gang-size: 1, so 4 GPUs fit the 8-GPU
+    island): NVLink island size affinity + pod affinity to its group on the island. The same
+    pod with no gang size gets its group affinity on the widest domain of the shipped pool's
+    levels (issue 21: a guess never makes a schedulable pod unschedulable)."""
     s = "topology-group"
     ns = "prod-train"
     c.namespace(ns)
@@ -725,7 +730,8 @@ def sc_topology(c, ck):
     c.kubectl("apply", "-f", "-", stdin=json.dumps({
         "apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
         "metadata": {"name": "nvidia"}, "handler": "nvidia"}))
-    r = c.create(gpu_pod("train-0", ns, gpus=4, labels={"gpu-admission.io/group": "job-a"}))
+    r = c.create(gpu_pod("train-0", ns, gpus=4, labels={"gpu-admission.io/group": "job-a"},
+                         annotations={"gpu-admission.io/gang-size": "1"}))
     if not ck.expect(s + "/created", r.returncode == 0, r.stderr):
         return
     got = c.get("pod", "train-0", ns)
@@ -750,6 +756,14 @@ def sc_topology(c, ck):
               ann.get("gpu-admission.io/rule") == "training", ann)
     ck.expect(s + "/runtime-class", dig(got, "spec", "runtimeClassName") == "nvidia",
               dig(got, "spec", "runtimeClassName"))
+    r = c.create(gpu_pod("train-1", ns, gpus=4, labels={"gpu-admission.io/group": "job-c"}))
+    got = c.get("pod", "train-1", ns) if r.returncode == 0 else {}
+    aff = dig(got, "spec", "affinity", "podAffinity",
+              "requiredDuringSchedulingIgnoredDuringExecution", default=[]) or []
+    ck.expect(s + "/unknown-gang-size-widest-domain",
+              [t.get("topologyKey") for t in aff] == ["cloud.provider.com/topology-block"] and
+              dig(got, "metadata", "annotations", "gpu-admission.io/topology") ==
+              "cloud.provider.com/topology-block", (r.stderr, aff))
 
 
 def sc_deployment(c, ck):
