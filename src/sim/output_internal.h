@@ -67,10 +67,16 @@ typedef struct gpa_sim_plan {
  * instances and the unplaced pods asking a profile of its model that could go to one of its
  * nodes (their class holds one). One pass over the pods and the unplaced templates' classes;
  * caller frees; NULL on ENOMEM. */
-long *gpa_sim_mig_demand(const gpa_sim *s);
+long *gpa_sim_mig_demand(const gpa_sim *s, const size_t *canon);
+/* Per node group, the MIG group it is planned with: the first group of the same name, model
+ * and GPUs per node (a node List makes one group per node, named by its gpu.product), itself
+ * for other groups. Caller frees; NULL on ENOMEM. Demand rows and plans are per canonical
+ * group and span the nodes of every group mapped to it. */
+size_t *gpa_sim_mig_canon(const gpa_sim *s);
 /* The per-node plan for MIG group gi (docs/simulate.md, --suggest-mig) from demand
  * (gpa_sim_mig_demand); false when the group has no MIG demand or no plan fits its nodes. */
-bool gpa_sim_mixed_plan(gpa_sim_plan *pl, const gpa_sim *s, size_t gi, const long *demand);
+bool gpa_sim_mixed_plan(gpa_sim_plan *pl, const gpa_sim *s, size_t gi, const long *demand,
+                        const size_t *canon);
 
 /* ---- the HTML report (output_report.c, output_tiles.c) ---- */
 #include "gpu_admission/strbuf.h"

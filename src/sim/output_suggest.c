@@ -105,7 +105,30 @@ static void node_range(gpa_sb *b, const gpa_sim *s, const size_t *nodes, size_t 
                       s->inv->nodes[nodes[to - 1]].name, to - from);
 }
 
-long *gpa_sim_mig_demand(const gpa_sim *s)
+size_t *gpa_sim_mig_canon(const gpa_sim *s)
+{
+    size_t ng = s->inv->n_groups;
+    size_t *c = malloc((ng ? ng : 1) * sizeof *c);
+    if (!c) return NULL;
+    for (size_t gi = 0; gi < ng; gi++) {
+        const gpa_sim_group *g = &s->inv->groups[gi];
+        c[gi] = gi;
+        if (g->mode != GPA_SIM_MIG_AUTO && g->mode != GPA_SIM_MIG_FIXED) continue;
+        /* a node List makes a group per node, named by its gpu.product: one MIG group is
+         * every group of that name, model and GPU count */
+        for (size_t gj = 0; gj < gi; gj++) {
+            const gpa_sim_group *h = &s->inv->groups[gj];
+            if (c[gj] == gj && (h->mode == GPA_SIM_MIG_AUTO || h->mode == GPA_SIM_MIG_FIXED) &&
+                h->model == g->model && h->gpus == g->gpus && strcmp(h->name, g->name) == 0) {
+                c[gi] = gj;
+                break;
+            }
+        }
+    }
+    return c;
+}
+
+long *gpa_sim_mig_demand(const gpa_sim *s, const size_t *canon)
 {
     size_t ng = s->inv->n_groups ? s->inv->n_groups : 1;
     long *d = calloc(ng * 16, sizeof *d);
@@ -125,7 +148,7 @@ long *gpa_sim_mig_demand(const gpa_sim *s)
             unplaced[p->tmpl] += t->gcount;
             continue;
         }
-        size_t gi = s->inv->nodes[p->node].group;
+        size_t gi = canon[s->inv->nodes[p->node].group];
         const gpa_mig_model *m = s->inv->groups[gi].model;
         for (size_t q = 0; m && q < m->n_profiles && q < 16; q++)
             if (strcmp(m->profiles[q].resource, t->gres) == 0) d[gi * 16 + q] += t->gcount;
@@ -136,7 +159,7 @@ long *gpa_sim_mig_demand(const gpa_sim *s)
         if (!unplaced[ti] || t->sig >= s->n_sigs) continue;
         const gpa_sim_sig *sg = &s->sigs[t->sig];
         for (size_t k = 0; k < sg->n_nodes; k++) {
-            size_t gi = s->inv->nodes[sg->nodes[k]].group;
+            size_t gi = canon[s->inv->nodes[sg->nodes[k]].group];
             if (stamp[gi] == ti + 1) continue;
             stamp[gi] = ti + 1;
             const gpa_mig_model *m = s->inv->groups[gi].model;
@@ -149,7 +172,8 @@ long *gpa_sim_mig_demand(const gpa_sim *s)
     return d;
 }
 
-bool gpa_sim_mixed_plan(gpa_sim_plan *pl, const gpa_sim *s, size_t gi, const long *demand)
+bool gpa_sim_mixed_plan(gpa_sim_plan *pl, const gpa_sim *s, size_t gi, const long *demand,
+                        const size_t *canon)
 {
     const gpa_sim_group *g = &s->inv->groups[gi];
     const gpa_mig_model *m = g->model;
@@ -165,7 +189,7 @@ bool gpa_sim_mixed_plan(gpa_sim_plan *pl, const gpa_sim *s, size_t gi, const lon
     if (!pl->total) return false;
     pl->ugpus = best_layout(pl->uni, m, need);
     for (size_t n = 0; n < s->inv->n_nodes; n++)
-        pl->n_nodes += s->inv->nodes[n].group == gi;
+        pl->n_nodes += canon[s->inv->nodes[n].group] == gi;
     long G = g->gpus, full[16] = {0}, rest[16] = {0};
     for (size_t p = 0; p < m->n_profiles; p++) {
         full[p] = need[p] / m->profiles[p].max_instances;
@@ -220,12 +244,13 @@ bool gpa_sim_mixed_plan(gpa_sim_plan *pl, const gpa_sim *s, size_t gi, const lon
     return true;
 }
 
-static size_t mixed_plan(gpa_sb *body, const gpa_sim *s, size_t gi, const long *demand)
+static size_t mixed_plan(gpa_sb *body, const gpa_sim *s, size_t gi, const long *demand,
+                         const size_t *canon)
 {
     const gpa_sim_group *g = &s->inv->groups[gi];
     const gpa_mig_model *m = g->model;
     gpa_sim_plan pl;
-    if (!demand || !gpa_sim_mixed_plan(&pl, s, gi, demand)) {
+    if (!demand || !gpa_sim_mixed_plan(&pl, s, gi, demand, canon)) {
         /* demand the group cannot hold even mixed: said, so the silence is not read as "no
          * better layout" */
         if (demand && pl.total)
@@ -245,7 +270,7 @@ static size_t mixed_plan(gpa_sb *body, const gpa_sim *s, size_t gi, const long *
     size_t *nodes = malloc((s->inv->n_nodes ? s->inv->n_nodes : 1) * sizeof *nodes), nn = 0;
     if (!nodes) return 0;
     for (size_t n = 0; n < s->inv->n_nodes; n++)
-        if (s->inv->nodes[n].group == gi) nodes[nn++] = n;
+        if (canon[s->inv->nodes[n].group] == gi) nodes[nn++] = n;
     gpa_sb_printf(body, "  # %s: per-node layouts hold its %ld MIG pods on %ld GPUs", g->name,
                   pl.total, pl.gpus);
     if (pl.ugpus >= 0)
@@ -299,13 +324,17 @@ char *gpa_sim_suggest_mig(const gpa_sim *s)
             "# which. Label nodes nvidia.com/mig.config=<entry> for the MIG manager to apply one.\n"
             "version: v1\n");
     size_t written = 0;
-    long *demand = gpa_sim_mig_demand(s); /* NULL (out of memory): no per-node plans */
-    for (size_t gi = 0; gi < s->inv->n_groups; gi++) {
+    size_t *canon = gpa_sim_mig_canon(s);
+    /* NULL (out of memory): no per-node plans */
+    long *demand = canon ? gpa_sim_mig_demand(s, canon) : NULL;
+    for (size_t gi = 0; canon && gi < s->inv->n_groups; gi++) {
         const gpa_sim_group *g = &s->inv->groups[gi];
         if (g->mode != GPA_SIM_MIG_AUTO && g->mode != GPA_SIM_MIG_FIXED) continue;
-        long need[16] = {0}, total = 0;
+        if (canon[gi] != gi) continue; /* its nodes are counted with the first of its name */
+        long need[16] = {0}, total = 0, group_gpus = 0;
         for (size_t n = 0; n < s->inv->n_nodes; n++) {
-            if (s->inv->nodes[n].group != gi) continue;
+            if (canon[s->inv->nodes[n].group] != gi) continue;
+            group_gpus += g->gpus;
             for (int k = 0; k < g->gpus; k++) {
                 const gpa_sim_gpu *u = &s->nodes[n].gpus[k];
                 for (size_t j = 0; j < u->n_slots; j++)
@@ -315,23 +344,23 @@ char *gpa_sim_suggest_mig(const gpa_sim *s)
                     }
             }
         }
-        if (!total) continue;
         uniform un = {.m = g->model, .need = need, .best_gpus = -1};
         const gpa_mig_profile *inst[GPA_MIG_MAX_INSTANCES];
-        uniform_rec(&un, 0, inst, 0);
-        if (un.best_gpus < 0) continue;
-        gpa_sb_printf(
-            &body,
-            "  %s-uniform:  # group %s: its %ld placed instances on %ld GPUs, every GPU the "
-            "same layout%s\n    - devices: all\n      mig-enabled: true\n      mig-devices:\n",
-            g->name, g->name, total, un.best_gpus,
-            un.best_gpus > (long)g->gpus * g->count ? " (more GPUs than the group has)" : "");
-        for (size_t pi = 0; pi < g->model->n_profiles; pi++)
-            if (un.best[pi])
-                gpa_sb_printf(&body, "        \"%s\": %d\n", g->model->profiles[pi].name,
-                              un.best[pi]);
-        written++;
-        written += mixed_plan(&body, s, gi, demand);
+        if (total) uniform_rec(&un, 0, inst, 0);
+        if (un.best_gpus >= 0) {
+            gpa_sb_printf(&body,
+                          "  %s-uniform:  # group %s: its %ld placed instances on %ld GPUs, every "
+                          "GPU the same layout%s\n    - devices: all\n      mig-enabled: true\n"
+                          "      mig-devices:\n",
+                          g->name, g->name, total, un.best_gpus,
+                          un.best_gpus > group_gpus ? " (more GPUs than the group has)" : "");
+            for (size_t pi = 0; pi < g->model->n_profiles; pi++)
+                if (un.best[pi])
+                    gpa_sb_printf(&body, "        \"%s\": %d\n", g->model->profiles[pi].name,
+                                  un.best[pi]);
+            written++;
+        }
+        written += mixed_plan(&body, s, gi, demand, canon);
     }
     for (size_t n = 0; n < s->inv->n_nodes; n++) {
         const gpa_sim_group *g = gpa_sim_grp(s, n);
@@ -358,6 +387,7 @@ char *gpa_sim_suggest_mig(const gpa_sim *s)
         }
     }
     free(demand);
+    free(canon);
     char *bd = gpa_sb_done(&body);
     if (!bd) {
         gpa_sb_free(&b);

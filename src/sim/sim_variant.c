@@ -120,17 +120,21 @@ int gpa_sim_inventory_variant_suggested(gpa_sim_inventory **out, const gpa_sim *
     *out = shallow(base, base->n_groups * 18);
     if (!*out) return gpa_fail(err, GPA_ENOMEM, "out of memory");
     gpa_sim_inventory *v = *out;
-    long *demand = gpa_sim_mig_demand(s);
+    size_t *canon = gpa_sim_mig_canon(s);
+    long *demand = canon ? gpa_sim_mig_demand(s, canon) : NULL;
     if (!demand) {
+        free(canon);
         gpa_sim_inventory_variant_free(v);
         *out = NULL;
         return gpa_fail(err, GPA_ENOMEM, "out of memory");
     }
     for (size_t gi = 0; gi < base->n_groups; gi++) {
         gpa_sim_plan pl;
-        if (!gpa_sim_mixed_plan(&pl, s, gi, demand)) continue;
+        if (canon[gi] != gi || !gpa_sim_mixed_plan(&pl, s, gi, demand, canon)) continue;
         if (!pl.better) {
-            if (pl.ugpus >= 0) set_fixed(&v->groups[gi], pl.uni);
+            /* one layout for every GPU of every group planned with gi */
+            for (size_t gj = gi; pl.ugpus >= 0 && gj < base->n_groups; gj++)
+                if (canon[gj] == gi) set_fixed(&v->groups[gj], pl.uni);
             continue;
         }
         /* the plan's parts take the group's nodes in order; the rest keep the group as is */
@@ -141,13 +145,14 @@ int gpa_sim_inventory_variant_suggested(gpa_sim_inventory **out, const gpa_sim *
             set_fixed(&v->groups[ng], pl.parts[i].per);
             v->groups[ng].count = (long long)pl.parts[i].nodes;
             for (size_t n = 0, k = 0; n < base->n_nodes && k < at + pl.parts[i].nodes; n++) {
-                if (base->nodes[n].group != gi) continue;
+                if (canon[base->nodes[n].group] != gi) continue;
                 if (k++ >= at) v->nodes[n].group = ng;
             }
             at += pl.parts[i].nodes;
         }
     }
     free(demand);
+    free(canon);
     return GPA_OK;
 }
 

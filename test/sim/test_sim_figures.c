@@ -343,6 +343,42 @@ static void mixed_suggestion(void)
     done(&r);
 }
 
+/* A node List makes one group per node (named by its gpu.product): the suggestion plans the
+ * six nodes together, one uniform entry and one per-node plan, not six of each. */
+static void mixed_suggestion_node_list(void)
+{
+    char inv[16384] = "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[";
+    for (int i = 0; i < 6; i++) {
+        size_t l = strlen(inv);
+        snprintf(inv + l, sizeof inv - l,
+                 "%s{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"gpu-%d\","
+                 "\"labels\":{\"nvidia.com/gpu.product\":\"NVIDIA-A100-40GB\","
+                 "\"nvidia.com/gpu.count\":\"8\",\"nvidia.com/mig.config\":\"all-balanced\","
+                 "\"kubernetes.io/hostname\":\"gpu-%d\"}},\"spec\":{\"taints\":[{\"key\":"
+                 "\"nvidia.com/gpu\",\"effect\":\"NoSchedule\"}]},\"status\":{\"allocatable\":"
+                 "{\"nvidia.com/gpu\":\"0\",\"nvidia.com/mig-1g.5gb\":\"16\","
+                 "\"nvidia.com/mig-2g.10gb\":\"8\",\"nvidia.com/mig-3g.20gb\":\"8\"}}}",
+                 i ? "," : "", i, i);
+    }
+    strcat(inv, "]}");
+    char w[65536] = "";
+    pods(w, sizeof w, "llm", "inference", 40, 1, "10Gi", NULL);
+    pods(w, sizeof w, "sandbox", "inference", 2, 1, "4Gi", NULL);
+    run r;
+    if (!simulate(&r, inv, w)) return;
+    CHECK_INT(r.t.placed, 42);
+    CHECK_INT(r.t.gpus_used, 40); /* all-balanced: one 3g.20gb per GPU */
+    char *y = gpa_sim_suggest_mig(r.s);
+    const char *u = strstr(y, "  NVIDIA-A100-40GB-uniform:");
+    CHECK(u != NULL && strstr(u + 1, "  NVIDIA-A100-40GB-uniform:") == NULL);
+    CHECK_CONTAINS(y, "  # NVIDIA-A100-40GB: per-node layouts hold its 42 MIG pods on 21 GPUs; one "
+                      "layout on every GPU takes 40. Label nodes:\n"
+                      "  #   gpu-0..gpu-2 (3 nodes): nvidia.com/mig.config=NVIDIA-A100-40GB-all-"
+                      "3g.20gb (20 GPU(s) used)\n");
+    free(y);
+    done(&r);
+}
+
 int main(void)
 {
     gpa_error err = {0};
@@ -356,6 +392,7 @@ int main(void)
     short_of_cpu();
     cpu_left_and_summary();
     mixed_suggestion();
+    mixed_suggestion_node_list();
     gpa_policy_unref(policy);
     return check_done();
 }
