@@ -190,7 +190,7 @@ struct gpa_sim {
     size_t n_denied, cap_denied;
     size_t skipped;
     size_t skipped_claims; /* of skipped: DRA claims (simulate places pods, not claims) */
-    size_t *tbl; /* open-addressing table of template index + 1, by hash */
+    size_t *tbl;           /* open-addressing table of template index + 1, by hash */
     size_t tbl_cap;
     size_t *placed_tmpls; /* templates that ever had a pod placed, in first-placement order */
     size_t n_placed_tmpls, cap_placed_tmpls;
