@@ -330,7 +330,12 @@ void gpa_eng_match(gpa_eng *e)
     if (e->matched_done) return;
     e->matched_done = true;
     if (e->gpus <= 0) {
-        gpa_eng_explain(e, "pod asks for no GPU: no rule applies");
+        if (e->req->explain && e->orig.spec && gpa_jn_get(e->orig.spec, "resourceClaims"))
+            gpa_eng_explain(e, "pod asks for no GPU resource: no rule applies; it names DRA "
+                               "claims (spec.resourceClaims), whose GPUs are judged on the "
+                               "ResourceClaims and ResourceClaimTemplates themselves");
+        else
+            gpa_eng_explain(e, "pod asks for no GPU: no rule applies");
         return;
     }
     gpa_eng_tenancy(e);
