@@ -28,7 +28,8 @@ static int add_compare(void *opts, const char *value)
 {
     options *o = opts;
     if (!*value) {
-        fprintf(stderr, "gpu-admission simulate: --compare needs FILE, mig=LAYOUT or suggested\n");
+        fprintf(stderr, "gpu-admission simulate: --compare needs FILE, mig=LAYOUT, suggested or "
+                        "policies=DIR\n");
         return 1;
     }
     o->compare[o->ncompare++] = value;
@@ -59,7 +60,8 @@ static const gpa_cli_flag flags[] = {
      "      --compare SPEC     also pack the same admitted pods on a variant and print the\n"
      "                         runs side by side (repeatable): FILE another inventory,\n"
      "                         mig=LAYOUT every MIG group set to auto, none, all-balanced or\n"
-     "                         all-<profile>, suggested the --suggest-mig layouts\n"},
+     "                         all-<profile>, suggested the --suggest-mig layouts,\n"
+     "                         policies=DIR the workloads admitted under another policy set\n"},
     {"--all", NULL, GPA_CLI_BOOL, offsetof(options, all), NULL,
      "      --all              list every unplaced pod in the text answer (default: the\n"
      "                         first 20 after the summary by cause)\n"},
@@ -72,7 +74,7 @@ static const gpa_cli_spec cli_spec = {
     .n_flags = sizeof flags / sizeof flags[0],
     .head = "usage: gpu-admission simulate --policies DIR --inventory FILE [-o text|json]\n"
             "                              [--report FILE.html] [--suggest-mig] [--all]\n"
-            "                              [--compare FILE|mig=LAYOUT|suggested]...\n"
+            "                              [--compare FILE|mig=LAYOUT|suggested|policies=DIR]...\n"
             "                              WORKLOAD...\n"
             "\n"
             "Runs every pod of the WORKLOAD files (YAML or JSON: Pods, Lists, workloads such as\n"
@@ -163,6 +165,33 @@ static void compare_json(cJSON *r, const variant *v, size_t n)
 }
 
 /* Runs every --compare SPEC; 0, or 1 with the error printed. */
+/* The workloads admitted again under the policy set in dir and packed on inv: a policy
+ * variant cannot reuse the run's admitted pods. 0, or 1 with the error printed. */
+static int run_policy_variant(gpa_sim_totals *out, const options *o, const char *dir,
+                              const gpa_sim_inventory *inv)
+{
+    gpa_error err = {0};
+    gpa_policy *p = NULL;
+    if (gpa_policy_load_dir(&p, dir, &err) != GPA_OK) {
+        fprintf(stderr, "%s\ngpu-admission simulate: --compare policies=%s: policy set refused\n",
+                err.message, dir);
+        return 1;
+    }
+    gpa_sim *w = NULL;
+    int ret = gpa_sim_new(&w, inv, &err) == GPA_OK ? 0 : 1;
+    if (ret) fprintf(stderr, "gpu-admission simulate: %s\n", err.message);
+    for (size_t f = 0; f < o->nfiles && !ret; f++)
+        ret = read_objects(w, p, o->files[f]);
+    if (!ret && (gpa_sim_run(w, GPA_SIM_BFD, &err) != GPA_OK)) {
+        fprintf(stderr, "gpu-admission simulate: --compare policies=%s: %s\n", dir, err.message);
+        ret = 1;
+    }
+    if (!ret) gpa_sim_get_totals(out, w);
+    gpa_sim_free(w);
+    gpa_policy_unref(p);
+    return ret;
+}
+
 static int run_compares(variant *v, const options *o, const gpa_sim *s,
                         const gpa_sim_inventory *inv)
 {
@@ -173,6 +202,11 @@ static int run_compares(variant *v, const options *o, const gpa_sim *s,
         gpa_error err = {0};
         gpa_sim_inventory *var = NULL, *file = NULL;
         int rc;
+        if (strncmp(spec, "policies=", 9) == 0) {
+            if (run_policy_variant(&v[i + 1].t, o, spec + 9, inv)) return 1;
+            v[i + 1].name = spec;
+            continue;
+        }
         if (strncmp(spec, "mig=", 4) == 0) {
             rc = gpa_sim_inventory_variant_mig(&var, inv, spec + 4, &err);
         } else if (strcmp(spec, "suggested") == 0) {

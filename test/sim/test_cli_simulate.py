@@ -193,6 +193,24 @@ check('<table id="compare">' in h6 and
       "the report's compare table agrees with the text")
 check(rc == 0 and "\ncompare (the same admitted pods on each inventory):\n" in out and
       re.search(r"\n  suggested +42 +0 +21 +42 +21 ", out) is not None, "compare text table\n" + out)
+# a policy variant admits the workloads again: every inference pod on 3g.20gb, one per GPU of
+# the all-balanced layout: 42 placed on 42 GPUs
+pol2 = os.path.join(tmp, "policies-3g")
+os.makedirs(pol2, exist_ok=True)
+with open(os.path.join(POL, "sim.yaml")) as f:
+    text = f.read()
+check("place: {pool: a100-mig, migProfile: auto}" in text, "the test policy's inference rule")
+with open(os.path.join(pol2, "sim.yaml"), "w") as f:
+    f.write(text.replace("place: {pool: a100-mig, migProfile: auto}",
+                         "place: {pool: a100-mig, migProfile: 3g.20gb}"))
+rc, out, err = sim("-p", POL, "-i", six, "-o", "json", "--compare", "policies=" + pol2, sixw)
+cmp = {c["variant"]: c for c in (json.loads(out).get("compare", []) if rc == 0 else [])}
+v = cmp.get("policies=" + pol2, {})
+check(rc == 0 and (v.get("placed"), v.get("unplaced"), v.get("gpusUsed")) == (42, 0, 42),
+      f"policy variant: {rc} {v} {err}")
+rc, out, err = sim("-p", POL, "-i", six, "--compare", "policies=" + os.path.join(tmp, "nope"), sixw)
+check(rc == 1 and "--compare policies=" in err and "policy set refused" in err,
+      f"a policy variant that does not load: {rc} {err}")
 rc, out, err = sim("-p", POL, "-i", six, "--compare", "mig=all-7g.80gb", sixw)
 check(rc == 1 and "--compare mig=all-7g.80gb: all-7g.80gb is not a layout of A100-40GB" in err,
       f"a layout the model lacks: {rc} {err}")
