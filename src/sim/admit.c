@@ -42,7 +42,7 @@ static int judge_one(gpa_sim *s, const gpa_policy *p, const cJSON *pod, const ch
         if (rc == GPA_ENOMEM) return gpa_fail(err, rc, "out of memory");
         char msg[4200];
         snprintf(msg, sizeof msg, "the webhook could not answer (%s)", jerr.message);
-        return gpa_sim_add_denied(s, name, msg, err);
+        return gpa_sim_add_denied_pool(s, name, msg, NULL, copies, err);
     }
     if (!j.judged) {
         s->skipped += (size_t)copies;
@@ -55,7 +55,7 @@ static int judge_one(gpa_sim *s, const gpa_policy *p, const cJSON *pod, const ch
             snprintf(msg, sizeof msg, "%s (%lld pods)", j.message ? j.message : "denied", copies);
         else
             snprintf(msg, sizeof msg, "%s", j.message ? j.message : "denied");
-        rc = gpa_sim_add_denied(s, name, msg, err);
+        rc = gpa_sim_add_denied_pool(s, name, msg, j.pool, copies, err);
         gpa_judgement_clear(&j);
         return rc;
     }

@@ -94,7 +94,7 @@ static size_t pool_gpus(const gpa_sim *s, const size_t *tidx, size_t k)
 
 gpa_sim_agg *gpa_sim_pool_aggs(const gpa_sim *s, size_t *n_out)
 {
-    gpa_sim_agg *a = calloc(s->n_tmpls + 1, sizeof *a);
+    gpa_sim_agg *a = calloc(s->n_tmpls + s->n_denied + 1, sizeof *a);
     size_t *tidx = calloc(s->n_tmpls + 1, sizeof *tidx), n = 0;
     if (!a || !tidx) {
         free(a);
@@ -120,6 +120,11 @@ gpa_sim_agg *gpa_sim_pool_aggs(const gpa_sim *s, size_t *n_out)
             a[k].unplaced++;
             a[k].unplaced_gpus += asked;
         }
+    }
+    /* denied pods name their pool when the engine chose one before refusing */
+    for (size_t i = 0; i < s->n_denied; i++) {
+        size_t k = find_agg(a, &n, s->denied[i].pool ? s->denied[i].pool : "(no pool)");
+        a[k].denied += (size_t)s->denied[i].pods;
     }
     for (size_t k = 0; s->ran && k < n; k++)
         a[k].gpus = pool_gpus(s, tidx, k);

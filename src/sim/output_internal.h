@@ -15,6 +15,7 @@ typedef struct gpa_sim_agg {
     size_t baseline;      /* whole cards the placed pods ask */
     size_t unplaced_gpus; /* GPUs the unplaced pods ask */
     size_t whole_placed;  /* pools, after gpa_sim_compare_whole: placed on whole GPUs only */
+    size_t denied;        /* pools: denied pods (a denied template counts its copies) */
     double share;         /* GPUs' worth the placed pods hold (gpa_sim_pod_share) */
     int64_t mem_req, mem_alloc;
 } gpa_sim_agg;

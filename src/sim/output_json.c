@@ -102,6 +102,7 @@ cJSON *gpa_sim_result_json(const gpa_sim *s)
         cJSON_AddNumberToObject(o, "pods", (double)a[i].pods);
         cJSON_AddNumberToObject(o, "placed", (double)a[i].placed);
         cJSON_AddNumberToObject(o, "unplaced", (double)a[i].unplaced);
+        cJSON_AddNumberToObject(o, "denied", (double)a[i].denied);
         cJSON_AddNumberToObject(o, "wholeGpuBaseline", (double)a[i].baseline);
         cJSON_AddNumberToObject(o, "unplacedGpus", (double)a[i].unplaced_gpus);
         cJSON_AddNumberToObject(o, "gpus", (double)a[i].gpus);

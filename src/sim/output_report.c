@@ -121,6 +121,7 @@ static void pools_table(gpa_sb *b, const gpa_sim *s, const gpa_sim_totals *t)
                                  "pods",
                                  "placed",
                                  "unplaced",
+                                 "denied",
                                  "placed on whole GPUs only",
                                  "whole-GPU baseline",
                                  "unplaced ask (GPUs)",
@@ -137,6 +138,7 @@ static void pools_table(gpa_sb *b, const gpa_sim *s, const gpa_sim_totals *t)
         cellz(b, a[i].pods);
         cellz(b, a[i].placed);
         cellz(b, a[i].unplaced);
+        cellz(b, a[i].denied);
         if (t->whole_done)
             cellz(b, a[i].whole_placed);
         else

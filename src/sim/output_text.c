@@ -67,6 +67,7 @@ char *gpa_sim_result_text_n(const gpa_sim *s, size_t max_listed)
         gpa_sb_printf(&b, "  %-24s %zu pods: %zu placed, %zu unplaced", a[i].name, a[i].pods,
                       a[i].placed, a[i].unplaced);
         if (t.whole_done) gpa_sb_printf(&b, " (%zu on whole GPUs only)", a[i].whole_placed);
+        if (a[i].denied) gpa_sb_printf(&b, ", %zu denied", a[i].denied);
         gpa_sb_printf(&b, "; baseline %zu GPUs", a[i].baseline);
         if (a[i].unplaced_gpus) gpa_sb_printf(&b, ", unplaced ask %zu", a[i].unplaced_gpus);
         gpa_sb_printf(&b, "; ratio ");

@@ -92,6 +92,7 @@ void gpa_sim_free(gpa_sim *s)
     for (size_t i = 0; i < s->n_denied; i++) {
         free(s->denied[i].pod);
         free(s->denied[i].message);
+        free(s->denied[i].pool);
     }
     free(s->denied);
     if (s->nodes)

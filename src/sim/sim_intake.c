@@ -294,11 +294,19 @@ int gpa_sim_add_pod_pool(gpa_sim *s, const cJSON *pod, const char *name, long lo
 
 int gpa_sim_add_denied(gpa_sim *s, const char *pod, const char *message, gpa_error *err)
 {
+    return gpa_sim_add_denied_pool(s, pod, message, NULL, 1, err);
+}
+
+int gpa_sim_add_denied_pool(gpa_sim *s, const char *pod, const char *message, const char *pool,
+                            long long pods, gpa_error *err)
+{
     gpa_sim_denied *nd = gpa_sim_grow(s->denied, &s->cap_denied, s->n_denied + 1, sizeof *nd);
     if (!nd) return gpa_fail(err, GPA_ENOMEM, "out of memory");
     s->denied = nd;
     nd[s->n_denied].pod = strdup(pod);
     nd[s->n_denied].message = strdup(message ? message : "denied");
+    nd[s->n_denied].pool = pool ? strdup(pool) : NULL;
+    nd[s->n_denied].pods = pods > 0 ? pods : 1;
     s->n_denied++;
     return GPA_OK;
 }

@@ -178,6 +178,8 @@ typedef struct gpa_sim_topo {
 
 typedef struct gpa_sim_denied {
     char *pod, *message;
+    char *pool;     /* the pool the engine chose before refusing, NULL when none */
+    long long pods; /* copies this entry stands for (a workload's template: its replicas) */
 } gpa_sim_denied;
 
 struct gpa_sim {
@@ -310,6 +312,10 @@ int gpa_sim_classify(gpa_sim *s, gpa_sim_tmpl *t, gpa_error *err);
 /* Queues `copies` pods like gpa_sim_add_pod, recording the engine's pool. */
 int gpa_sim_add_pod_pool(gpa_sim *s, const cJSON *pod, const char *name, long long copies,
                          const char *pool, gpa_error *err);
+
+/* sim_intake.c: a denied pod (or template of `pods` copies) with the engine's pool. */
+int gpa_sim_add_denied_pool(gpa_sim *s, const char *pod, const char *message, const char *pool,
+                            long long pods, gpa_error *err);
 
 /* sim_util.c */
 /* Grows array p (capacity *cap elements of elem bytes) to hold need; NULL on ENOMEM (p is

@@ -170,7 +170,8 @@ int gpa_sim_run_on(gpa_sim_totals *out, const gpa_sim *s, const gpa_sim_inventor
         i += n;
     }
     for (size_t i = 0; rc == GPA_OK && i < s->n_denied; i++)
-        rc = gpa_sim_add_denied(w, s->denied[i].pod, s->denied[i].message, err);
+        rc = gpa_sim_add_denied_pool(w, s->denied[i].pod, s->denied[i].message, s->denied[i].pool,
+                                     s->denied[i].pods, err);
     if (rc == GPA_OK) rc = gpa_sim_run(w, GPA_SIM_BFD, err);
     if (rc == GPA_OK) {
         w->skipped = s->skipped;

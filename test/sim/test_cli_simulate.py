@@ -85,7 +85,7 @@ check(j.get("gpus", {}).get("used") == 12 and j["gpus"]["wholeGpuBaseline"] == 2
 check(j["gpus"].get("allocatedShare") == 11.625 and j["gpus"].get("allocationRatio") == 0.3229,
       f"example allocation {j.get('gpus')}")
 unp_gpus = {p["pool"]: p["unplacedGpus"] for p in j.get("pools", [])}
-check(unp_gpus == {"a100-mig": 0, "shared": 3, "train": 4}, f"pool unplaced GPUs {unp_gpus}")
+check(unp_gpus == {"a100-mig": 0, "shared": 3, "train": 4, "(no pool)": 0}, f"pool unplaced GPUs {unp_gpus}")
 check([d["pod"] for d in j.get("denied", [])] == ["denied/miner"], "denied pod")
 check("namespace denied may not use GPUs" in j["denied"][0]["message"], "engine's deny message")
 reasons = {u["pod"]: u["reason"] for u in j.get("unplaced", [])}
@@ -93,7 +93,12 @@ check(reasons == {"team-b/notebook-0": "tenant conflict", "team-b/notebook-1": "
                   "team-b/notebook-2": "tenant conflict", "training/finetune-2": "island too small"},
       f"unplaced reasons {reasons}")
 pools = {p["pool"]: (p["placed"], p["unplaced"]) for p in j.get("pools", [])}
-check(pools == {"a100-mig": (14, 0), "shared": (3, 3), "train": (2, 1)}, f"pools {pools}")
+check(pools == {"a100-mig": (14, 0), "shared": (3, 3), "train": (2, 1), "(no pool)": (0, 0)},
+      f"pools {pools}")
+# the denied pod (a deny rule: the engine chose no pool) is counted under "(no pool)"
+denied_by_pool = {p["pool"]: p["denied"] for p in j.get("pools", [])}
+check(denied_by_pool == {"a100-mig": 0, "shared": 0, "train": 0, "(no pool)": 1},
+      f"denied per pool {denied_by_pool}")
 groups = {g["name"]: g["used"] for g in j.get("groups", [])}
 check(groups == {"a100": 3, "h100": 8, "shared": 1}, f"groups {groups}")
 a100 = [g for g in j.get("groups", []) if g["name"] == "a100"]
@@ -126,7 +131,8 @@ check(html.index('id="fleet"') < html.index('id="unplaced"') < html.index('<deta
       "fleet before the lists, tiles last")
 # the pool table's row for train: 3 pods, 2 placed, 1 unplaced, baseline 8, unplaced ask 4
 check(re.search(r"<tr><td>train</td><td class=\"n\">3</td><td class=\"n\">2</td><td class=\"n\">1</td>"
-                r"<td class=\"n\">2</td><td class=\"n\">8</td><td class=\"n\">4</td>", html) is not None,
+                r"<td class=\"n\">0</td><td class=\"n\">2</td><td class=\"n\">8</td><td class=\"n\">4</td>",
+                html) is not None,
       "pools table row for train")
 # the 3 team-b notebooks fail alike: one row of the unplaced table
 check('data-pods="3">team-b/notebook-0 ... team-b/notebook-2 (3 pods)' in html, "copies failing alike: one row")
@@ -290,6 +296,9 @@ if args.chromium:
                        timeout=120)
     check(p.stdout.count('<g class="node"') == 10 and p.stdout.count('class="cell"') == 68,
           "10 nodes rendered: 10 strips, 68 cells")
+    # the 16-GPU pretrain pod is denied in pool train (the engine chose it, then refused)
+    check(re.search(r"<tr><td>train</td><td class=\"n\">3</td><td class=\"n\">3</td><td class=\"n\">0</td>"
+                    r"<td class=\"n\">1</td>", p.stdout) is not None, "10 nodes: train's denied pod")
     shot = args.screenshot or os.path.join(tmp, "report.png")
     screenshot(ten, shot, 1500)
     # 1,000 nodes (docs/images/simulate-report-1000.png): one strip per node, tiles capped
