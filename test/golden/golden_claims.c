@@ -42,112 +42,10 @@
 static int failures;
 static const char *record; /* --record NAME: print NAME's case.yaml with today's answers */
 
-static cJSON *load_docs(const char *path)
-{
-    char *buf = read_file(path, NULL);
-    if (!buf) return NULL;
-    cJSON *docs = NULL;
-    gpa_error err = {0};
-    if (gpa_yaml_to_json(&docs, buf, strlen(buf), &err) != GPA_OK)
-        fprintf(stderr, "%s: %s\n", path, err.message);
-    free(buf);
-    return docs;
-}
-
 static const char *sget(const cJSON *o, const char *k)
 {
     return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, k));
 }
-
-static char *review_body(const cJSON *obj, const cJSON *old, const char *op, const char *ns,
-                         const char *user, const char *api, bool dry)
-{
-    const char *av = sget(obj, "apiVersion");
-    const char *kind = sget(obj, "kind");
-    const char *slash = av ? strchr(av, '/') : NULL;
-    char group[128] = "", res[64] = "";
-    if (slash) snprintf(group, sizeof group, "%.*s", (int)(slash - av), av);
-    snprintf(res, sizeof res, "%s", kind ? kind : "");
-    for (char *c = res; *c; c++)
-        if (*c >= 'A' && *c <= 'Z') *c = (char)(*c - 'A' + 'a');
-    strncat(res, "s", sizeof res - strlen(res) - 1);
-    cJSON *r = cJSON_CreateObject();
-    cJSON_AddStringToObject(r, "apiVersion", api);
-    cJSON_AddStringToObject(r, "kind", "AdmissionReview");
-    cJSON *req = cJSON_AddObjectToObject(r, "request");
-    cJSON_AddStringToObject(req, "uid", "golden-claim");
-    cJSON *k = cJSON_AddObjectToObject(req, "kind");
-    cJSON_AddStringToObject(k, "group", group);
-    cJSON_AddStringToObject(k, "version", slash ? slash + 1 : av ? av : "");
-    cJSON_AddStringToObject(k, "kind", kind ? kind : "");
-    cJSON *rs = cJSON_AddObjectToObject(req, "resource");
-    cJSON_AddStringToObject(rs, "group", group);
-    cJSON_AddStringToObject(rs, "version", slash ? slash + 1 : av ? av : "");
-    cJSON_AddStringToObject(rs, "resource", res);
-    cJSON_AddStringToObject(req, "namespace", ns);
-    cJSON_AddStringToObject(req, "operation", op);
-    if (user) cJSON_AddStringToObject(cJSON_AddObjectToObject(req, "userInfo"), "username", user);
-    if (strcmp(op, "DELETE") == 0) {
-        cJSON_AddNullToObject(req, "object");
-        cJSON_AddItemToObject(req, "oldObject", cJSON_Duplicate(obj, 1));
-    } else {
-        cJSON_AddItemToObject(req, "object", cJSON_Duplicate(obj, 1));
-        if (old) cJSON_AddItemToObject(req, "oldObject", cJSON_Duplicate(old, 1));
-    }
-    if (dry) cJSON_AddTrueToObject(req, "dryRun");
-    char *s = cJSON_PrintUnformatted(r);
-    cJSON_Delete(r);
-    return s;
-}
-
-typedef struct answer {
-    bool allowed;
-    char *message, *reason;
-    cJSON *warnings;
-    cJSON *patch; /* the decision's, copied */
-    const char *outcome;
-    char *body;
-} answer;
-
-static answer ask(const gpa_policy *p, gpa_hook hook, const char *body)
-{
-    answer a = {0};
-    gpa_review_result r;
-    gpa_error err = {0};
-    gpa_review_handle(&r, p, hook, body, strlen(body), &err);
-    a.outcome = r.outcome;
-    a.body = r.body ? strndup(r.body, r.body_len) : NULL;
-    cJSON *root = a.body ? cJSON_Parse(a.body) : NULL;
-    cJSON *resp = cJSON_GetObjectItemCaseSensitive(root, "response");
-    a.allowed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(resp, "allowed"));
-    const char *m = sget(cJSON_GetObjectItemCaseSensitive(resp, "status"), "message");
-    if (!m && !resp) m = sget(root, "message");
-    a.message = m ? strdup(m) : NULL;
-    a.reason = r.decision.reason ? strdup(r.decision.reason) : NULL;
-    a.warnings = cJSON_DetachItemFromObjectCaseSensitive(resp, "warnings");
-    if (cJSON_GetObjectItemCaseSensitive(resp, "patch") && r.decision.patch)
-        a.patch = cJSON_Duplicate(r.decision.patch, 1);
-    cJSON_Delete(root);
-    gpa_review_result_clear(&r);
-    return a;
-}
-
-static void answer_free(answer *a)
-{
-    free(a->message);
-    free(a->reason);
-    free(a->body);
-    cJSON_Delete(a->warnings);
-    cJSON_Delete(a->patch);
-}
-
-#define FAIL(...)                                                                                  \
-    do {                                                                                           \
-        fprintf(stderr, "%s run %d: ", name, run);                                                 \
-        fprintf(stderr, __VA_ARGS__);                                                              \
-        fputc('\n', stderr);                                                                       \
-        bad = true;                                                                                \
-    } while (0)
 
 /* ${REVISION} in expected strings stands for the policy's revision. */
 static void unsubst_revision(cJSON *v, const char *rev)
@@ -183,16 +81,16 @@ static void subst_revision(cJSON *v, const char *rev)
         subst_revision(c, rev);
 }
 
-static void doc_run(FILE *f, const char *hook, const char *ns, const char *op,
-                    const cJSON *policy, const answer *a)
+static void doc_run(FILE *f, const char *hook, const char *ns, const char *op, const cJSON *policy,
+                    const answer *a)
 {
     char *ps =
         cJSON_IsString(policy) ? strdup(policy->valuestring) : cJSON_PrintUnformatted(policy);
     fprintf(f, "%s on /%s in namespace `%s`, policy `%s`: **%s**%s\n\n", op, hook, ns, ps,
             a->allowed ? "allowed" : "denied",
-            a->patch                                 ? " with this patch"
+            a->patch                             ? " with this patch"
             : strcmp(a->outcome, "skipped") == 0 ? ", not judged (skipped)"
-                                                     : ", no patch");
+                                                 : ", no patch");
     free(ps);
     if (a->patch) {
         char *pp = cJSON_Print(a->patch);
@@ -215,11 +113,11 @@ static cJSON *pick_object(const char *dir, const char *name, const cJSON *spec, 
     if (cJSON_IsObject(src)) return cJSON_Duplicate(src, 1);
     if (!cJSON_IsString(src)) return NULL;
     snprintf(objpath, cap, "%s/%s/%s", dir, name, src->valuestring);
-    cJSON *docsv = load_docs(objpath);
+    cJSON *docsv = yaml_docs(objpath);
     const char *want = sget(spec, "objectKind");
     cJSON *found = NULL, *d;
-    cJSON_ArrayForEach(d, docsv) if (!found && (!want || (sget(d, "kind") &&
-                                                          strcmp(sget(d, "kind"), want) == 0)))
+    cJSON_ArrayForEach(
+        d, docsv) if (!found && (!want || (sget(d, "kind") && strcmp(sget(d, "kind"), want) == 0)))
         found = d;
     cJSON *o = found ? cJSON_Duplicate(found, 1) : NULL;
     cJSON_Delete(docsv);
@@ -230,19 +128,19 @@ static bool run_case(const char *dir, const char *name, FILE *docs)
 {
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/%s/case.yaml", dir, name);
-    cJSON *cs = load_docs(path);
+    cJSON *cs = yaml_docs(path);
     cJSON *spec = cJSON_GetArrayItem(cs, 0);
     bool bad = false;
     int run = 0;
     if (!cJSON_IsObject(spec) || !sget(spec, "description")) {
-        FAIL("case.yaml unreadable or without a description");
+        RUN_FAIL("case.yaml unreadable or without a description");
         cJSON_Delete(cs);
         return false;
     }
     char objpath[PATH_MAX] = "";
     cJSON *obj = pick_object(dir, name, spec, objpath, sizeof objpath);
     if (!obj) {
-        FAIL("no object");
+        RUN_FAIL("no object");
         cJSON_Delete(cs);
         return false;
     }
@@ -261,7 +159,7 @@ static bool run_case(const char *dir, const char *name, FILE *docs)
         free(y);
     }
     const cJSON *runs = cJSON_GetObjectItemCaseSensitive(spec, "runs");
-    if (!cJSON_IsArray(runs) || !runs->child) FAIL("no runs");
+    if (!cJSON_IsArray(runs) || !runs->child) RUN_FAIL("no runs");
     const cJSON *r;
     cJSON_ArrayForEach(r, runs)
     {
@@ -270,7 +168,7 @@ static bool run_case(const char *dir, const char *name, FILE *docs)
         gpa_policy *p = get_policy(cJSON_GetObjectItemCaseSensitive(r, "policy"), why, sizeof why);
         if (!p) {
             fprintf(stderr, "%s\n", why);
-            FAIL("policy does not load");
+            RUN_FAIL("policy does not load");
             continue;
         }
         const char *hs = sget(r, "hook");
@@ -303,57 +201,58 @@ static bool run_case(const char *dir, const char *name, FILE *docs)
         const cJSON *e = cJSON_GetObjectItemCaseSensitive(r, "expect");
         const cJSON *ea = cJSON_GetObjectItemCaseSensitive(e, "allowed");
         if (!cJSON_IsBool(ea))
-            FAIL("expect.allowed is required");
+            RUN_FAIL("expect.allowed is required");
         else if (cJSON_IsTrue(ea) != a.allowed)
-            FAIL("allowed %d, expected %d (message: %s)", a.allowed, cJSON_IsTrue(ea),
-                 a.message ? a.message : "none");
+            RUN_FAIL("allowed %d, expected %d (message: %s)", a.allowed, cJSON_IsTrue(ea),
+                     a.message ? a.message : "none");
         const char *eo = sget(e, "outcome");
         if (eo && (!a.outcome || strcmp(eo, a.outcome) != 0))
-            FAIL("outcome %s, expected %s", a.outcome ? a.outcome : "none", eo);
+            RUN_FAIL("outcome %s, expected %s", a.outcome ? a.outcome : "none", eo);
         const char *er = sget(e, "reason");
         if ((er == NULL) != (a.reason == NULL) || (er && strcmp(er, a.reason) != 0))
-            FAIL("reason %s, expected %s", a.reason ? a.reason : "(none)", er ? er : "(none)");
+            RUN_FAIL("reason %s, expected %s", a.reason ? a.reason : "(none)", er ? er : "(none)");
         const char *em = sget(e, "message");
         if ((em == NULL) != (a.message == NULL) || (em && strcmp(em, a.message) != 0))
-            FAIL("message\n  got:      %s\n  expected: %s", a.message ? a.message : "(none)",
-                 em ? em : "(none)");
+            RUN_FAIL("message\n  got:      %s\n  expected: %s", a.message ? a.message : "(none)",
+                     em ? em : "(none)");
         const cJSON *ew = cJSON_GetObjectItemCaseSensitive(e, "warnings");
         bool wsame = ew ? a.warnings && cJSON_Compare(ew, a.warnings, 1) : a.warnings == NULL;
         if (!wsame) {
             char *g = a.warnings ? cJSON_Print(a.warnings) : NULL;
-            FAIL("warnings\n  got: %s", g ? g : "(none)");
+            RUN_FAIL("warnings\n  got: %s", g ? g : "(none)");
             free(g);
         }
         cJSON *ep = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(e, "patch"), 1);
         subst_revision(ep, gpa_policy_revision(p));
         if ((ep == NULL) != (a.patch == NULL) || (ep && !cJSON_Compare(ep, a.patch, 1))) {
             char *g = a.patch ? cJSON_Print(a.patch) : NULL;
-            FAIL("patch\n  got: %s", g ? g : "(none)");
+            RUN_FAIL("patch\n  got: %s", g ? g : "(none)");
             free(g);
         }
         cJSON_Delete(ep);
-        if (!mutate && a.patch) FAIL("the validating hook patched");
-        if (!a.allowed && a.patch) FAIL("a denied claim carries a patch");
+        if (!mutate && a.patch) RUN_FAIL("the validating hook patched");
+        if (!a.allowed && a.patch) RUN_FAIL("a denied claim carries a patch");
         if (!a.body || !d.body || strcmp(a.body, d.body) != 0)
-            FAIL("dryRun: true got another answer: %s", d.body ? d.body : "(none)");
+            RUN_FAIL("dryRun: true got another answer: %s", d.body ? d.body : "(none)");
         if (b.allowed != a.allowed || (b.message == NULL) != (a.message == NULL) ||
             (b.message && strcmp(b.message, a.message) != 0) ||
-            (b.patch == NULL) != (a.patch == NULL) || (b.patch && !cJSON_Compare(a.patch, b.patch, 1)))
-            FAIL("admission.k8s.io/v1beta1 got another decision");
+            (b.patch == NULL) != (a.patch == NULL) ||
+            (b.patch && !cJSON_Compare(a.patch, b.patch, 1)))
+            RUN_FAIL("admission.k8s.io/v1beta1 got another decision");
         if (a.patch) {
             /* reinvocation: the patched claim needs nothing more, and passes validation */
             cJSON *after = cJSON_Duplicate(o, 1);
             gpa_error perr = {0};
             if (gpa_patch_apply(after, a.patch, &perr) != GPA_OK) {
-                FAIL("the patch does not apply: %s", perr.message);
+                RUN_FAIL("the patch does not apply: %s", perr.message);
             } else {
                 char *again = review_body(after, NULL, op, ns, user, "admission.k8s.io/v1", false);
                 answer m2 = ask(p, GPA_HOOK_MUTATE, again);
                 if (m2.patch || !m2.allowed)
-                    FAIL("mutating the patched claim again is not a no-op: %s", m2.body);
+                    RUN_FAIL("mutating the patched claim again is not a no-op: %s", m2.body);
                 answer v2 = ask(p, GPA_HOOK_VALIDATE, again);
                 if (!a.message && !v2.allowed)
-                    FAIL("the validating hook refuses the patched claim: %s", v2.message);
+                    RUN_FAIL("the validating hook refuses the patched claim: %s", v2.message);
                 answer_free(&m2);
                 answer_free(&v2);
                 free(again);
@@ -399,20 +298,21 @@ int main(int argc, char **argv)
     char **names;
     size_t n = list_cases(dir, &names);
     if (docs)
-        printf("## DRA claims\n\nGenerated from `test/golden/claims` (docs/policy.md "
-               "[Dynamic Resource Allocation](policy.md#dynamic-resource-allocation-resourceclaims)): "
-               "the webhooks' answers to the AdmissionReview the API server sends for a "
-               "ResourceClaim or ResourceClaimTemplate, mostly NVIDIA's own demo specs "
-               "(k8s-dra-driver-gpu `demo/specs/`). The policy set is `dra` "
-               "(`test/golden/policies/dra/`): tenants `research` (untrusted), `platform` "
-               "(trusted, `dra: {adminAccess: true, allocationModeAll: true}`) and `demo` "
-               "(trusted: the demo specs' `gpu-test*` namespaces); pools `a100-mig` "
-               "(A100-80GB MIG, class `mig.nvidia.com`), `a100-40-mig` (A100-40GB MIG, "
-               "`mig.nvidia.com`), `h100-train` (`gpu.nvidia.com`), `l4-shares` "
-               "(`gpu.nvidia.com`, multiAllocatable) and `t4-ts` (`gpu.nvidia.com`, "
-               "multiAllocatable, allowUntrusted), each with a productName selector; generic "
-               "class `gpu.nvidia.com`. `dra-modes/*.yaml` swap in `dra.enforcement: warn` or "
-               "`unmatched: deny`.\n\n");
+        printf(
+            "## DRA claims\n\nGenerated from `test/golden/claims` (docs/policy.md "
+            "[Dynamic Resource Allocation](policy.md#dynamic-resource-allocation-resourceclaims)): "
+            "the webhooks' answers to the AdmissionReview the API server sends for a "
+            "ResourceClaim or ResourceClaimTemplate, mostly NVIDIA's own demo specs "
+            "(k8s-dra-driver-gpu `demo/specs/`). The policy set is `dra` "
+            "(`test/golden/policies/dra/`): tenants `research` (untrusted), `platform` "
+            "(trusted, `dra: {adminAccess: true, allocationModeAll: true}`) and `demo` "
+            "(trusted: the demo specs' `gpu-test*` namespaces); pools `a100-mig` "
+            "(A100-80GB MIG, class `mig.nvidia.com`), `a100-40-mig` (A100-40GB MIG, "
+            "`mig.nvidia.com`), `h100-train` (`gpu.nvidia.com`), `l4-shares` "
+            "(`gpu.nvidia.com`, multiAllocatable) and `t4-ts` (`gpu.nvidia.com`, "
+            "multiAllocatable, allowUntrusted), each with a productName selector; generic "
+            "class `gpu.nvidia.com`. `dra-modes/*.yaml` swap in `dra.enforcement: warn` or "
+            "`unmatched: deny`.\n\n");
     for (size_t i = 0; i < n; i++) {
         if (record && strcmp(record, names[i]) != 0) {
             free(names[i]);

@@ -1,8 +1,9 @@
 /*
- * golden_common.c - what both golden programs (golden_runner: pod cases, golden_workloads:
- * workload objects) need the same way: reading a file, the policy sets cases name (loaded
- * once per program, cached by their spelling), RFC 7386 merge patches and the sorted case
- * list. Test code only.
+ * golden_common.c - what the golden programs (golden_runner: pod cases, golden_workloads:
+ * workload objects, golden_claims: DRA claims) need the same way: reading a file and its YAML
+ * documents, the policy sets cases name (loaded once per program, cached by their spelling),
+ * RFC 7386 merge patches, the sorted case list, and an object's AdmissionReview asked of a
+ * webhook and its answer read back. Test code only.
  */
 #include <dirent.h>
 #include <limits.h>
@@ -12,6 +13,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "gpu_admission/yamljson.h"
 #include "golden_common.h"
 
 const char *policies_dir;
@@ -171,4 +173,90 @@ size_t list_cases(const char *cases_dir, char ***out)
     if (n) qsort(names, n, sizeof *names, cmp_names);
     *out = names;
     return n;
+}
+
+cJSON *yaml_docs(const char *path)
+{
+    char *buf = read_file(path, NULL);
+    if (!buf) return NULL;
+    cJSON *docs = NULL;
+    gpa_error err = {0};
+    if (gpa_yaml_to_json(&docs, buf, strlen(buf), &err) != GPA_OK)
+        fprintf(stderr, "%s: %s\n", path, err.message);
+    free(buf);
+    return docs;
+}
+
+char *review_body(const cJSON *obj, const cJSON *old, const char *op, const char *ns,
+                  const char *user, const char *api, bool dry)
+{
+    const char *av = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, "apiVersion"));
+    const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, "kind"));
+    const char *slash = av ? strchr(av, '/') : NULL;
+    char group[128] = "", res[64] = "";
+    if (slash) snprintf(group, sizeof group, "%.*s", (int)(slash - av), av);
+    snprintf(res, sizeof res, "%s", kind ? kind : "");
+    for (char *c = res; *c; c++)
+        if (*c >= 'A' && *c <= 'Z') *c = (char)(*c - 'A' + 'a');
+    strncat(res, "s", sizeof res - strlen(res) - 1);
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddStringToObject(r, "apiVersion", api);
+    cJSON_AddStringToObject(r, "kind", "AdmissionReview");
+    cJSON *req = cJSON_AddObjectToObject(r, "request");
+    cJSON_AddStringToObject(req, "uid", "golden-review");
+    cJSON *k = cJSON_AddObjectToObject(req, "kind");
+    cJSON_AddStringToObject(k, "group", group);
+    cJSON_AddStringToObject(k, "version", slash ? slash + 1 : av ? av : "");
+    cJSON_AddStringToObject(k, "kind", kind ? kind : "");
+    cJSON *rs = cJSON_AddObjectToObject(req, "resource");
+    cJSON_AddStringToObject(rs, "group", group);
+    cJSON_AddStringToObject(rs, "version", slash ? slash + 1 : av ? av : "");
+    cJSON_AddStringToObject(rs, "resource", res);
+    cJSON_AddStringToObject(req, "namespace", ns);
+    cJSON_AddStringToObject(req, "operation", op);
+    if (user) cJSON_AddStringToObject(cJSON_AddObjectToObject(req, "userInfo"), "username", user);
+    if (strcmp(op, "DELETE") == 0) {
+        cJSON_AddNullToObject(req, "object");
+        cJSON_AddItemToObject(req, "oldObject", cJSON_Duplicate(obj, 1));
+    } else {
+        cJSON_AddItemToObject(req, "object", cJSON_Duplicate(obj, 1));
+        if (old) cJSON_AddItemToObject(req, "oldObject", cJSON_Duplicate(old, 1));
+    }
+    if (dry) cJSON_AddTrueToObject(req, "dryRun");
+    char *s = cJSON_PrintUnformatted(r);
+    cJSON_Delete(r);
+    return s;
+}
+
+answer ask(const gpa_policy *p, gpa_hook hook, const char *body)
+{
+    answer a = {0};
+    gpa_review_result r;
+    gpa_error err = {0};
+    gpa_review_handle(&r, p, hook, body, strlen(body), &err);
+    a.outcome = r.outcome;
+    a.body = r.body ? strndup(r.body, r.body_len) : NULL;
+    cJSON *root = a.body ? cJSON_Parse(a.body) : NULL;
+    cJSON *resp = cJSON_GetObjectItemCaseSensitive(root, "response");
+    a.allowed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(resp, "allowed"));
+    const char *m = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(resp, "status"), "message"));
+    if (!m && !resp) m = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(root, "message"));
+    a.message = m ? strdup(m) : NULL;
+    a.reason = r.decision.reason ? strdup(r.decision.reason) : NULL;
+    a.warnings = cJSON_DetachItemFromObjectCaseSensitive(resp, "warnings");
+    a.patched = cJSON_GetObjectItemCaseSensitive(resp, "patch") != NULL;
+    if (a.patched && r.decision.patch) a.patch = cJSON_Duplicate(r.decision.patch, 1);
+    cJSON_Delete(root);
+    gpa_review_result_clear(&r);
+    return a;
+}
+
+void answer_free(answer *a)
+{
+    free(a->message);
+    free(a->reason);
+    free(a->body);
+    cJSON_Delete(a->warnings);
+    cJSON_Delete(a->patch);
 }

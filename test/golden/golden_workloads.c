@@ -38,18 +38,6 @@
 
 static int failures;
 
-static cJSON *load_docs(const char *path)
-{
-    char *buf = read_file(path, NULL);
-    if (!buf) return NULL;
-    cJSON *docs = NULL;
-    gpa_error err = {0};
-    if (gpa_yaml_to_json(&docs, buf, strlen(buf), &err) != GPA_OK)
-        fprintf(stderr, "%s: %s\n", path, err.message);
-    free(buf);
-    return docs;
-}
-
 /* The node at a concrete template path ("spec.workerGroupSpecs[0].template"). */
 static cJSON *node_at(cJSON *o, const char *path)
 {
@@ -99,83 +87,6 @@ static void set_gpus(cJSON *obj, int gpus)
     gpa_workload_templates_free(t);
 }
 
-static char *review_body(const cJSON *obj, const cJSON *old, const char *op, const char *ns,
-                         const char *api, bool dry)
-{
-    const char *av = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, "apiVersion"));
-    const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, "kind"));
-    const char *slash = av ? strchr(av, '/') : NULL;
-    char group[128] = "";
-    if (slash) snprintf(group, sizeof group, "%.*s", (int)(slash - av), av);
-    cJSON *r = cJSON_CreateObject();
-    cJSON_AddStringToObject(r, "apiVersion", api);
-    cJSON_AddStringToObject(r, "kind", "AdmissionReview");
-    cJSON *req = cJSON_AddObjectToObject(r, "request");
-    cJSON_AddStringToObject(req, "uid", "golden-workload");
-    cJSON *k = cJSON_AddObjectToObject(req, "kind");
-    cJSON_AddStringToObject(k, "group", group);
-    cJSON_AddStringToObject(k, "version", slash ? slash + 1 : av ? av : "");
-    cJSON_AddStringToObject(k, "kind", kind ? kind : "");
-    cJSON_AddStringToObject(req, "namespace", ns);
-    cJSON_AddStringToObject(req, "operation", op);
-    if (strcmp(op, "DELETE") == 0) {
-        cJSON_AddNullToObject(req, "object");
-        cJSON_AddItemToObject(req, "oldObject", cJSON_Duplicate(obj, 1));
-    } else {
-        cJSON_AddItemToObject(req, "object", cJSON_Duplicate(obj, 1));
-        if (old) cJSON_AddItemToObject(req, "oldObject", cJSON_Duplicate(old, 1));
-    }
-    if (dry) cJSON_AddTrueToObject(req, "dryRun");
-    char *s = cJSON_PrintUnformatted(r);
-    cJSON_Delete(r);
-    return s;
-}
-
-typedef struct answer {
-    bool allowed, patch;
-    char *message;
-    cJSON *warnings;
-    const char *outcome;
-    char *body;
-} answer;
-
-static answer ask(const gpa_policy *p, gpa_hook hook, const char *body)
-{
-    answer a = {0};
-    gpa_review_result r;
-    gpa_error err = {0};
-    gpa_review_handle(&r, p, hook, body, strlen(body), &err);
-    a.outcome = r.outcome;
-    a.body = r.body ? strndup(r.body, r.body_len) : NULL;
-    cJSON *root = a.body ? cJSON_Parse(a.body) : NULL;
-    cJSON *resp = cJSON_GetObjectItemCaseSensitive(root, "response");
-    a.allowed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(resp, "allowed"));
-    a.patch = cJSON_GetObjectItemCaseSensitive(resp, "patch") != NULL;
-    const char *m = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(resp, "status"), "message"));
-    if (!m && !resp) m = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(root, "message"));
-    a.message = m ? strdup(m) : NULL;
-    a.warnings = cJSON_DetachItemFromObjectCaseSensitive(resp, "warnings");
-    cJSON_Delete(root);
-    gpa_review_result_clear(&r);
-    return a;
-}
-
-static void answer_free(answer *a)
-{
-    free(a->message);
-    free(a->body);
-    cJSON_Delete(a->warnings);
-}
-
-#define FAIL(...)                                                                                  \
-    do {                                                                                           \
-        fprintf(stderr, "%s run %d: ", name, run);                                                 \
-        fprintf(stderr, __VA_ARGS__);                                                              \
-        fputc('\n', stderr);                                                                       \
-        bad = true;                                                                                \
-    } while (0)
-
 typedef struct doc_out {
     FILE *f;
 } doc_out;
@@ -185,7 +96,7 @@ static void doc_run(FILE *f, const char *ns, const char *op, const cJSON *policy
     char *ps =
         cJSON_IsString(policy) ? strdup(policy->valuestring) : cJSON_PrintUnformatted(policy);
     fprintf(f, "%s in namespace `%s`, policy `%s`: **%s**%s\n\n", op, ns, ps,
-            a->allowed ? "allowed" : "denied", a->patch ? " with a patch" : ", no patch");
+            a->allowed ? "allowed" : "denied", a->patched ? " with a patch" : ", no patch");
     free(ps);
     if (a->message) fprintf(f, "```text\n%s\n```\n\n", a->message);
     if (a->warnings && a->warnings->child) {
@@ -201,13 +112,13 @@ static bool run_case(const char *dir, const char *name, FILE *docs)
 {
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/%s/case.yaml", dir, name);
-    cJSON *cs = load_docs(path);
+    cJSON *cs = yaml_docs(path);
     cJSON *spec = cJSON_GetArrayItem(cs, 0);
     bool bad = false;
     int run = 0;
     if (!cJSON_IsObject(spec) ||
         !cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(spec, "description"))) {
-        FAIL("case.yaml unreadable or without a description");
+        RUN_FAIL("case.yaml unreadable or without a description");
         cJSON_Delete(cs);
         return false;
     }
@@ -218,13 +129,13 @@ static bool run_case(const char *dir, const char *name, FILE *docs)
         obj = cJSON_Duplicate(src, 1);
     } else if (cJSON_IsString(src)) {
         snprintf(objpath, sizeof objpath, "%s/%s/%s", dir, name, src->valuestring);
-        cJSON *docsv = load_docs(objpath);
+        cJSON *docsv = yaml_docs(objpath);
         const cJSON *dn = cJSON_GetObjectItemCaseSensitive(spec, "objectDocument");
         obj = cJSON_Duplicate(cJSON_GetArrayItem(docsv, cJSON_IsNumber(dn) ? dn->valueint : 0), 1);
         cJSON_Delete(docsv);
     }
     if (!obj) {
-        FAIL("no object");
+        RUN_FAIL("no object");
         cJSON_Delete(cs);
         return false;
     }
@@ -249,7 +160,7 @@ static bool run_case(const char *dir, const char *name, FILE *docs)
         free(y);
     }
     const cJSON *runs = cJSON_GetObjectItemCaseSensitive(spec, "runs");
-    if (!cJSON_IsArray(runs) || !runs->child) FAIL("no runs");
+    if (!cJSON_IsArray(runs) || !runs->child) RUN_FAIL("no runs");
     const cJSON *r;
     cJSON_ArrayForEach(r, runs)
     {
@@ -258,7 +169,7 @@ static bool run_case(const char *dir, const char *name, FILE *docs)
         gpa_policy *p = get_policy(cJSON_GetObjectItemCaseSensitive(r, "policy"), why, sizeof why);
         if (!p) {
             fprintf(stderr, "%s\n", why);
-            FAIL("policy does not load");
+            RUN_FAIL("policy does not load");
             continue;
         }
         const char *op = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "operation"));
@@ -276,9 +187,9 @@ static bool run_case(const char *dir, const char *name, FILE *docs)
         const cJSON *m = cJSON_GetObjectItemCaseSensitive(r, "objectMerge");
         if (m) merge_patch(o, m);
         if (strcmp(op, "UPDATE") == 0 && !old) old = cJSON_Duplicate(obj, 1);
-        char *body = review_body(o, old, op, ns, "admission.k8s.io/v1", false);
-        char *dry = review_body(o, old, op, ns, "admission.k8s.io/v1", true);
-        char *beta = review_body(o, old, op, ns, "admission.k8s.io/v1beta1", false);
+        char *body = review_body(o, old, op, ns, NULL, "admission.k8s.io/v1", false);
+        char *dry = review_body(o, old, op, ns, NULL, "admission.k8s.io/v1", true);
+        char *beta = review_body(o, old, op, ns, NULL, "admission.k8s.io/v1beta1", false);
         answer a = ask(p, GPA_HOOK_VALIDATE, body);
         answer d = ask(p, GPA_HOOK_VALIDATE, dry);
         answer b = ask(p, GPA_HOOK_VALIDATE, beta);
@@ -286,32 +197,32 @@ static bool run_case(const char *dir, const char *name, FILE *docs)
         const cJSON *e = cJSON_GetObjectItemCaseSensitive(r, "expect");
         const cJSON *ea = cJSON_GetObjectItemCaseSensitive(e, "allowed");
         if (!cJSON_IsBool(ea))
-            FAIL("expect.allowed is required");
+            RUN_FAIL("expect.allowed is required");
         else if (cJSON_IsTrue(ea) != a.allowed)
-            FAIL("allowed %d, expected %d (message: %s)", a.allowed, cJSON_IsTrue(ea),
-                 a.message ? a.message : "none");
+            RUN_FAIL("allowed %d, expected %d (message: %s)", a.allowed, cJSON_IsTrue(ea),
+                     a.message ? a.message : "none");
         const char *eo = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "outcome"));
         if (eo && (!a.outcome || strcmp(eo, a.outcome) != 0))
-            FAIL("outcome %s, expected %s", a.outcome ? a.outcome : "none", eo);
+            RUN_FAIL("outcome %s, expected %s", a.outcome ? a.outcome : "none", eo);
         const char *em = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "message"));
         if ((em == NULL) != (a.message == NULL) || (em && strcmp(em, a.message) != 0))
-            FAIL("message\n  got:      %s\n  expected: %s", a.message ? a.message : "(none)",
-                 em ? em : "(none)");
+            RUN_FAIL("message\n  got:      %s\n  expected: %s", a.message ? a.message : "(none)",
+                     em ? em : "(none)");
         const cJSON *ew = cJSON_GetObjectItemCaseSensitive(e, "warnings");
         bool wsame = ew ? a.warnings && cJSON_Compare(ew, a.warnings, 1) : a.warnings == NULL;
         if (!wsame) {
             char *g = a.warnings ? cJSON_Print(a.warnings) : NULL;
-            FAIL("warnings\n  got: %s", g ? g : "(none)");
+            RUN_FAIL("warnings\n  got: %s", g ? g : "(none)");
             free(g);
         }
-        if (a.patch) FAIL("a workload answer carries a patch");
+        if (a.patched) RUN_FAIL("a workload answer carries a patch");
         if (!a.body || !d.body || strcmp(a.body, d.body) != 0)
-            FAIL("dryRun: true got another answer: %s", d.body ? d.body : "(none)");
+            RUN_FAIL("dryRun: true got another answer: %s", d.body ? d.body : "(none)");
         if (b.allowed != a.allowed || (b.message == NULL) != (a.message == NULL) ||
             (b.message && strcmp(b.message, a.message) != 0))
-            FAIL("admission.k8s.io/v1beta1 got another decision");
-        if (!mu.allowed || mu.patch || !mu.outcome || strcmp(mu.outcome, "skipped") != 0)
-            FAIL("the mutating hook did not skip the workload: %s", mu.body ? mu.body : "");
+            RUN_FAIL("admission.k8s.io/v1beta1 got another decision");
+        if (!mu.allowed || mu.patched || !mu.outcome || strcmp(mu.outcome, "skipped") != 0)
+            RUN_FAIL("the mutating hook did not skip the workload: %s", mu.body ? mu.body : "");
         if (docs && title) doc_run(docs, ns, op, cJSON_GetObjectItemCaseSensitive(r, "policy"), &a);
         answer_free(&a);
         answer_free(&d);
