@@ -196,11 +196,6 @@ const gpa_pool *gpa_dra_pool_of_class(const gpa_policy *p, const char *cls)
 }
 
 /* check's DRA advice (gpa_policy_warnings): what loads but cannot work as written. */
-static bool has_selector_for(const gpa_pool *a)
-{
-    return a->dra.selectors.n > 0;
-}
-
 void gpa_policy_dra_warnings(gpa_sb *o, const gpa_policy *p)
 {
     for (size_t i = 0; i < p->n_pools; i++) {
@@ -223,7 +218,7 @@ void gpa_policy_dra_warnings(gpa_sb *o, const gpa_policy *p)
             const gpa_pool *b = &p->pools[j];
             if (j == i || !b->dra.set || strcmp(a->dra.device_class, b->dra.device_class) != 0)
                 continue;
-            if (!has_selector_for(a)) {
+            if (a->dra.selectors.n == 0) {
                 gpa_sb_printf(o,
                               "%s:%d:%d: warning: pool %s dra.deviceClass %s is also pool %s's, "
                               "and pool %s has no dra.selectors: claims placed in %s can be "
