@@ -288,6 +288,7 @@ static void test_refused(void)
     gpa_error e = {0};
     CHECK_INT(gpa_tenancy_analyze(p, &r, &e), GPA_ERANGE);
     CHECK(r == NULL);
+    CHECK_CONTAINS(e.message, "tenants' globs: the 24 namespace globs make more than");
     CHECK_CONTAINS(e.message, "analysis refused");
     gpa_policy_unref(p);
 }

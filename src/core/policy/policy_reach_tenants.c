@@ -195,6 +195,13 @@ int gpa_tenancy_analyze(const gpa_policy *p, gpa_tenancy_report **out, gpa_error
             owner[k] = t;
         }
     rc = gpa_ns_classes_build(&c, pats, ng, err);
+    if (rc == GPA_ERANGE && err) { /* say which analysis: check prints both */
+        char why[sizeof err->message];
+        const char *m = strncmp(err->message, "reachability: ", 14) == 0 ? err->message + 14
+                                                                         : err->message;
+        snprintf(why, sizeof why, "%s", m);
+        gpa_fail(err, GPA_ERANGE, "tenants' globs: %s", why);
+    }
     if (rc != GPA_OK) goto fail;
     for (size_t cls = 0; cls < c.n; cls++) {
         /* the tenants whose globs hold this class, in policy order, each with its first glob
