@@ -79,8 +79,8 @@ size_t gpa_reach_warning_count(const gpa_reach *r);
  * names a namespace in no tenant could carry (its GPU pods and claims are then denied,
  * tenant-name-taken). Both are warnings (`check --strict` fails on them). */
 typedef enum {
-    GPA_TENANCY_OVERLAP,         /* tenants a and b both match namespace ns */
-    GPA_TENANCY_NAME_UNCLAIMED,  /* namespace ns = tenant a's name is not tenant a's */
+    GPA_TENANCY_OVERLAP,        /* tenants a and b both match namespace ns */
+    GPA_TENANCY_NAME_UNCLAIMED, /* namespace ns = tenant a's name is not tenant a's */
 } gpa_tenancy_kind;
 
 typedef struct gpa_tenancy_finding {
@@ -89,8 +89,8 @@ typedef struct gpa_tenancy_finding {
     size_t b;       /* OVERLAP: the tenant listed later; NAME_UNCLAIMED: SIZE_MAX */
     size_t owner;   /* the tenant ns belongs to (the first whose globs match); SIZE_MAX: none */
     char *ns;       /* OVERLAP: a namespace both globs match; NAME_UNCLAIMED: the name */
-    char *glob_a;   /* OVERLAP: a's and b's glob that match ns; NAME_UNCLAIMED: the owner's */
-    char *glob_b;   /* (glob_a) or NULL, glob_b NULL */
+    char *glob_a;   /* OVERLAP: a's glob matching ns; NAME_UNCLAIMED: the owner's (or NULL) */
+    char *glob_b;   /* OVERLAP: b's glob matching ns; NAME_UNCLAIMED: NULL */
     char *file;     /* where to point: the later tenant b (OVERLAP), the tenant a (NAME) */
     int line, col;
     char *message;  /* after "warning: " */

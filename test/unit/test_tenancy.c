@@ -146,7 +146,8 @@ static void test_random_sets(void)
             for (size_t k = 0; k < r->n; k++)
                 got += r->findings[k].kind == GPA_TENANCY_NAME_UNCLAIMED && r->findings[k].a == t;
             CHECK_INT(got, want ? 1 : 0);
-            const gpa_tenant *taken = NULL, *tt = gpa_policy_tenant_of(p, p->tenants[t].name, &taken);
+            const gpa_tenant *taken = NULL;
+            const gpa_tenant *tt = gpa_policy_tenant_of(p, p->tenants[t].name, &taken);
             CHECK(tt == own);
             CHECK(taken == (own ? NULL : &p->tenants[t]));
         }

@@ -24,8 +24,8 @@
 /* One overlapping pair while the classes are walked: its best witness so far. */
 typedef struct pair {
     size_t a, b;
-    size_t cls;      /* the class of the witness */
-    size_t ga, gb;   /* the glob (pattern index) of a and of b that match it */
+    size_t cls;    /* the class of the witness */
+    size_t ga, gb; /* the glob (pattern index) of a and of b that match it */
 } pair;
 
 typedef struct pairs {
@@ -33,7 +33,7 @@ typedef struct pairs {
     size_t n, cap;
     size_t *tab; /* open addressing over (a, b): index + 1 */
     size_t tab_cap;
-    size_t more; /* distinct pairs past GPA_TENANCY_MAX_PAIRS */
+    size_t more;    /* distinct pairs past GPA_TENANCY_MAX_PAIRS */
     uint64_t *seen; /* n_tenants x n_tenants bits: every pair met, listed or not */
 } pairs;
 
