@@ -3,8 +3,10 @@
  * namespace (lowered, never raised, by the pod's trust label), GPU demand, first matching
  * rule, and the MIG profile a mig pool gives the pod (POLICY.md "Rules", mutation 1).
  *
- * Must never take tenant or trust from the pod alone, and never match a pod that asks for no
- * GPU. Cheap criteria are tested before globs: a 1,000-rule policy is walked per request.
+ * Must never take tenant or trust from the pod alone, never decide a namespace's tenant other
+ * than by gpa_policy_tenant_of (policy_tenancy.c: a namespace named like a tenant it is not
+ * gets no rule), and never match a pod that asks for no GPU. Cheap criteria are tested before
+ * globs: a 1,000-rule policy is walked per request.
  */
 #include <inttypes.h>
 #include <stdarg.h>
