@@ -5,7 +5,9 @@
  *
  * The stages live beside it, each in its own file, calling only the ones listed after it:
  *   sim_results.c  (figures after the run)        -> sim_slots.c
- *   sim_pack.c     (best-fit decreasing, exact)   -> sim_slots.c, sim_affinity.c, sim_feasible.c
+ *   sim_pack.c     (best-fit decreasing, exact)   -> sim_shape.c, sim_slots.c, sim_affinity.c,
+ *                                                    sim_feasible.c
+ *   sim_shape.c    (nodes that pack alike)        -> nothing but the shared types
  *   sim_slots.c    (GPU/MIG slot state)           -> sim_feasible.c, sim_util.c
  *   sim_affinity.c (pod (anti-)affinity view)     -> sim_feasible.c, sim_util.c
  *   sim_feasible.c (checks that ignore other pods)-> sim_util.c

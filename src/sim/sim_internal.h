@@ -265,6 +265,12 @@ void gpa_sim_explain(gpa_sim *s, size_t pi);
  * "tenant conflict", ...; written into buf when it names a resource. */
 const char *gpa_sim_cause_name(const gpa_sim *s, size_t pi, char *buf, size_t cap);
 
+/* sim_shape.c */
+/* Per node, its shape: the first group whose empty nodes pack exactly like its own (same
+ * GPUs, layout, sharing, island, pod count), so empty nodes of one shape in one feasibility
+ * class are interchangeable; caller frees, NULL on ENOMEM. */
+size_t *gpa_sim_shapes(const gpa_sim *s);
+
 /* sim_slots.c */
 /* The ways template t fits node n's GPUs (capacity only, not cpu/memory): up to cap, each
  * scored; 0 when none. */
