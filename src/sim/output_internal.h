@@ -6,6 +6,7 @@
 #ifndef GPA_SIM_OUTPUT_INTERNAL_H
 #define GPA_SIM_OUTPUT_INTERNAL_H
 
+#include "gpu_admission/strbuf.h"
 #include "sim_internal.h"
 
 /* Per group and per pool counts. */
@@ -33,6 +34,22 @@ gpa_sim_agg *gpa_sim_group_aggs(const gpa_sim *s, size_t *n_out);
  * affinity, taints, resource offered), the denominator of its allocation ratio. Caller
  * frees. NULL on ENOMEM. */
 gpa_sim_agg *gpa_sim_pool_aggs(const gpa_sim *s, size_t *n_out);
+
+/* A pool whose pods no node can take by their node requirements (output_nonodes.c). */
+typedef struct gpa_sim_nonode {
+    const char *pool;   /* the run's string */
+    char *requirement;  /* what no node meets: "nvidia.com/gpu.product=NVIDIA-H100-80GB" */
+    char *label;        /* the label of an In requirement no node meets alone, else NULL */
+    char *closest;      /* the value of label on the nodes closest to the one asked, or NULL */
+    size_t closest_nodes;
+    bool together;      /* every requirement is met somewhere, never all on one node */
+} gpa_sim_nonode;
+/* The pools whose requirements common to all their admitted pods no node meets, in first-pod
+ * order; caller frees with gpa_sim_nonodes_free. NULL on ENOMEM. */
+gpa_sim_nonode *gpa_sim_pools_without_nodes(const gpa_sim *s, size_t *n_out);
+void gpa_sim_nonodes_free(gpa_sim_nonode *a, size_t n);
+/* "pool train matches no node: its pods ask ...; the closest value ... (N nodes)" */
+void gpa_sim_nonode_line(gpa_sb *b, const gpa_sim_nonode *x);
 
 /* Unplaced pods by cause (gpa_sim_cause_name): pods and the GPUs they ask. */
 typedef struct gpa_sim_cause_agg {
@@ -80,7 +97,6 @@ bool gpa_sim_mixed_plan(gpa_sim_plan *pl, const gpa_sim *s, size_t gi, const lon
                         const size_t *canon);
 
 /* ---- the HTML report (output_report.c, output_tiles.c) ---- */
-#include "gpu_admission/strbuf.h"
 /* s with <, >, &, " and ' escaped. */
 void gpa_sim_html_esc(gpa_sb *b, const char *s);
 /* A stable hue (0-359) for a tenant name; 0 for NULL. */

@@ -16,6 +16,27 @@ cJSON *gpa_sim_result_json(const gpa_sim *s)
     cJSON *r = cJSON_CreateObject();
     if (!r) return NULL;
     char nb[600];
+    /* first: a pool no node can take is what explains the rest of the answer */
+    cJSON *nonodes = cJSON_AddArrayToObject(r, "poolsWithoutNodes");
+    size_t nn = 0;
+    gpa_sim_nonode *nx = gpa_sim_pools_without_nodes(s, &nn);
+    for (size_t i = 0; i < nn; i++) {
+        cJSON *o = cJSON_CreateObject();
+        gpa_sb line = {0};
+        gpa_sim_nonode_line(&line, &nx[i]);
+        char *msg = gpa_sb_done(&line);
+        cJSON_AddStringToObject(o, "pool", nx[i].pool);
+        cJSON_AddStringToObject(o, "requirement", nx[i].requirement);
+        if (nx[i].label) cJSON_AddStringToObject(o, "label", nx[i].label);
+        if (nx[i].closest) {
+            cJSON_AddStringToObject(o, "closestValue", nx[i].closest);
+            cJSON_AddNumberToObject(o, "closestValueNodes", (double)nx[i].closest_nodes);
+        }
+        cJSON_AddStringToObject(o, "message", msg ? msg : "");
+        free(msg);
+        cJSON_AddItemToArray(nonodes, o);
+    }
+    gpa_sim_nonodes_free(nx, nn);
     cJSON_AddNumberToObject(r, "pods", (double)t.pods);
     cJSON_AddNumberToObject(r, "placed", (double)t.placed);
     cJSON_AddNumberToObject(r, "skipped", (double)t.skipped);
@@ -25,6 +46,7 @@ cJSON *gpa_sim_result_json(const gpa_sim *s)
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "pod", s->denied[i].pod);
         cJSON_AddStringToObject(o, "message", s->denied[i].message);
+        cJSON_AddNumberToObject(o, "pods", (double)s->denied[i].pods);
         cJSON_AddItemToArray(den, o);
     }
     cJSON *unp = cJSON_AddArrayToObject(r, "unplaced");

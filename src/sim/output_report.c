@@ -30,7 +30,9 @@ static const char *CSS =
     ".legend span{display:inline-block;margin-right:1em;font-size:13px}"
     ".sw{display:inline-block;width:14px;height:14px;border:1px solid #999;"
     "vertical-align:middle;margin-right:4px}"
-    ".note{color:#555;font-size:13px}";
+    ".note{color:#555;font-size:13px}"
+    ".warn{background:#fdecea;border:1px solid #d9534f;padding:.2em .8em;margin:.5em 0}"
+    ".warn p{margin:.3em 0;font-weight:bold}";
 
 /* A GPU cell's colour by fill: grey when empty, light to dark green as it fills. */
 static void fill_colour(char *buf, size_t cap, double f)
@@ -254,14 +256,17 @@ static void unplaced_lists(gpa_sb *b, const gpa_sim *s, const gpa_sim_totals *t)
 
 static void denied_list(gpa_sb *b, const gpa_sim *s)
 {
-    gpa_sb_printf(b, "<h2>Denied pods (%zu)</h2>\n", s->n_denied);
+    gpa_sim_totals t;
+    gpa_sim_get_totals(&t, s);
+    gpa_sb_printf(b, "<h2>Denied pods (%zu)</h2>\n", t.denied);
     if (!s->n_denied) return;
-    static const char *cols[] = {"pod", "the webhook's message", NULL};
+    static const char *cols[] = {"pod", "pods", "the webhook's message", NULL};
     gpa_sb_printf(b, "<table id=\"denied\">\n");
     head_row(b, cols);
     for (size_t i = 0; i < s->n_denied && i < LIST_ROWS; i++) {
         gpa_sb_printf(b, "<tr>");
         cell(b, s->denied[i].pod, false);
+        cellz(b, (size_t)s->denied[i].pods);
         cell(b, s->denied[i].message, false);
         gpa_sb_printf(b, "</tr>\n");
     }
@@ -405,6 +410,22 @@ char *gpa_sim_report_html_compared(const gpa_sim *s, const gpa_sim_compared *v, 
                   "<title>gpu-admission simulate</title>\n<style>%s</style></head><body>\n"
                   "<h1>GPU capacity simulation</h1>\n",
                   CSS);
+    size_t nn = 0;
+    gpa_sim_nonode *nonodes = gpa_sim_pools_without_nodes(s, &nn);
+    if (nn) {
+        gpa_sb_printf(&b, "<div id=\"nonodes\" class=\"warn\">");
+        for (size_t i = 0; i < nn; i++) {
+            gpa_sb line = {0};
+            gpa_sim_nonode_line(&line, &nonodes[i]);
+            char *msg = gpa_sb_done(&line);
+            gpa_sb_printf(&b, "<p>");
+            gpa_sim_html_esc(&b, msg ? msg : "");
+            gpa_sb_printf(&b, "</p>");
+            free(msg);
+        }
+        gpa_sb_printf(&b, "</div>\n");
+    }
+    gpa_sim_nonodes_free(nonodes, nn);
     gpa_sb_printf(&b,
                   "<p id=\"summary\">%zu pods: %zu placed, %zu unplaced, %zu denied. GPU memory "
                   "%.1f GB requested, %.1f GB allocated.</p>\n",

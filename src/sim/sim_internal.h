@@ -302,6 +302,8 @@ bool gpa_sim_view_aff_ok(const gpa_sim_aff_view *v, const gpa_sim *s, const gpa_
 bool gpa_sim_view_anti_ok(const gpa_sim_aff_view *v, const gpa_sim *s, size_t n);
 
 /* sim_feasible.c */
+/* One node selector requirement ({key, operator, values}) against node n's labels. */
+bool gpa_sim_node_expr_holds(const gpa_sim *s, size_t n, const cJSON *expr);
 /* A Kubernetes label selector against a labels object; a nil selector matches nothing. */
 bool gpa_sim_selector_matches(const cJSON *sel, const cJSON *labels);
 /* What node n offers for t's GPU resource: the demand kind, or GK_NONE; *prof the MIG

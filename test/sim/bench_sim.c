@@ -105,7 +105,7 @@ static char *node_list_json(long nodes)
                 "\"nvidia.com/mig-1g.5gb\":\"16\",\"nvidia.com/mig-2g.10gb\":\"8\","
                 "\"nvidia.com/mig-3g.20gb\":\"8\""};
             snprintf(lab, sizeof lab,
-                     "\"nvidia.com/gpu.product\":\"NVIDIA-A100-40GB\",\"nvidia.com/gpu.count\":"
+                     "\"nvidia.com/gpu.product\":\"NVIDIA-A100-SXM4-40GB\",\"nvidia.com/gpu.count\":"
                      "\"8\",\"nvidia.com/mig.config\":\"%s\",\"nvidia.com/mig.strategy\":"
                      "\"mixed\"",
                      cfg[i % 3]);
@@ -113,7 +113,7 @@ static char *node_list_json(long nodes)
                      "\"110\",%s", res[i % 3]);
         } else if (i < a100 + h100) {
             snprintf(lab, sizeof lab,
-                     "\"nvidia.com/gpu.product\":\"NVIDIA-H100-80GB\",\"nvidia.com/gpu.count\":"
+                     "\"nvidia.com/gpu.product\":\"NVIDIA-H100-80GB-HBM3\",\"nvidia.com/gpu.count\":"
                      "\"8\",\"nvidia.com/gpu.clique\":\"clique-%ld\","
                      "\"gpu-admission.io/nvlink-island-size\":\"16\"",
                      (i - a100) / 2);

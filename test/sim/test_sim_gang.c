@@ -143,7 +143,7 @@ int main(void)
     /* 9 x 8 GPUs: wider than a block, refused before anything is placed */
     o = run(POLICY(LEVELS), 8);
     CHECK_INT(o.placed + o.unplaced, 0);
-    CHECK_INT(o.denied, 2); /* both templates, Master and Worker */
+    CHECK_INT(o.denied, 9); /* both templates, Master and Worker: 1 + 8 pods */
 
     /* the trap without levels: affinity to one island (one node) strands all but one pod */
     o = run(POLICY(""), 2);
