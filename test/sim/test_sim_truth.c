@@ -8,6 +8,7 @@
  * - A pool whose pods' node requirements no node meets is named first in the text, the JSON,
  *   the report and the --suggest-mig file, with the closest value the nodes carry.
  * - Counts are pods: a denied Deployment counts its replicas, its JSON entry carries them.
+ * - The walkthrough's node List (GB200, H100 MIG, L40S) reads as 120 groups and 5 shapes.
  * - --suggest-mig puts a profile's leftovers on the spare GPU of its own all-<profile> nodes
  *   before opening a node for them, and never writes one config name twice.
  */
@@ -375,8 +376,33 @@ static void leftovers(void)
     free(y);
 }
 
+/* The walkthrough's 120 listed nodes, each its own group when read: five shapes for the
+ * packer (GB200, the three H100 MIG layouts, L40S), their products as GFD wrote them. */
+static void walkthrough_shapes(void)
+{
+    char *list = slurp(GPA_SIM_TEST_DIR "/inventories/walkthrough-nodes.json");
+    gpa_sim_inventory *inv = list ? inventory(list) : NULL;
+    gpa_sim *s = NULL;
+    gpa_error err = {0};
+    if (inv) CHECK_INT(gpa_sim_new(&s, inv, &err), GPA_OK);
+    size_t *shape = s ? gpa_sim_shapes(s) : NULL;
+    CHECK(shape != NULL);
+    size_t distinct = 0;
+    for (size_t n = 0; shape && n < inv->n_nodes; n++)
+        distinct += shape[n] == inv->nodes[n].group; /* a shape is named by its first group */
+    CHECK_INT((int)(inv ? inv->n_groups : 0), 120);
+    CHECK_INT((int)distinct, 5);
+    CHECK_STR(product_of(inv, 0), "NVIDIA-GB200");
+    CHECK(inv && inv->groups[0].model && strcmp(inv->groups[0].model->name, "GB200") == 0);
+    free(shape);
+    gpa_sim_free(s);
+    gpa_sim_inventory_free(inv);
+    free(list);
+}
+
 int main(void)
 {
+    walkthrough_shapes();
     gfd_products();
     pools_without_nodes();
     pod_counts();
