@@ -211,6 +211,12 @@ static bool judge_pool(gpa_sim_nonode *x, const gpa_sim *s, const char *pool, co
         x->together = true;
     }
     x->requirement = gpa_sb_done(&b);
+    if (!x->requirement) { /* out of memory: nothing to say rather than half a line */
+        free(x->closest);
+        free(x->label);
+        *x = (gpa_sim_nonode){0};
+        return false;
+    }
     return true;
 }
 
