@@ -267,6 +267,28 @@ static void pools_without_nodes(void)
     }
 }
 
+/* The engine writes the pool's selector into every term of a pod's own required node
+ * affinity: a requirement in every term is the pool's, one in a single term is not. */
+static void pools_without_nodes_terms(void)
+{
+    run r;
+    const char *pod =
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: t, namespace: training}\nspec:\n"
+        "  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
+        "        nodeSelectorTerms:\n"
+        "          - matchExpressions: [{key: disk, operator: In, values: [ssd]}]\n"
+        "          - matchExpressions: [{key: zone, operator: In, values: [a]}]\n"
+        "  containers: [{name: m, image: x, resources: {limits: {nvidia.com/gpu: 8}}}]\n";
+    if (!simulate(&r, POLICY("{nvidia.com/gpu.product: NVIDIA-H100-80GB}"), FLEET, pod)) return;
+    cJSON *j = gpa_sim_result_json(r.s);
+    const cJSON *e = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "poolsWithoutNodes"), 0);
+    CHECK_INT(cJSON_GetArraySize(cJSON_GetObjectItem(j, "poolsWithoutNodes")), 1);
+    CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(e, "requirement")),
+              "nvidia.com/gpu.product=NVIDIA-H100-80GB");
+    cJSON_Delete(j);
+    done(&r);
+}
+
 /* pods everywhere: the headline equals the pods put in */
 static void pod_counts(void)
 {
@@ -405,6 +427,7 @@ int main(void)
     walkthrough_shapes();
     gfd_products();
     pools_without_nodes();
+    pools_without_nodes_terms();
     pod_counts();
     leftovers();
     return check_done();

@@ -301,6 +301,33 @@ objs = sorted(c["object"] for c in rep["changes"])
 check(objs == ["Deployment sandbox/trainer"] and rep["summary"].get("groupedObjects") == 1,
       "the old ReplicaSet without GPUs is not a change, the current one folded: %r %r" %
       (objs, rep["summary"]))
+# CronJob -> Job -> Pod: the Job and its pod under the CronJob, one entry; the Job missing
+# from the input is found through its name (<cronjob>-<digits>)
+cron = {"apiVersion": "batch/v1", "kind": "CronJob",
+        "metadata": {"name": "nightly", "namespace": "sandbox", "uid": "u-cron"},
+        "spec": {"schedule": "0 3 * * *", "jobTemplate": {"spec": {"parallelism": 2, "template": {
+            "spec": {"restartPolicy": "Never", "containers": [{"name": "m", "image": "x", "resources": {
+                "limits": {"nvidia.com/gpu": "1"}}}]}}}}}}
+job = {"apiVersion": "batch/v1", "kind": "Job",
+       "metadata": {"name": "nightly-29400000", "namespace": "sandbox", "uid": "u-job",
+                    "ownerReferences": [{"apiVersion": "batch/v1", "kind": "CronJob", "name": "nightly",
+                                         "uid": "u-cron", "controller": True}]},
+       "spec": copy.deepcopy(cron["spec"]["jobTemplate"]["spec"])}
+jpod = {"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "nightly-29400000-x1", "namespace": "sandbox",
+                     "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": "nightly-29400000",
+                                          "controller": True}]},
+        "spec": copy.deepcopy(cron["spec"]["jobTemplate"]["spec"]["template"]["spec"])}
+rep, _ = run_group([jpod, job, cron])
+objs = [c["object"] for c in rep["changes"]]
+e = rep["changes"][0] if rep["changes"] else {}
+check(objs == ["CronJob sandbox/nightly"] and e.get("owned") == ["Job nightly-29400000"] and
+      e.get("pods") == ["nightly-29400000-x1"] and e.get("podCount") == 2,
+      "CronJob, its Job and pod: one entry of 2 pods: %r %r" % (objs, e))
+rep, _ = run_group([jpod, cron])
+objs = [c["object"] for c in rep["changes"]]
+check(objs == ["CronJob sandbox/nightly"] and rep["summary"].get("grouped") == 1,
+      "the Job missing: the pod found its CronJob by the Job's name: %r" % objs)
 # references in a cycle (hand-written input): nothing folded, nothing lost
 a = copy.deepcopy(srs)
 b = copy.deepcopy(srs)
