@@ -96,7 +96,15 @@ size_t *gpa_sim_mig_canon(const gpa_sim *s);
 bool gpa_sim_mixed_plan(gpa_sim_plan *pl, const gpa_sim *s, size_t gi, const long *demand,
                         const size_t *canon);
 
-/* ---- the HTML report (output_report.c, output_tiles.c) ---- */
+/* ---- the HTML report (output_report.c, output_tiles.c, output_domains.c) ---- */
+/* The label whose values cut nodes [first, end) (one group of the fleet view) into
+ * consecutive topology domains of *d > 1 nodes each (a clique, a rack: the run's topology
+ * keys and the groups' levels, the narrowest), or NULL. */
+const char *gpa_sim_domain_key(const gpa_sim *s, size_t first, size_t end, size_t *d);
+/* Of the same labels, the narrowest wider than domain key dkey (d nodes) whose domains of *d2
+ * nodes hold whole domains of dkey (a block of racks), or NULL. */
+const char *gpa_sim_block_key(const gpa_sim *s, size_t first, size_t end, const char *dkey,
+                              size_t d, size_t *d2);
 /* s with <, >, &, " and ' escaped. */
 void gpa_sim_html_esc(gpa_sb *b, const char *s);
 /* A stable hue (0-359) for a tenant name; 0 for NULL. */

@@ -299,19 +299,91 @@ static void fleet(gpa_sb *b, const gpa_sim *s)
         double strip = (double)maxg * cw + pad;
         size_t per_row = named ? 1 : (size_t)(1300.0 / strip);
         if (!per_row) per_row = 1;
-        size_t rows = (nn + per_row - 1) / per_row;
+        /* topology domains (cliques, racks) as boxes: each domain starts a box of its own, d
+         * nodes, `span` strips wide; dpr boxes per line, rpd lines per box */
+        size_t d = 0;
+        const char *dkey = gpa_sim_domain_key(s, first, end, &d);
+        if (!dkey) d = per_row;
+        size_t span = d < per_row ? d : per_row, dpr = d < per_row ? per_row / d : 1;
+        size_t rpd = (d + span - 1) / span, ndom = (nn + d - 1) / d;
+        const double lab = dkey ? 14 : 0, gap = dkey ? 8 : 0;
+        const double boxw = (double)span * strip + gap, boxh = (double)rpd * (ch + 4) + lab + 4;
+        const double lineh = dkey ? boxh : (double)rpd * (ch + 4);
+        /* blocks of domains (racks in blocks) as outer boxes, per_blk domains each, whole lines of
+         * dpr2 domains; without, one block of every domain */
+        size_t d2 = 0, per_blk = ndom ? ndom : 1, dpr2 = dpr;
+        const char *bkey = dkey ? gpa_sim_block_key(s, first, end, dkey, d, &d2) : NULL;
+        if (bkey) {
+            per_blk = d2 / d;
+            for (dpr2 = dpr < per_blk ? dpr : per_blk; per_blk % dpr2;)
+                dpr2--;
+        }
+        size_t lpb = (per_blk + dpr2 - 1) / dpr2, nblk = (ndom + per_blk - 1) / per_blk;
+        const double lab2 = bkey ? 16 : 0, inset = bkey ? 4 : 0;
+        const double blkh = lab2 + (double)lpb * lineh + (bkey ? 6 : 0);
         gpa_sb_printf(b, "<h3>");
         gpa_sim_html_esc(b, gname);
-        gpa_sb_printf(b, ": %zu node(s), %zu GPUs, %zu used</h3>\n", nn, gpus, used);
+        gpa_sb_printf(b, ": %zu node(s), %zu GPUs, %zu used", nn, gpus, used);
+        if (dkey) {
+            gpa_sb_printf(b, "; a box per ");
+            gpa_sim_html_esc(b, dkey);
+            gpa_sb_printf(b, " (%zu nodes)", d);
+        }
+        if (bkey) {
+            gpa_sb_printf(b, " in a box per ");
+            gpa_sim_html_esc(b, bkey);
+            gpa_sb_printf(b, " (%zu nodes)", d2);
+        }
+        gpa_sb_printf(b, "</h3>\n");
         gpa_sb_printf(b,
                       "<svg class=\"fleet-group\" width=\"%.0f\" height=\"%.0f\" "
                       "xmlns=\"http://www.w3.org/2000/svg\">",
-                      namew + (double)per_row * strip, (double)rows * (ch + 4) + 2);
+                      namew + (double)dpr2 * boxw + 2 * inset, (double)nblk * blkh + 2);
         for (size_t i = 0; i < nn; i++) {
             size_t n = first + i;
             const gpa_sim_group *g = gpa_sim_grp(s, n);
-            double x0 = namew + (double)(i % per_row) * strip,
-                   y0 = (double)(i / per_row) * (ch + 4);
+            size_t dom = i / d, j = i % d, blk = dom / per_blk, dk = dom % per_blk;
+            double bx = namew + inset + (double)(dk % dpr2) * boxw,
+                   by = (double)blk * blkh + lab2 + (double)(dk / dpr2) * lineh;
+            if (bkey && dk == 0 && j == 0) {
+                const char *v = gpa_sim_node_label(s, n, bkey);
+                gpa_sb_printf(b, "<g class=\"block\" data-block=\"");
+                gpa_sim_html_esc(b, v);
+                gpa_sb_printf(b, "\"><title>");
+                gpa_sim_html_esc(b, bkey);
+                gpa_sb_printf(b, "=");
+                gpa_sim_html_esc(b, v);
+                gpa_sb_printf(b,
+                              "</title><rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" "
+                              "height=\"%.0f\" fill=\"none\" stroke=\"#222\" "
+                              "stroke-width=\"1.5\"/><text x=\"%.0f\" y=\"%.0f\" "
+                              "style=\"font-size:11px;font-weight:bold\">",
+                              namew + 1, (double)blk * blkh + lab2 - 2,
+                              (double)dpr2 * boxw + 2 * inset - 2, (double)lpb * lineh + 4,
+                              namew + 3, (double)blk * blkh + lab2 - 5);
+                gpa_sim_html_esc(b, v);
+                gpa_sb_printf(b, "</text></g>");
+            }
+            double x0 = bx + gap / 2 + (double)(j % span) * strip,
+                   y0 = by + lab + (double)(j / span) * (ch + 4);
+            if (dkey && j == 0) {
+                const char *v = gpa_sim_node_label(s, n, dkey);
+                gpa_sb_printf(b, "<g class=\"domain\" data-domain=\"");
+                gpa_sim_html_esc(b, v);
+                gpa_sb_printf(b, "\"><title>");
+                gpa_sim_html_esc(b, dkey);
+                gpa_sb_printf(b, "=");
+                gpa_sim_html_esc(b, v);
+                gpa_sb_printf(b,
+                              "</title><rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" "
+                              "height=\"%.0f\" fill=\"none\" stroke=\"#555\" "
+                              "stroke-dasharray=\"4 2\"/><text x=\"%.0f\" y=\"%.0f\" "
+                              "style=\"font-size:10px\">",
+                              bx + 1, by + lab - 1, boxw - 3, (double)rpd * (ch + 4) + 3, bx + 3,
+                              by + lab - 4);
+                gpa_sim_html_esc(b, v);
+                gpa_sb_printf(b, "</text></g>");
+            }
             gpa_sb_printf(b, "<g class=\"node\" data-node=\"");
             gpa_sim_html_esc(b, s->inv->nodes[n].name);
             gpa_sb_printf(b, "\"><title>");

@@ -11,8 +11,8 @@ hostname, GFD timestamp and zone):
     all-1g.10gb, 8 all-2g.20gb, 8 all-balanced;
   - 16 L40S nodes of 8 GPUs time-sliced 4 ways (renameByDefault: nvidia.com/gpu.shared).
 workloads/walkthrough.yaml: 2,000 pods: 1,420 inference pods on MIG (three sizes), 400
-notebooks of two tenants, 150 training pods (three PyTorchJobs of 18 x 4 GPUs, one NVL72 rack
-each, and 24 of 4 x 4 GPUs), and two workloads the policy denies (30 pods).
+notebooks of two tenants, 150 training pods (PyTorchJobs of 36 x 4 GPUs (a block of two NVL72
+racks) and 18 x 4 (a rack), and 24 of 4 x 4 GPUs), and two workloads the policy denies (30 pods).
 
 usage: make_walkthrough.py SOURCE_DIR   (rewrites the two files; they are committed)
 """
@@ -110,8 +110,8 @@ deployment("embed", "inference", 300, "16Gi")
 deployment("rerank", "inference", 200, "30Gi")
 deployment("notebook", "team-a", 200)
 deployment("notebook", "team-b", 200)
-for j in range(3):
-    pytorchjob("llm-pretrain-%d" % j, 17, 4)
+pytorchjob("llm-pretrain-0", 35, 4)  # 144 GPUs: two racks, one block
+pytorchjob("llm-pretrain-1", 17, 4)  # 72 GPUs: one rack
 for j in range(24):
     pytorchjob("finetune-%02d" % j, 3, 4)
 deployment("miner", "sandbox", 20)

@@ -275,6 +275,13 @@ check(out.startswith("# " + NOPOOL + "\n"), "--suggest-mig names it first:\n" + 
 with open(wbad_report) as f:
     wbad_html = f.read()
 check('<div id="nonodes" class="warn"><p>' + NOPOOL + "</p></div>" in wbad_html, "report: the red box")
+# the fleet view draws the NVLink domains (one clique per NVL72 rack) as boxes named by their
+# value, inside the blocks the 144-GPU gang's affinity names (issue 31 item 2's drawing)
+check(wbad_html.count('<g class="domain"') == 4 and wbad_html.count('<g class="block"') == 2 and
+      'data-domain="6e5e0b0c-4b24-4b86-9d2b-4c6c1b0b7a10.32766"' in wbad_html and
+      'data-block="block-1"' in wbad_html and
+      "a box per nvidia.com/gpu.clique (18 nodes) in a box per cloud.provider.com/topology-block "
+      "(36 nodes)" in wbad_html, "report: 4 rack boxes in 2 block boxes")
 
 # --- bad input: file:line:col, exit 1, nothing on stdout
 def bad(name, text, want, workload=small, inventory=None):
@@ -365,6 +372,10 @@ if args.chromium:
     bdom = p.stdout
     check(bdom.count('<g class="node"') == 1000 and bdom.count('class="cell"') == 6800,
           "1000 nodes rendered: 1000 strips, 6800 cells")
+    # the H100s' 16-GPU NVLink domains (two nodes each) drawn as 150 boxes; the A100s and the
+    # time-sliced nodes, which no pod's affinity splits, as before
+    check(bdom.count('<g class="domain"') == 150 and '<g class="block"' not in bdom,
+          "1000 nodes: 150 clique boxes")
     # detail tiles for the first 100 nodes in use only; JSON lists nodes in use in inventory order
     want_tiles = sum(n["gpusUsed"] for n in jb["nodes"][:100])
     got_tiles = bdom.count('class="gpu-svg"')
@@ -380,7 +391,9 @@ if args.chromium:
                        text=True, timeout=120)
     wdom = p.stdout
     check(0 <= wdom.find('id="nonodes"') < wdom.find('id="summary"') and NOPOOL in wdom and
-          wdom.count('<g class="node"') == 120, "walkthrough rendered: the box first, 120 node strips")
+          wdom.count('<g class="node"') == 120 and wdom.count('<g class="domain"') == 4 and
+          wdom.count('<g class="block"') == 2,
+          "walkthrough rendered: the box first, 120 node strips, 4 racks in 2 blocks")
     screenshot(wbad_report, (shot[:-4] if shot.endswith(".png") else shot) + "-nonodes.png", 1300)
 
 finish()

@@ -422,6 +422,60 @@ static void walkthrough_shapes(void)
     free(list);
 }
 
+/* The report's fleet view boxes topology domains: racks and blocks of a GPUInventory's
+ * levels (the last rack short), and no box when a value comes back after another. */
+static void domain_boxes(void)
+{
+    const char *pol = POLICY("{nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}");
+    run r;
+    if (simulate(&r, pol,
+                 "apiVersion: gpu-admission.io/v1alpha1\nkind: GPUInventory\nspec:\n"
+                 "  nodeGroups:\n    - {name: hgx, count: 10, gpus: 8, gpu: H100-80GB,\n"
+                 "       levels: [{label: rack, nodes: 4}, {label: block, nodes: 8}]}\n",
+                 TRAIN_POD)) {
+        char *html = gpa_sim_report_html(r.s);
+        CHECK_INT(occurrences(html, "<g class=\"domain\""), 3);
+        CHECK_INT(occurrences(html, "<g class=\"block\""), 2);
+        CHECK_CONTAINS(html, "data-domain=\"hgx-2\"");
+        CHECK_CONTAINS(html, "10 node(s), 80 GPUs, 8 used; a box per rack (4 nodes) in a box per "
+                             "block (8 nodes)</h3>");
+        free(html);
+        done(&r);
+    }
+    /* a clique value that comes back: two boxes would name one domain twice, so none */
+    const char *list =
+        "{\"kind\":\"List\",\"items\":["
+        "{\"kind\":\"Node\",\"metadata\":{\"name\":\"n0\",\"labels\":{\"c\":\"a\"}}},"
+        "{\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\",\"labels\":{\"c\":\"a\"}}},"
+        "{\"kind\":\"Node\",\"metadata\":{\"name\":\"n2\",\"labels\":{\"c\":\"b\"}}},"
+        "{\"kind\":\"Node\",\"metadata\":{\"name\":\"n3\",\"labels\":{\"c\":\"b\"}}},"
+        "{\"kind\":\"Node\",\"metadata\":{\"name\":\"n4\",\"labels\":{\"c\":\"a\"}}},"
+        "{\"kind\":\"Node\",\"metadata\":{\"name\":\"n5\",\"labels\":{\"c\":\"a\"}}}]}";
+    const char *gang = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: x, labels: {g: "
+                       "x}}\nspec:\n  affinity:\n    podAffinity:\n      "
+                       "requiredDuringSchedulingIgnoredDuringExecution:\n        - {labelSelector: "
+                       "{matchLabels: {g: x}}, topologyKey: c}\n  containers: [{name: m, image: "
+                       "x}]\n";
+    if (simulate(&r, pol, list, gang)) {
+        char *html = gpa_sim_report_html(r.s);
+        CHECK_INT(occurrences(html, "<g class=\"domain\""), 0);
+        free(html);
+        done(&r);
+    }
+    list = "{\"kind\":\"List\",\"items\":["
+           "{\"kind\":\"Node\",\"metadata\":{\"name\":\"n0\",\"labels\":{\"c\":\"a\"}}},"
+           "{\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\",\"labels\":{\"c\":\"a\"}}},"
+           "{\"kind\":\"Node\",\"metadata\":{\"name\":\"n2\",\"labels\":{\"c\":\"b\"}}},"
+           "{\"kind\":\"Node\",\"metadata\":{\"name\":\"n3\",\"labels\":{\"c\":\"b\"}}}]}";
+    /* the same pods on cliques a, a, b, b: two boxes, by the pod's topology key */
+    if (simulate(&r, pol, list, gang)) {
+        char *html = gpa_sim_report_html(r.s);
+        CHECK_INT(occurrences(html, "<g class=\"domain\""), 2);
+        free(html);
+        done(&r);
+    }
+}
+
 int main(void)
 {
     walkthrough_shapes();
@@ -430,5 +484,6 @@ int main(void)
     pools_without_nodes_terms();
     pod_counts();
     leftovers();
+    domain_boxes();
     return check_done();
 }
