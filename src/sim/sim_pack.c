@@ -414,6 +414,25 @@ static void cand_free(pack_state *ps, const gpa_sim *s)
     free(ps->shape);
 }
 
+/* After a gang was taken back off (sim_gang.c), nodes may be empty again and room came back,
+ * which the index (built on packing only adding pods) cannot know: it is built again, and the
+ * log of used nodes is the nodes holding pods now. */
+static int cand_reset(pack_state *ps, const gpa_sim *s)
+{
+    size_t *shape = ps->shape;
+    ps->shape = NULL;
+    cand_free(ps, s);
+    *ps = (pack_state){.shape = shape, .idx = calloc(s->n_sigs ? s->n_sigs : 1, sizeof *ps->idx)};
+    if (!ps->idx) return GPA_ENOMEM;
+    for (size_t n = 0; n < s->inv->n_nodes; n++) {
+        if (!s->nodes[n].pods) continue;
+        size_t *nl = gpa_sim_grow(ps->log, &ps->cap_log, ps->n_log + 1, sizeof *nl);
+        if (!nl) return GPA_ENOMEM;
+        (ps->log = nl)[ps->n_log++] = n;
+    }
+    return GPA_OK;
+}
+
 enum { E_FIT, E_RESOURCES, E_ROOM, E_ANTI, E_AFF };
 
 /* best_node's verdict on one node: E_FIT with the node's best option and score (the first of
@@ -670,10 +689,32 @@ static int run_bfd(gpa_sim *s, bool scan, gpa_error *err)
     gpa_sim_aff_view v;
     bool have_view = false;
     size_t view_tmpl = 0, run_end = 0;
+    /* gangs whole (sim_gang.c): each template's gang, the current gang's end in order, its
+     * pods placed so far and the pod it failed on */
+    char **gkeys = s->gangs_whole ? calloc(s->n_tmpls + 1, sizeof *gkeys) : NULL;
+    gpa_sim_gang_member *gm = NULL;
+    size_t n_gm = 0, cap_gm = 0, gang_end = 0, gang_size = 0;
+    long gang_failed = -1;
+    if (s->gangs_whole && !gkeys) rc = GPA_ENOMEM;
+    for (size_t i = 0; gkeys && i < s->n_tmpls; i++)
+        gkeys[i] = gpa_sim_gang_key(&s->tmpls[i]);
     for (size_t k = 0; k < s->n_pods && rc == GPA_OK; k++) {
         size_t pi = order[k];
         size_t ti = s->pods[pi].tmpl;
-        if (!scan && ti == failed_tmpl) {
+        if (gkeys && k >= gang_end) {
+            for (gang_end = k + 1; gkeys[ti] && gang_end < s->n_pods; gang_end++) {
+                const char *nk = gkeys[s->pods[order[gang_end]].tmpl];
+                if (!nk || strcmp(nk, gkeys[ti]) != 0) break;
+            }
+            gang_size = gang_end - k;
+            n_gm = 0;
+            gang_failed = -1;
+        }
+        if (gang_failed >= 0) { /* the rest of a gang that does not fit whole */
+            rc = gpa_sim_gang_copy_reason(s, pi, (size_t)gang_failed);
+            continue;
+        }
+        if (!scan && ti == failed_tmpl && gang_size < 2) {
             set_reason(s, pi, &failed_w);
             continue;
         }
@@ -716,17 +757,40 @@ static int run_bfd(gpa_sim *s, bool scan, gpa_error *err)
                     dom_touch(&ps, s, (size_t)n);
                     rc = gpa_sim_view_add_own(&v, s, ti, (size_t)n, err);
                 }
+                if (!rc && gang_size > 1) {
+                    gpa_sim_gang_member *ng = gpa_sim_grow(gm, &cap_gm, n_gm + 1, sizeof *ng);
+                    if (!ng)
+                        rc = GPA_ENOMEM;
+                    else
+                        (gm = ng)[n_gm++] = (gpa_sim_gang_member){pi, o};
+                }
                 failed_tmpl = (size_t)-1;
             } else {
                 set_reason(s, pi, &w);
                 failed_tmpl = ti;
                 failed_w = w;
+                if (gang_size > 1) {
+                    gang_failed = (long)pi;
+                    failed_tmpl = (size_t)-1;
+                    rc = gpa_sim_gang_fail(s, gm, n_gm, pi, gang_size);
+                    if (!rc && n_gm) {
+                        /* pods came off: the view and the index knew them */
+                        gpa_sim_view_free(&v, s, &s->tmpls[view_tmpl]);
+                        have_view = false;
+                        if (!scan) rc = cand_reset(&ps, s);
+                    }
+                    n_gm = 0;
+                }
             }
         }
         if (rc) rc = gpa_fail(err, GPA_ENOMEM, "out of memory");
     }
     if (have_view) gpa_sim_view_free(&v, s, &s->tmpls[view_tmpl]);
     cand_free(&ps, s);
+    for (size_t i = 0; gkeys && i < s->n_tmpls; i++)
+        free(gkeys[i]);
+    free(gkeys);
+    free(gm);
     free(order);
     return rc;
 }

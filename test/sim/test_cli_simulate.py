@@ -254,6 +254,37 @@ rc, out, err = sim("-p", WPOL, "-i", wnodes, wwork)
 check(out.startswith("pods: 2000 (placed 1712, unplaced 258, denied 30, skipped objects 0)\n") and
       "  sandbox/miner (20 pods): denied by GPU policy rule no-sandbox-gpus" in out,
       "walkthrough text: the headline is the pods put in\n" + out[:400])
+# gangs: pod by pod (kube-scheduler alone) one PyTorchJob is left half placed; with --gangs
+# whole every job is placed whole or not at all, the unplaced ones with one cause each
+def jobs(j):
+    c = {}
+    for key, entries in (("placed", j.get("placements", [])), ("unplaced", j.get("unplaced", []))):
+        for e in entries:
+            if e["pod"].startswith("training/"):
+                c.setdefault(e["pod"].split("[")[0], {"placed": 0, "unplaced": 0, "causes": set()})[key] += 1
+                if key == "unplaced":
+                    c[e["pod"].split("[")[0]]["causes"].add((e["reason"], e["detail"]))
+    return c
+
+
+half = [k for k, v in jobs(wj).items() if v["placed"] and v["unplaced"]]
+check(len(half) == 1, f"pod by pod: one job half placed: {half}")
+rc, out, err = sim("-p", WPOL, "-i", wnodes, "-o", "json", "--gangs", "whole", wwork)
+gj = json.loads(out) if rc == 0 else {}
+gjobs = jobs(gj)
+check(rc == 0 and len(gjobs) == 26 and not [k for k, v in gjobs.items() if v["placed"] and v["unplaced"]]
+      and all(len(v["causes"]) == 1 for v in gjobs.values() if v["unplaced"]) and
+      all("placed whole or not at all" in next(iter(v["causes"]))[1] for v in gjobs.values() if v["unplaced"]),
+      f"--gangs whole: every job whole or not at all, one cause: {sorted((k, v['placed'], v['unplaced']) for k, v in gjobs.items())}")
+check(gj.get("pods") == 2000 and gj.get("placed", 0) + len(gj.get("unplaced", [])) + 30 == 2000,
+      "--gangs whole: the counts still add up")
+rc, out, err = sim("-p", POL, "-i", cl, "--gangs", "whole", mixed)
+check(rc == 0 and out.startswith("pods: 24 (placed 17, unplaced 6, denied 1,") and
+      out.count("training/finetune-") == 3 and
+      "  island too small                         3 pod(s), 12 GPU(s) asked" in out,
+      "worked example, gangs whole: the 3-pod gang unplaced whole\n" + out)
+rc, out, err = sim("-p", POL, "-i", cl, "--gangs", "some", mixed)
+check(rc == 1 and "--gangs must be pods or whole, not some" in err, f"bad --gangs: {rc} {err}")
 # the mistake: the H100 pool written for NVIDIA-H100-80GB, which GFD never writes
 wbad = os.path.join(tmp, "policies-walkthrough-bad")
 os.mkdir(wbad)

@@ -11,6 +11,8 @@
  * every pod on the same node and GPUs with the same reason, every GPU slot the same. Each
  * random fleet is also listed node by node (a `kubectl get nodes` List: a group per node,
  * the nodes of one kind merged into one shape by sim_shape.c) and packed both ways again.
+ * Every other case places gangs whole (sim_gang.c): a gang that does not fit is taken back
+ * off, and the index is rebuilt; the scan must still agree.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -174,6 +176,7 @@ static int gangs(void)
         gpa_sim *s[2] = {NULL, NULL};
         for (int m = 0; m < 2; m++) {
             CHECK_INT(gpa_sim_new(&s[m], inv, &err), GPA_OK);
+            gpa_sim_set_gangs_whole(s[m], c % 2 == 1);
             unsigned long long keep = rng;
             for (int g = 0; g < ng; g++) {
                 char p[1024];
@@ -394,6 +397,7 @@ int main(void)
     CHECK_INT(gangs(), 0);
     static char inv_yaml[8192], pods[40][1400];
     int cases = 0, placed = 0, unplaced = 0, listed_placed = 0, listed_nodes = 0, listed_twins = 0;
+    int taken_back = 0;
     for (int c = 0; c < 400; c++) {
         inventory(inv_yaml, sizeof inv_yaml);
         int npods = 4 + (int)rnd(20);
@@ -412,6 +416,8 @@ int main(void)
         gpa_sim *s[2] = {NULL, NULL};
         for (int m = 0; m < 2; m++) {
             CHECK_INT(gpa_sim_new(&s[m], inv, &err), GPA_OK);
+            /* every other case with gangs whole: a gang taken back off rebuilds the index */
+            gpa_sim_set_gangs_whole(s[m], c % 2 == 1);
             for (int i = 0; i < npods; i++) {
                 cJSON *p = cJSON_Parse(pods[i]);
                 CHECK(p != NULL);
@@ -430,6 +436,9 @@ int main(void)
         placed += (int)t.placed;
         unplaced += (int)t.unplaced;
         cases++;
+        for (size_t i = 0; i < s[0]->n_pods; i++) /* unplaced because their gang was */
+            taken_back += s[0]->pods[i].reason_detail &&
+                          strstr(s[0]->pods[i].reason_detail, "placed whole or not at all");
         gpa_sim_free(s[0]);
         gpa_sim_free(s[1]);
         /* the same fleet listed node by node: the index over shapes against the full scan */
@@ -443,6 +452,7 @@ int main(void)
         }
         for (int m = 0; linv && m < 2; m++) {
             CHECK_INT(gpa_sim_new(&s[m], linv, &err), GPA_OK);
+            gpa_sim_set_gangs_whole(s[m], c % 2 == 1);
             for (int i = 0; i < npods; i++) {
                 cJSON *p = cJSON_Parse(pods[i]);
                 char name[32];
@@ -467,8 +477,10 @@ int main(void)
         free(listed);
         gpa_sim_inventory_free(inv);
     }
-    printf("index vs scan: %d cases, %d pods placed, %d unplaced, all identical\n", cases, placed,
-           unplaced);
+    printf("index vs scan: %d cases (half with gangs whole: %d gang pods taken back off), %d "
+           "pods placed, %d unplaced, all identical\n",
+           cases, taken_back, placed, unplaced);
+    CHECK(taken_back > 50);
     printf("listed nodes, index over shapes vs scan: %d nodes (%d of them sharing another's "
            "shape), %d pods placed, all identical\n",
            listed_nodes, listed_twins, listed_placed);
