@@ -51,6 +51,24 @@ void gpa_sim_nonodes_free(gpa_sim_nonode *a, size_t n);
 /* "pool train matches no node: its pods ask ...; the closest value ... (N nodes)" */
 void gpa_sim_nonode_line(gpa_sb *b, const gpa_sim_nonode *x);
 
+/* A gang by job (output_gangs.c): its pods, where they went, why not. */
+#define GPA_SIM_GANG_DOMAINS 4
+typedef struct gpa_sim_gang_agg {
+    char *job;                /* "ns/<the gang label's value>" */
+    const char *topology_key; /* of its affinity term */
+    size_t pods, placed, unplaced;
+    const char *domains[GPA_SIM_GANG_DOMAINS]; /* topology values its placed pods are in */
+    size_t n_domains;
+    bool more_domains;
+    const char *reason, *detail; /* the first unplaced pod's */
+} gpa_sim_gang_agg;
+/* The run's gangs (sim_gang.c's definition) in first-template order; caller frees with
+ * gpa_sim_gang_aggs_free. NULL on ENOMEM. */
+gpa_sim_gang_agg *gpa_sim_gang_aggs(const gpa_sim *s, size_t *n_out);
+void gpa_sim_gang_aggs_free(gpa_sim_gang_agg *a, size_t n);
+/* "whole", "not placed" or "partly placed" */
+const char *gpa_sim_gang_state(const gpa_sim_gang_agg *g);
+
 /* Unplaced pods by cause (gpa_sim_cause_name): pods and the GPUs they ask. */
 typedef struct gpa_sim_cause_agg {
     char *name;

@@ -137,6 +137,27 @@ cJSON *gpa_sim_result_json(const gpa_sim *s)
         cJSON_AddItemToArray(pa, o);
     }
     free(a);
+    cJSON *gangs = cJSON_AddArrayToObject(r, "gangs");
+    size_t ng = 0;
+    gpa_sim_gang_agg *gg = gpa_sim_gang_aggs(s, &ng);
+    for (size_t i = 0; i < ng; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "job", gg[i].job ? gg[i].job : "");
+        cJSON_AddStringToObject(o, "topologyKey", gg[i].topology_key);
+        cJSON_AddNumberToObject(o, "pods", (double)gg[i].pods);
+        cJSON_AddNumberToObject(o, "placed", (double)gg[i].placed);
+        cJSON_AddNumberToObject(o, "unplaced", (double)gg[i].unplaced);
+        cJSON_AddStringToObject(o, "gang", gpa_sim_gang_state(&gg[i]));
+        cJSON *dv = cJSON_AddArrayToObject(o, "domains");
+        for (size_t k = 0; k < gg[i].n_domains; k++)
+            cJSON_AddItemToArray(dv, cJSON_CreateString(gg[i].domains[k]));
+        if (gg[i].reason) {
+            cJSON_AddStringToObject(o, "reason", gg[i].reason);
+            cJSON_AddStringToObject(o, "detail", gg[i].detail ? gg[i].detail : "");
+        }
+        cJSON_AddItemToArray(gangs, o);
+    }
+    gpa_sim_gang_aggs_free(gg, ng);
     cJSON *nodes = cJSON_AddArrayToObject(r, "nodes");
     for (size_t n = 0; n < s->inv->n_nodes; n++) {
         const gpa_sim_node *nd = &s->nodes[n];

@@ -157,6 +157,51 @@ static void pools_table(gpa_sb *b, const gpa_sim *s, const gpa_sim_totals *t)
     free(a);
 }
 
+/* Gangs by job: placed whole, where, or why not (output_gangs.c); at most LIST_ROWS. */
+static void gangs_table(gpa_sb *b, const gpa_sim *s)
+{
+    size_t n = 0;
+    gpa_sim_gang_agg *a = gpa_sim_gang_aggs(s, &n);
+    if (n) {
+        static const char *cols[] = {"job", "pods", "placed", "unplaced", "gang", "domains",
+                                     "why not", NULL};
+        gpa_sb_printf(b, "<h2>Gangs by job (%zu)</h2>\n<table id=\"gangs\">\n", n);
+        head_row(b, cols);
+        for (size_t i = 0; i < n && i < LIST_ROWS; i++) {
+            gpa_sb_printf(b, "<tr>");
+            cell(b, a[i].job, false);
+            cellz(b, a[i].pods);
+            cellz(b, a[i].placed);
+            cellz(b, a[i].unplaced);
+            cell(b, gpa_sim_gang_state(&a[i]), false);
+            gpa_sb_printf(b, "<td>");
+            for (size_t k = 0; k < a[i].n_domains; k++) {
+                gpa_sb_printf(b, "%s", k ? ", " : "");
+                gpa_sim_html_esc(b, a[i].domains[k]);
+            }
+            if (a[i].more_domains) gpa_sb_printf(b, ", ...");
+            if (a[i].n_domains) {
+                gpa_sb_printf(b, " (");
+                gpa_sim_html_esc(b, a[i].topology_key);
+                gpa_sb_printf(b, ")");
+            }
+            gpa_sb_printf(b, "</td>");
+            gpa_sb_printf(b, "<td>");
+            if (a[i].reason) {
+                gpa_sim_html_esc(b, a[i].reason);
+                gpa_sb_printf(b, ": ");
+                gpa_sim_html_esc(b, a[i].detail ? a[i].detail : "");
+            }
+            gpa_sb_printf(b, "</td></tr>\n");
+        }
+        gpa_sb_printf(b, "</table>\n");
+        if (n > LIST_ROWS)
+            gpa_sb_printf(b, "<p class=\"note\">... and %zu more (-o json lists every one).</p>\n",
+                          n - LIST_ROWS);
+    }
+    gpa_sim_gang_aggs_free(a, n);
+}
+
 static void groups_table(gpa_sb *b, const gpa_sim *s)
 {
     size_t na = 0;
@@ -367,6 +412,8 @@ static void fleet(gpa_sb *b, const gpa_sim *s)
             double x0 = bx + gap / 2 + (double)(j % span) * strip,
                    y0 = by + lab + (double)(j / span) * (ch + 4);
             if (dkey && j == 0) {
+                /* lines this domain fills (the last one may be short) */
+                size_t here = ((nn - i < d ? nn - i : d) + span - 1) / span;
                 const char *v = gpa_sim_node_label(s, n, dkey);
                 gpa_sb_printf(b, "<g class=\"domain\" data-domain=\"");
                 gpa_sim_html_esc(b, v);
@@ -379,7 +426,7 @@ static void fleet(gpa_sb *b, const gpa_sim *s)
                               "height=\"%.0f\" fill=\"none\" stroke=\"#555\" "
                               "stroke-dasharray=\"4 2\"/><text x=\"%.0f\" y=\"%.0f\" "
                               "style=\"font-size:10px\">",
-                              bx + 1, by + lab - 1, boxw - 3, (double)rpd * (ch + 4) + 3, bx + 3,
+                              bx + 1, by + lab - 1, boxw - 3, (double)here * (ch + 4) + 3, bx + 3,
                               by + lab - 4);
                 gpa_sim_html_esc(b, v);
                 gpa_sb_printf(b, "</text></g>");
@@ -522,6 +569,7 @@ char *gpa_sim_report_html_compared(const gpa_sim *s, const gpa_sim_compared *v, 
     pools_table(&b, s, &t);
     groups_table(&b, s);
     fleet(&b, s);
+    gangs_table(&b, s);
     unplaced_lists(&b, s, &t);
     denied_list(&b, s);
     tiles(&b, s, &t);

@@ -278,6 +278,25 @@ check(rc == 0 and len(gjobs) == 26 and not [k for k, v in gjobs.items() if v["pl
       f"--gangs whole: every job whole or not at all, one cause: {sorted((k, v['placed'], v['unplaced']) for k, v in gjobs.items())}")
 check(gj.get("pods") == 2000 and gj.get("placed", 0) + len(gj.get("unplaced", [])) + 30 == 2000,
       "--gangs whole: the counts still add up")
+# the gangs by job (JSON and report): 26 jobs, each whole or not placed with why; pod by pod
+# the half-placed one says so
+states = {g["job"]: g["gang"] for g in gj.get("gangs", [])}
+check(len(states) == 26 and set(states.values()) == {"whole", "not placed"} and
+      gj["gangs"][0] == {"job": "training/llm-pretrain-0", "topologyKey": "cloud.provider.com/topology-block",
+                         "pods": 36, "placed": 36, "unplaced": 0, "gang": "whole", "domains": ["block-0"]} and
+      all(g.get("reason") and "placed whole or not at all" in g.get("detail", "")
+          for g in gj["gangs"] if g["gang"] == "not placed"),
+      f"json gangs: {gj.get('gangs', [])[:2]}")
+check([g["job"] for g in wj.get("gangs", []) if g["gang"] == "partly placed"] == half,
+      f"pod by pod: the half-placed job is 'partly placed': {half}")
+gang_report = os.path.join(tmp, "walkthrough-gangs.html")
+rc, out, err = sim("-p", WPOL, "-i", wnodes, "--gangs", "whole", "--report", gang_report, wwork)
+with open(gang_report) as f:
+    gh = f.read()
+check("<h2>Gangs by job (26)</h2>" in gh and '<table id="gangs">' in gh and
+      "<tr><td>training/llm-pretrain-0</td><td class=\"n\">36</td><td class=\"n\">36</td>"
+      "<td class=\"n\">0</td><td>whole</td><td>block-0 (cloud.provider.com/topology-block)</td>" in gh,
+      "report: the gangs table")
 rc, out, err = sim("-p", POL, "-i", cl, "--gangs", "whole", mixed)
 check(rc == 0 and out.startswith("pods: 24 (placed 17, unplaced 6, denied 1,") and
       out.count("training/finetune-") == 3 and
@@ -426,5 +445,7 @@ if args.chromium:
           wdom.count('<g class="block"') == 2,
           "walkthrough rendered: the box first, 120 node strips, 4 racks in 2 blocks")
     screenshot(wbad_report, (shot[:-4] if shot.endswith(".png") else shot) + "-nonodes.png", 1300)
+    # the walkthrough with gangs whole (docs/images/simulate-report-gangs.png): the gangs by job
+    screenshot(gang_report, (shot[:-4] if shot.endswith(".png") else shot) + "-gangs.png", 2300)
 
 finish()
