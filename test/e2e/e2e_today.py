@@ -406,7 +406,9 @@ def sc_unplaced_off_shared(c, ck):
     rule places (a namespace of no tenant; another tenant's unmatched namespace) is never bound
     to the time-sliced node, with the pool's nodeSelector or without any."""
     s = "unplaced-off-shared"
-    team, intr, other = "team-a", "intruder", "ops-x"
+    # ops-x: tenant platform's (the shared pod's own) unmatched namespace would test nothing of
+    # isolation; lab-x is another tenant's (lab, untrusted, no rule names it)
+    team, intr, other = "team-a", "intruder", "lab-x"
     for ns in (team, intr, other):
         c.namespace(ns)
     ok, err = create(c, pod("shared-0", team, [container("main", 1)]))
@@ -417,7 +419,7 @@ def sc_unplaced_off_shared(c, ck):
     for name, ns, sel, check in (
             ("intr-sel", intr, TS_SEL, "no-tenant-pool-selector-not-on-shared-node"),
             ("intr-any", intr, None, "no-tenant-no-selector-not-on-shared-node"),
-            ("ops-sel", other, TS_SEL, "other-tenant-unplaced-not-on-shared-node")):
+            ("lab-sel", other, TS_SEL, "other-tenant-unplaced-not-on-shared-node")):
         ok, err = create(c, pod(name, ns, [container("main", 1)], node_selector=sel))
         st = settle(c, ns, name) if ok else ("denied", err)
         expect(ck, "%s/%s" % (s, check), not on(st, "ts-node"), st)
@@ -512,6 +514,20 @@ def sc_ephemeral(c, ck):
     code, body, _ = ephemeral(c, ns, "eph-1", priv)
     ck.expect(s + "/privileged-refused", code == 403 and VALIDATE in body.get("message", "") and
               "privileged" in body.get("message", ""), (code, body.get("message")))
+    # the same through the client users run: kubectl debug's sysadmin profile is privileged,
+    # --custom adds the env
+    r = c.kubectl("debug", "eph-1", "-n", ns, "--image=busybox", "--profile=sysadmin",
+                  "-c", "dbg-sysadmin", check=False)
+    ck.expect(s + "/kubectl-debug-sysadmin-refused", r.returncode != 0 and VALIDATE in r.stderr
+              and "privileged" in r.stderr, r.stdout + r.stderr)
+    custom = os.path.join(c.work, "debug-env.json")
+    with open(custom, "w") as f:
+        json.dump({"env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]}, f)
+    r = c.kubectl("debug", "eph-1", "-n", ns, "--image=busybox", "--custom=" + custom,
+                  "-c", "dbg-custom", check=False)
+    ck.expect(s + "/kubectl-debug-custom-env-refused", r.returncode != 0 and
+              VALIDATE in r.stderr and "NVIDIA_VISIBLE_DEVICES" in r.stderr,
+              r.stdout + r.stderr)
     code, body, _ = ephemeral(c, ns, "eph-1", {"name": "dbg", "image": "busybox"})
     names = [e.get("name") for e in dig(c.get("pod", "eph-1", ns), "spec",
                                         "ephemeralContainers", default=[]) or []]
