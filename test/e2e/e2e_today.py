@@ -61,6 +61,12 @@ KNOWN_GAPS = {
         "issue 33 item 1 (branch unplaced): an unplaced plain-GPU pod lands on the time-sliced node",
     "scheduling-gates/unplaced-selector-added-while-gated-not-on-shared-node":
         "issue 33 item 1 (branch unplaced): nothing keeps the gated unplaced pod off the shared node",
+    "mutating-skipped/unplaced-pool-selector-refused":
+        "issue 33 item 1 (branch unplaced): the validating webhook allows an unplaced plain-GPU "
+        "pod whose nodeSelector names the shared pool's nodes",
+    "mutating-skipped/unplaced-no-selector-refused":
+        "issue 33 item 1 (branch unplaced): the validating webhook allows an unplaced plain-GPU "
+        "pod that could land on the shared pool's nodes",
     "dra-extended/deviceclass-resource-judged":
         "issue 33 path 6 (branch count): deviceclass.resource.kubernetes.io/* is not a GPU to "
         "the chart's matchConditions or the engine",
@@ -706,6 +712,42 @@ def sc_workload_api(c, ck):
     clean(c, ns)
 
 
+def sc_mutating_skipped(c, ck):
+    """The validating webhook alone (the chart's mutating configuration deleted, as when
+    another mutating webhook reordered or a reinvocation failed open): what the API server
+    stores must still keep the isolation. Runs last; the configuration is put back."""
+    s = "mutating-skipped"
+    res, team, intr = "research-vo", "team-vo", "intruder-vo"
+    for ns in (res, team, intr):
+        c.namespace(ns)
+    saved = c.get("mutatingwebhookconfiguration", "gpu-admission")
+    if not ck.expect(s + "/chart-mutating-configuration-found", saved is not None):
+        return
+    c.kubectl("delete", "mutatingwebhookconfiguration", "gpu-admission")
+    try:
+        time.sleep(2)  # the API server's webhook informer drops the entry
+        ok, err = create(c, pod("vo-side", res, [container("main")],
+                                init=[container("gpu-sidecar", 1, sidecar=True)]))
+        ck.expect(s + "/sidecar-gpu-not-rewritten-refused", not ok and VALIDATE in err and
+                  "asks for nvidia.com/gpu but rule research-mig" in err, err)
+        ok, err = create(c, pod("vo-team", team, [container("main", 1)]))
+        ck.expect(s + "/shared-pool-pod-without-isolation-refused",
+                  not ok and VALIDATE in err, err)
+        for name, sel, check in (("vo-sel", TS_SEL, "unplaced-pool-selector-refused"),
+                                 ("vo-any", None, "unplaced-no-selector-refused")):
+            ok, err = create(c, pod(name, intr, [container("main", 1)], node_selector=sel))
+            detail = err if not ok else "admitted; scheduler: %s" % (settle(c, intr, name),)
+            expect(ck, "%s/%s" % (s, check), not ok and VALIDATE in err, detail)
+    finally:
+        for k in ("resourceVersion", "uid", "creationTimestamp", "generation", "managedFields"):
+            saved["metadata"].pop(k, None)
+        c.kubectl("create", "-f", "-", stdin=json.dumps(saved))
+    time.sleep(2)
+    ok, err = create(c, pod("vo-back", res, [container("main", 1)]))
+    ck.expect(s + "/mutating-entry-restored", ok and MIG in err, err)
+    clean(c, res, team, intr)
+
+
 SCENARIOS = [
     ("sidecars", sc_sidecars),
     ("sidecar-fit", sc_sidecar_fit),
@@ -717,4 +759,5 @@ SCENARIOS = [
     ("dra-extended", sc_dra_extended),
     ("admin-access", sc_admin_access),
     ("workload-api", sc_workload_api),
+    ("mutating-skipped", sc_mutating_skipped),  # last: it takes the mutating entry away
 ]
