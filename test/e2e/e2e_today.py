@@ -27,8 +27,7 @@ import time
 import urllib.error
 import urllib.request
 
-import run_e2e
-from run_e2e import TOKEN, dig, note, wait_for
+from run_e2e import FEATURES, TOKEN, dig, note, wait_for
 from e2e_scheduler import make_node
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -174,7 +173,6 @@ def configure(c):
 
 
 def setup(c):
-    features = getattr(run_e2e, "FEATURES", ["--feature-gates=GenericWorkload=true"])
     # The scheduler acts as the user it is in a cluster (impersonated by the e2e admin), with
     # the bootstrap RBAC role of that name: the claim webhooks trust the annotation of the
     # scheduler's extended-resource claims only from spec.dra.schedulerUsers
@@ -187,12 +185,10 @@ def setup(c):
         json.dump(kc, f)
     c.procs.start("kube-scheduler", [
         os.path.join(c.args.k8s_bin, "kube-scheduler"), "--kubeconfig", sched_kc,
-        "--leader-elect=false", "--secure-port", "0", "--v", "1"] + features)
+        "--leader-elect=false", "--secure-port", "0", "--v", "1"] + FEATURES)
     time.sleep(1)
     if not c.procs.alive("kube-scheduler"):
         raise RuntimeError("kube-scheduler exited:\n" + c.procs.log_tail("kube-scheduler"))
-    ver = c.kubectl("version", "-o", "json", check=False).stdout
-    note("server version %s" % dig(json.loads(ver or "{}"), "serverVersion", "gitVersion"))
     for n in nodes():
         make_node(c, n)
 
