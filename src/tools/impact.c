@@ -363,17 +363,19 @@ static cJSON *reconstruct(const gpa_policy *old_p, const cJSON *pod, gpa_error *
 static int entry(cJSON *out, unsigned *mask, const gpa_policy *old_p, const gpa_policy *new_p,
                  const cJSON *obj, const char *template_path, const char *judged_as, gpa_error *err)
 {
-    gpa_judgement o, n;
+    /* One set judged against itself (`audit`) is judged once: its two sides are equal. */
+    bool same = old_p == new_p;
+    gpa_judgement o, n = {0};
     int rc = judge_one(&o, old_p, obj, GPA_JUDGE_BOTH, err);
     if (rc != GPA_OK) return rc;
-    rc = judge_one(&n, new_p, obj, GPA_JUDGE_BOTH, err);
+    if (!same) rc = judge_one(&n, new_p, obj, GPA_JUDGE_BOTH, err);
     if (rc != GPA_OK) {
         gpa_judgement_clear(&o);
         return rc;
     }
     if (o.judged || n.judged) {
         cJSON *e = cJSON_CreateObject();
-        cJSON *so = summary(old_p, &o), *sn = summary(new_p, &n);
+        cJSON *so = summary(old_p, &o), *sn = same ? cJSON_Duplicate(so, 1) : summary(new_p, &n);
         unsigned m = so && sn ? compare(so, sn) : 0;
         cJSON *ch = e ? cJSON_AddArrayToObject(e, "changes") : NULL;
         static const char *names[] = {"denied", "allowed", "rule", "pool", "resources", "warnings"};

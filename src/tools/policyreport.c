@@ -1,0 +1,498 @@
+/*
+ * policyreport.c - an audit of existing objects as PolicyReport / ClusterPolicyReport
+ * objects (policyreport.h), for `gpu-admission audit`.
+ *
+ * The judging is impact.c's, with the one set on both sides (judged once): an audit and a
+ * `diff` of the same dump cannot disagree about an object. What is here is only the
+ * wgpolicyk8s.io/v1alpha2 shape (test/fixtures/wg-policy-prototypes holds the CRDs it is
+ * validated against). Must never: put a timestamp or anything else that changes from run to
+ * run into a report (the golden report and `kubectl apply` of an unchanged audit stay
+ * quiet), or drop an object the webhooks could not answer (it is an error result).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu_admission/impact.h"
+#include "gpu_admission/objects.h"
+#include "gpu_admission/policyreport.h"
+
+#define POLICY_NAME "gpu-admission"
+#define REPORT_NAME "gpu-admission"
+
+enum { R_NONE = -1, R_PASS, R_WARN, R_FAIL, R_ERROR, R_N };
+static const char *const status_name[R_N] = {"pass", "warn", "fail", "error"};
+
+/* The results of one namespace (ns NULL: cluster-scoped objects). */
+typedef struct scope {
+    char *ns;
+    cJSON *results;
+    size_t n[R_N];
+} scope;
+
+struct gpa_audit {
+    const gpa_policy *p;
+    size_t max_results;
+    scope *scopes; /* [0] is the cluster scope */
+    size_t n_scopes, cap_scopes;
+    cJSON *findings;
+    size_t objects, judged, not_judged, no_rule;
+    size_t n[R_N];
+};
+
+static const cJSON *get(const cJSON *o, const char *k)
+{
+    return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, k) : NULL;
+}
+
+static const char *str(const cJSON *o, const char *k)
+{
+    const cJSON *v = get(o, k);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+int gpa_audit_new(gpa_audit **out, const gpa_policy *p, size_t max_results, gpa_error *err)
+{
+    *out = NULL;
+    gpa_audit *a = calloc(1, sizeof *a);
+    if (!a) return gpa_fail(err, GPA_ENOMEM, "out of memory");
+    a->p = p;
+    a->max_results = max_results;
+    a->scopes = calloc(8, sizeof *a->scopes);
+    a->cap_scopes = 8;
+    a->findings = cJSON_CreateArray();
+    if (!a->scopes || !a->findings || !(a->scopes[0].results = cJSON_CreateArray())) {
+        gpa_audit_free(a);
+        return gpa_fail(err, GPA_ENOMEM, "out of memory");
+    }
+    a->n_scopes = 1;
+    *out = a;
+    return GPA_OK;
+}
+
+void gpa_audit_free(gpa_audit *a)
+{
+    if (!a) return;
+    for (size_t i = 0; i < a->n_scopes; i++) {
+        free(a->scopes[i].ns);
+        cJSON_Delete(a->scopes[i].results);
+    }
+    free(a->scopes);
+    cJSON_Delete(a->findings);
+    free(a);
+}
+
+/* Kubernetes has no way to tell from an object alone whether its kind is namespaced; a dump
+ * (`kubectl get -A`) names the namespace of every namespaced object. So: no namespace and a
+ * kind that is cluster-scoped (the API's own, and the "Cluster*" convention every operator
+ * follows: ClusterTrainingRuntime, ClusterQueue) is cluster-scoped; no namespace otherwise is
+ * "default", where kubectl would create it and where the webhooks judge it. */
+static bool cluster_scoped(const cJSON *obj)
+{
+    static const char *const kinds[] = {"Namespace",    "Node",          "PersistentVolume",
+                                        "StorageClass", "PriorityClass", "DeviceClass",
+                                        "ResourceSlice", "RuntimeClass", "ResourceFlavor",
+                                        NULL};
+    if (str(get(obj, "metadata"), "namespace")) return false;
+    const char *kind = str(obj, "kind");
+    if (!kind) return false;
+    if (strncmp(kind, "Cluster", 7) == 0 && kind[7] >= 'A' && kind[7] <= 'Z') return true;
+    for (size_t i = 0; kinds[i]; i++)
+        if (strcmp(kind, kinds[i]) == 0) return true;
+    return false;
+}
+
+static scope *scope_of(gpa_audit *a, const char *ns)
+{
+    if (!ns) return &a->scopes[0];
+    /* the last one first: a dump lists a namespace's objects together */
+    for (size_t i = a->n_scopes; i-- > 1;)
+        if (strcmp(a->scopes[i].ns, ns) == 0) return &a->scopes[i];
+    if (a->n_scopes == a->cap_scopes) {
+        scope *ns_ = realloc(a->scopes, 2 * a->cap_scopes * sizeof *ns_);
+        if (!ns_) return NULL;
+        a->scopes = ns_;
+        a->cap_scopes *= 2;
+    }
+    scope *s = &a->scopes[a->n_scopes];
+    *s = (scope){.ns = strdup(ns), .results = cJSON_CreateArray()};
+    if (!s->ns || !s->results) {
+        free(s->ns);
+        cJSON_Delete(s->results);
+        return NULL;
+    }
+    a->n_scopes++;
+    return s;
+}
+
+/* The result one judged unit (the Pod, a claim, or one pod template) gets, and its message
+ * into msg. */
+static int unit_status(const cJSON *e, char *msg, size_t cap)
+{
+    const cJSON *n = get(e, "new");
+    const char *rule = str(n, "rule"), *pool = str(n, "pool"), *m = str(n, "message");
+    bool as_is = str(e, "judgedAs") && strcmp(str(e, "judgedAs"), "as-is") == 0;
+    if (!cJSON_IsTrue(get(n, "allowed"))) {
+        /* a pod whose original request cannot be rebuilt says nothing certain about what
+         * its request got: as diff does, it is not reported as a refusal */
+        if (as_is) {
+            snprintf(msg, cap, "as stored (its original request could not be rebuilt), the "
+                               "policy would refuse it: %s",
+                     m ? m : "denied by policy");
+            return R_WARN;
+        }
+        snprintf(msg, cap, "%s", m ? m : "denied by policy");
+        return R_FAIL;
+    }
+    /* a violation enforcement warn/audit let through; the webhook's warnings otherwise are
+     * notes on what placement wrote into the pod, not findings */
+    if (m) {
+        snprintf(msg, cap, "%s", m);
+        return R_WARN;
+    }
+    if (!rule) return R_NONE;
+    if (pool)
+        snprintf(msg, cap, "admitted by rule %s into pool %s", rule, pool);
+    else
+        snprintf(msg, cap, "admitted by rule %s", rule);
+    return R_PASS;
+}
+
+static cJSON *resource_ref(const cJSON *obj, const char *ns)
+{
+    cJSON *r = cJSON_CreateObject();
+    const cJSON *md = get(obj, "metadata");
+    const char *av = str(obj, "apiVersion"), *kind = str(obj, "kind"), *name = str(md, "name");
+    const char *uid = str(md, "uid");
+    if (av) cJSON_AddStringToObject(r, "apiVersion", av);
+    if (kind) cJSON_AddStringToObject(r, "kind", kind);
+    if (name) cJSON_AddStringToObject(r, "name", name);
+    if (ns) cJSON_AddStringToObject(r, "namespace", ns);
+    if (uid) cJSON_AddStringToObject(r, "uid", uid);
+    return r;
+}
+
+/* Appends v to the comma-separated property k of props unless it is there already. */
+static void prop_add(cJSON *props, const char *k, const char *v)
+{
+    if (!v || !*v) return;
+    cJSON *cur = cJSON_GetObjectItemCaseSensitive(props, k);
+    if (!cur) {
+        cJSON_AddStringToObject(props, k, v);
+        return;
+    }
+    size_t lv = strlen(v);
+    for (const char *s = cur->valuestring; s && *s;) {
+        const char *e = strchr(s, ',');
+        size_t l = e ? (size_t)(e - s) : strlen(s);
+        if (l == lv && memcmp(s, v, l) == 0) return;
+        s = e ? e + 1 : s + l;
+    }
+    size_t lc = strlen(cur->valuestring);
+    char *joined = malloc(lc + lv + 2);
+    if (!joined) return;
+    memcpy(joined, cur->valuestring, lc);
+    joined[lc] = ',';
+    memcpy(joined + lc + 1, v, lv + 1);
+    cJSON_ReplaceItemInObjectCaseSensitive(props, k, cJSON_CreateString(joined));
+    free(joined);
+}
+
+static cJSON *new_result(const gpa_audit *a, const cJSON *obj, const char *ns, const char *rule)
+{
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddStringToObject(r, "policy", POLICY_NAME);
+    if (rule) cJSON_AddStringToObject(r, "rule", rule);
+    cJSON_AddStringToObject(r, "result", "pass");
+    cJSON_AddStringToObject(r, "message", "");
+    cJSON_AddStringToObject(r, "source", "gpu-admission");
+    cJSON_AddStringToObject(r, "category", "GPU admission");
+    cJSON *props = cJSON_AddObjectToObject(r, "properties");
+    cJSON_AddStringToObject(props, "policyRevision", gpa_policy_revision(a->p));
+    cJSON *res = cJSON_AddArrayToObject(r, "resources");
+    cJSON_AddItemToArray(res, resource_ref(obj, ns));
+    return r;
+}
+
+static void set_str(cJSON *o, const char *k, const char *v)
+{
+    cJSON_ReplaceItemInObjectCaseSensitive(o, k, cJSON_CreateString(v));
+}
+
+static int record(gpa_audit *a, scope *s, cJSON *r, int status, const cJSON *obj,
+                  const char *origin, gpa_error *err)
+{
+    set_str(r, "result", status_name[status]);
+    s->n[status]++;
+    a->n[status]++;
+    if (status != R_PASS) {
+        cJSON *f = cJSON_CreateObject();
+        char label[400];
+        gpa_objects_describe(label, sizeof label, obj);
+        cJSON_AddStringToObject(f, "result", status_name[status]);
+        cJSON_AddStringToObject(f, "object", label);
+        if (origin) cJSON_AddStringToObject(f, "origin", origin);
+        const char *rule = str(r, "rule");
+        if (rule) cJSON_AddStringToObject(f, "rule", rule);
+        cJSON_AddStringToObject(f, "message", str(r, "message"));
+        if (!f || !cJSON_AddItemToArray(a->findings, f)) {
+            cJSON_Delete(f);
+            cJSON_Delete(r);
+            return gpa_fail(err, GPA_ENOMEM, "out of memory");
+        }
+    }
+    if (!cJSON_AddItemToArray(s->results, r)) {
+        cJSON_Delete(r);
+        return gpa_fail(err, GPA_ENOMEM, "out of memory");
+    }
+    return GPA_OK;
+}
+
+/* A namespace name the API server accepts (DNS-1123 label): a PolicyReport can live there. */
+static bool ns_name_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 63 || s[0] == '-' || s[n - 1] == '-') return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
+            return false;
+    return true;
+}
+
+/* An object in a namespace no report can live in (not from a cluster: the API server refuses
+ * such a namespace): an error in the summary, in no report. */
+static int bad_namespace(gpa_audit *a, const cJSON *obj, const char *ns, const char *origin,
+                         gpa_error *err)
+{
+    char label[400], msg[600];
+    gpa_objects_describe(label, sizeof label, obj);
+    snprintf(msg, sizeof msg,
+             "namespace \"%.200s\" is not a DNS-1123 label: no PolicyReport can hold it", ns);
+    cJSON *f = cJSON_CreateObject();
+    cJSON_AddStringToObject(f, "result", "error");
+    cJSON_AddStringToObject(f, "object", label);
+    if (origin) cJSON_AddStringToObject(f, "origin", origin);
+    cJSON_AddStringToObject(f, "message", msg);
+    if (!f || !cJSON_AddItemToArray(a->findings, f)) {
+        cJSON_Delete(f);
+        return gpa_fail(err, GPA_ENOMEM, "out of memory");
+    }
+    a->n[R_ERROR]++;
+    a->judged++;
+    return GPA_OK;
+}
+
+int gpa_audit_object(gpa_audit *a, const cJSON *obj, const char *origin, gpa_error *err)
+{
+    a->objects++;
+    const char *ns = str(get(obj, "metadata"), "namespace");
+    bool cluster = cluster_scoped(obj);
+    if (!ns && !cluster) ns = "default";
+    cJSON *entries = NULL;
+    gpa_error jerr = {0};
+    int rc = gpa_impact_object(&entries, NULL, a->p, a->p, obj, &jerr);
+    if (rc == GPA_ENOMEM) return gpa_fail(err, GPA_ENOMEM, "out of memory");
+    if (rc == GPA_OK && !entries->child) {
+        a->not_judged++;
+        cJSON_Delete(entries);
+        return GPA_OK;
+    }
+    if (ns && !ns_name_ok(ns)) {
+        cJSON_Delete(entries);
+        return bad_namespace(a, obj, ns, origin, err);
+    }
+    scope *s = scope_of(a, cluster ? NULL : ns);
+    if (!s) {
+        cJSON_Delete(entries);
+        return gpa_fail(err, GPA_ENOMEM, "out of memory");
+    }
+    if (rc != GPA_OK) {
+        /* the server's 400: the object as stored could not be sent through the webhooks */
+        a->judged++;
+        cJSON *r = new_result(a, obj, cluster ? NULL : ns, NULL);
+        if (!r) return gpa_fail(err, GPA_ENOMEM, "out of memory");
+        set_str(r, "message", jerr.message);
+        return record(a, s, r, R_ERROR, obj, origin, err);
+    }
+    a->judged++;
+    /* one result per rule reached: a workload's templates under the same rule are one */
+    bool several = entries->child->next != NULL, any = false;
+    for (cJSON *e = entries->child; e && rc == GPA_OK; e = e->next) {
+        if (cJSON_IsTrue(get(e, "done"))) continue;
+        const char *rule = str(get(e, "new"), "rule");
+        cJSON *r = NULL;
+        int worst = R_NONE;
+        char *msgs = NULL;
+        size_t msgs_len = 0;
+        for (cJSON *x = e; x; x = x->next) {
+            const char *xr = str(get(x, "new"), "rule");
+            if ((rule == NULL) != (xr == NULL) || (rule && strcmp(rule, xr) != 0)) continue;
+            cJSON_AddBoolToObject(x, "done", true);
+            char msg[2048];
+            msg[0] = '\0';
+            int st = unit_status(x, msg, sizeof msg);
+            if (st == R_NONE) continue;
+            if (!r && !(r = new_result(a, obj, cluster ? NULL : ns, rule))) {
+                rc = gpa_fail(err, GPA_ENOMEM, "out of memory");
+                break;
+            }
+            const cJSON *n = get(x, "new");
+            cJSON *props = cJSON_GetObjectItemCaseSensitive(r, "properties");
+            prop_add(props, "pool", str(n, "pool"));
+            prop_add(props, "reason", str(n, "reason"));
+            prop_add(props, "judgedAs", str(x, "judgedAs"));
+            prop_add(props, "template", str(x, "template"));
+            /* the message of the worst unit; templates that share it are named together */
+            if (st > worst) {
+                worst = st;
+                free(msgs);
+                msgs = NULL;
+                msgs_len = 0;
+            }
+            if (st == worst) {
+                const char *t = several ? str(x, "template") : NULL;
+                size_t add = strlen(msg) + (t ? strlen(t) + 2 : 0) + 3;
+                char *grown = realloc(msgs, msgs_len + add);
+                if (!grown) {
+                    rc = gpa_fail(err, GPA_ENOMEM, "out of memory");
+                    break;
+                }
+                msgs = grown;
+                msgs_len += (size_t)snprintf(msgs + msgs_len, add, "%s%s%s%s",
+                                             msgs_len ? "; " : "", t ? t : "", t ? ": " : "", msg);
+            }
+        }
+        if (rc == GPA_OK && r) {
+            set_str(r, "message", msgs ? msgs : "");
+            rc = record(a, s, r, worst, obj, origin, err);
+            any = true;
+        } else {
+            cJSON_Delete(r);
+        }
+        free(msgs);
+    }
+    if (!any) a->no_rule++;
+    cJSON_Delete(entries);
+    return rc;
+}
+
+static void add_counts(cJSON *o, const size_t *n, bool skip)
+{
+    for (int i = 0; i < R_N; i++)
+        cJSON_AddNumberToObject(o, status_name[i], (double)n[i]);
+    if (skip) cJSON_AddNumberToObject(o, "skip", 0);
+}
+
+static int by_ns(const void *x, const void *y)
+{
+    const scope *a = *(const scope *const *)x, *b = *(const scope *const *)y;
+    return strcmp(a->ns, b->ns);
+}
+
+/* One report object holding results [from, to) of s. */
+static cJSON *report(const gpa_audit *a, const scope *s, size_t chunk, const cJSON *from,
+                     size_t count)
+{
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddStringToObject(r, "apiVersion", "wgpolicyk8s.io/v1alpha2");
+    cJSON_AddStringToObject(r, "kind", s->ns ? "PolicyReport" : "ClusterPolicyReport");
+    cJSON *md = cJSON_AddObjectToObject(r, "metadata");
+    char name[64];
+    if (chunk == 0)
+        snprintf(name, sizeof name, "%s", REPORT_NAME);
+    else
+        snprintf(name, sizeof name, "%s-%zu", REPORT_NAME, chunk + 1);
+    cJSON_AddStringToObject(md, "name", name);
+    if (s->ns) cJSON_AddStringToObject(md, "namespace", s->ns);
+    cJSON *lab = cJSON_AddObjectToObject(md, "labels");
+    cJSON_AddStringToObject(lab, "app.kubernetes.io/managed-by", "gpu-admission");
+    cJSON *ann = cJSON_AddObjectToObject(md, "annotations");
+    cJSON_AddStringToObject(ann, "gpu-admission.io/policy-revision", gpa_policy_revision(a->p));
+    size_t n[R_N] = {0};
+    cJSON *res = cJSON_CreateArray();
+    const cJSON *x = from;
+    for (size_t i = 0; x && i < count; i++, x = x->next) {
+        for (int k = 0; k < R_N; k++)
+            n[k] += strcmp(str(x, "result"), status_name[k]) == 0;
+        cJSON_AddItemToArray(res, cJSON_Duplicate(x, 1));
+    }
+    cJSON *sum = cJSON_AddObjectToObject(r, "summary");
+    add_counts(sum, n, true);
+    cJSON_AddItemToObject(r, "results", res);
+    return r;
+}
+
+static bool add_reports(cJSON *out, const gpa_audit *a, const scope *s)
+{
+    size_t total = (size_t)cJSON_GetArraySize(s->results);
+    size_t per = a->max_results ? a->max_results : total ? total : 1;
+    const cJSON *x = s->results->child;
+    size_t chunk = 0;
+    do {
+        cJSON *r = report(a, s, chunk++, x, per);
+        if (!r || !cJSON_AddItemToArray(out, r)) {
+            cJSON_Delete(r);
+            return false;
+        }
+        for (size_t i = 0; x && i < per; i++)
+            x = x->next;
+    } while (x);
+    return true;
+}
+
+cJSON *gpa_audit_reports(const gpa_audit *a)
+{
+    cJSON *out = cJSON_CreateArray();
+    const scope **sorted = calloc(a->n_scopes, sizeof *sorted);
+    bool ok = out && sorted;
+    size_t n = 0;
+    for (size_t i = 1; ok && i < a->n_scopes; i++)
+        if (a->scopes[i].results->child) sorted[n++] = &a->scopes[i];
+    if (ok) qsort(sorted, n, sizeof *sorted, by_ns);
+    for (size_t i = 0; ok && i < n; i++)
+        ok = add_reports(out, a, sorted[i]);
+    if (ok) ok = add_reports(out, a, &a->scopes[0]);
+    free(sorted);
+    if (!ok) {
+        cJSON_Delete(out);
+        return NULL;
+    }
+    return out;
+}
+
+cJSON *gpa_audit_summary(const gpa_audit *a)
+{
+    cJSON *s = cJSON_CreateObject();
+    if (!s) return NULL;
+    cJSON_AddStringToObject(s, "policyRevision", gpa_policy_revision(a->p));
+    cJSON_AddNumberToObject(s, "objects", (double)a->objects);
+    cJSON_AddNumberToObject(s, "judged", (double)a->judged);
+    cJSON_AddNumberToObject(s, "notJudged", (double)a->not_judged);
+    cJSON_AddNumberToObject(s, "noRule", (double)a->no_rule);
+    add_counts(cJSON_AddObjectToObject(s, "results"), a->n, false);
+    cJSON *nss = cJSON_AddArrayToObject(s, "namespaces");
+    const scope **sorted = calloc(a->n_scopes, sizeof *sorted);
+    size_t n = 0;
+    for (size_t i = 1; sorted && i < a->n_scopes; i++)
+        if (a->scopes[i].results->child) sorted[n++] = &a->scopes[i];
+    if (sorted) qsort(sorted, n, sizeof *sorted, by_ns);
+    for (size_t i = 0; i <= n && sorted; i++) {
+        const scope *sc = i < n ? sorted[i] : &a->scopes[0];
+        if (!sc->results->child) continue;
+        cJSON *e = cJSON_CreateObject();
+        if (sc->ns)
+            cJSON_AddStringToObject(e, "namespace", sc->ns);
+        else
+            cJSON_AddNullToObject(e, "namespace");
+        add_counts(e, sc->n, false);
+        cJSON_AddItemToArray(nss, e);
+    }
+    bool ok = sorted != NULL;
+    free(sorted);
+    cJSON_AddItemToObject(s, "findings", cJSON_Duplicate(a->findings, 1));
+    if (!ok) {
+        cJSON_Delete(s);
+        return NULL;
+    }
+    return s;
+}
