@@ -306,6 +306,7 @@ int gpa_engine_claim(gpa_decision *out, bool *judged, const gpa_policy *p, const
     ce->c = c;
     gpa_eng *e = &ce->e;
     gpa_eng_init(e, out, p, req);
+    e->claim = true;
     char why[256];
     int rrc = gpa_claim_read(c, req->object, kind == GPA_CLAIM_TEMPLATE, why, sizeof why);
     if (rrc == 0 && c->extended_resource_claim && gpa_dra_scheduler_user(p, req->user)) {
@@ -354,6 +355,7 @@ int gpa_engine_claim(gpa_decision *out, bool *judged, const gpa_policy *p, const
         if (gpa_quantity_parse(&q, mem, strlen(mem), NULL) == GPA_OK && q.milli >= 0) {
             e->has_mem = true;
             e->mem_bytes = gpa_quantity_value(&q);
+            e->mem_text = mem;
         } else {
             e->mem_bad = true;
         }
