@@ -552,12 +552,20 @@ static int build_ns(an *a, const char *one_ns, gpa_error *err)
         for (size_t j = 0; j < p->rules[i].namespaces.n; j++)
             a->rule_pat[q++] = pat_id(&ps, p->rules[i].namespaces.items[j]);
     }
-    /* a namespace in no tenant is its own tenant: `tenants: [x]` meets namespace x */
+    /* a namespace in no tenant is its own tenant, but it never takes a declared tenant's
+     * name (POLICY.md "Tenant names cannot be taken"), and a rule's `tenants:` may only name
+     * declared tenants: `tenants: [ext-acme]` reaches only the namespaces of ext-acme's globs,
+     * and its witness is one of them, never the namespace "ext-acme" (issue 31). The check
+     * stays per name so a rule naming an undeclared tenant, should the loader ever allow it,
+     * meets the namespace of that name as the default tenant rule says. */
     for (size_t i = 0; i < p->n_rules; i++) {
         a->name_off[i] = k;
         for (size_t j = 0; j < p->rules[i].tenants.n; j++) {
             const char *nm = p->rules[i].tenants.items[j];
-            a->name_pat[k++] = *nm && ns_chars(nm) ? pat_id(&ps, nm) : SIZE_MAX;
+            bool declared = false;
+            for (size_t t = 0; t < p->n_tenants && !declared; t++)
+                declared = strcmp(p->tenants[t].name, nm) == 0;
+            a->name_pat[k++] = *nm && ns_chars(nm) && !declared ? pat_id(&ps, nm) : SIZE_MAX;
         }
     }
     size_t u = ps.n;
