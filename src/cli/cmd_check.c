@@ -70,7 +70,9 @@ static const gpa_cli_spec cli_spec = {
         "exact reachability analysis: a rule never reached (every pod it matches is taken\n"
         "first: the rules that take them and a witness pod), a deny rule partly bypassed\n"
         "by an earlier placement (with a witness pod), a gpuMemory beyond every MIG\n"
-        "profile of the pool; and info lines (unmatched GPU pods allowed, per tenant).\n"
+        "profile of the pool, a rule reached only by pods it then denies (every witness\n"
+        "pod, judged as the API server would, is refused); and info lines (unmatched GPU\n"
+        "pods allowed, per tenant).\n"
         "\n"
         "flags:\n",
     .tail = "\n"
@@ -118,15 +120,28 @@ int gpa_cmd_check(int argc, char **argv)
     gpa_error rerr = {0};
     bool refused = gpa_reach_analyze(p, &reach, &rerr) != GPA_OK;
     char *findings = reach ? gpa_reach_text(reach, false) : NULL;
-    size_t n_warn = (warnings ? 1 : 0) + (refused ? 1 : 0) + gpa_reach_warning_count(reach);
+    gpa_cli_denied denied = {0};
+    if (reach && gpa_cli_check_denied(&denied, p, reach) != 0) {
+        fprintf(stderr, "gpu-admission check: cannot judge the witness pods\n");
+        free(warnings);
+        free(findings);
+        gpa_reach_free(reach);
+        gpa_policy_unref(p);
+        return 1;
+    }
+    char *denied_text = gpa_cli_denied_text(p, &denied);
+    size_t n_warn = (warnings ? 1 : 0) + (refused ? 1 : 0) + gpa_reach_warning_count(reach) +
+                    denied.n_denied;
     if (warnings) fputs(warnings, stderr);
     if (findings) fputs(findings, stderr);
+    if (denied_text) fputs(denied_text, stderr);
+    free(denied_text);
     if (refused) fprintf(stderr, "gpu-admission check: %s: warning: %s\n", dir, rerr.message);
     rc = 0;
     if (o.witnesses && reach) rc = gpa_cli_check_witnesses(p, reach, dir, o.witnesses);
     if (o.witnesses && refused) rc = 1;
     if (json) {
-        char *j = gpa_cli_check_json(p, warnings, reach, refused ? rerr.message : NULL);
+        char *j = gpa_cli_check_json(p, warnings, reach, &denied, refused ? rerr.message : NULL);
         if (!j) {
             fprintf(stderr, "gpu-admission check: out of memory\n");
             rc = 1;
@@ -142,16 +157,18 @@ int gpa_cmd_check(int argc, char **argv)
         rc = 1;
     }
     if (rc != 0 || json) {
+        gpa_cli_denied_free(&denied);
         gpa_reach_free(reach);
         gpa_policy_unref(p);
         return rc != 0 ? rc : fflush(stdout) == 0 ? 0 : 1;
     }
     if (!quiet) {
         char *d = gpa_policy_describe(p);
-        char *rt = reach ? gpa_cli_check_reach_text(p, reach) : NULL;
+        char *rt = reach ? gpa_cli_check_reach_text(p, reach, &denied) : NULL;
         if (!d || (reach && !rt)) {
             fprintf(stderr, "gpu-admission check: out of memory\n");
             free(d);
+            gpa_cli_denied_free(&denied);
             gpa_reach_free(reach);
             gpa_policy_unref(p);
             return 1;
@@ -161,6 +178,7 @@ int gpa_cmd_check(int argc, char **argv)
         free(d);
         free(rt);
     }
+    gpa_cli_denied_free(&denied);
     gpa_reach_free(reach);
     printf("OK: %zu pool%s, %zu rule%s, revision %s\n", gpa_policy_pool_count(p),
            gpa_policy_pool_count(p) == 1 ? "" : "s", gpa_policy_rule_count(p),
