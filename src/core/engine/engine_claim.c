@@ -127,7 +127,13 @@ static void check_claim(gpa_claim_eng *ce)
     const gpa_pool *pool = e->pool;
     const bool untrusted = e->trust != GPA_TRUST_TRUSTED;
 
-    if (pool && !pool->dra.set)
+    if (pool && pool->dra.none)
+        gpa_eng_violation(e, "dra-pool-class",
+                          "rule %s places GPU claims in pool %s, which serves no DRA (dra.enabled: "
+                          "false); ask for the GPU as a pod resource, or ask the platform team "
+                          "for a rule placing claims of namespace %s in a DRA pool",
+                          e->rule->name, pool->name, e->ns);
+    else if (pool && !pool->dra.set)
         gpa_eng_violation(e, "dra-pool-class",
                           "rule %s places GPU claims in pool %s, which has no dra.deviceClass; "
                           "ask the platform team to give the pool a dra block",
