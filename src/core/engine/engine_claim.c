@@ -70,15 +70,21 @@ static const char *share_name(gpa_dra_share s)
     return s == GPA_DRA_SHARE_MPS ? "MPS" : "TimeSlicing";
 }
 
-/* The offered profiles of a MIG pool, "1g.10gb, 2g.20gb, ..." cut to cap. */
+/* The offered profiles of a MIG pool, "1g.10gb, 2g.20gb", cut after a whole profile with
+ * ", ..." when they do not fit in cap (never inside a profile name, which would read as
+ * another profile). */
 static void offered(char *buf, size_t cap, const gpa_pool *pool)
 {
     size_t at = 0;
     buf[0] = '\0';
-    for (size_t i = 0; i < pool->n_profiles && at + 1 < cap; i++) {
-        int n = snprintf(buf + at, cap - at, "%s%s", i ? ", " : "", pool->profiles[i]->name);
-        if (n < 0) break;
-        at += (size_t)n;
+    for (size_t i = 0; i < pool->n_profiles; i++) {
+        const char *nm = pool->profiles[i]->name;
+        size_t need = strlen(nm) + (i ? 2 : 0);
+        if (at + need + 6 > cap) { /* room for ", ..." and the NUL */
+            snprintf(buf + at, cap - at, "%s...", i ? ", " : "");
+            return;
+        }
+        at += (size_t)snprintf(buf + at, cap - at, "%s%s", i ? ", " : "", nm);
     }
 }
 
