@@ -35,6 +35,8 @@ struct gpa_audit {
     size_t max_results;
     scope *scopes; /* [0] is the cluster scope */
     size_t n_scopes, cap_scopes;
+    size_t *tab; /* open addressing over scopes[1..] by namespace: index + 1, 0 empty */
+    size_t tab_cap;
     cJSON *findings;
     size_t objects, judged, not_judged, no_rule;
     size_t n[R_N];
@@ -78,6 +80,7 @@ void gpa_audit_free(gpa_audit *a)
         cJSON_Delete(a->scopes[i].results);
     }
     free(a->scopes);
+    free(a->tab);
     cJSON_Delete(a->findings);
     free(a);
 }
@@ -102,12 +105,40 @@ static bool cluster_scoped(const cJSON *obj)
     return false;
 }
 
+static size_t ns_hash(const char *s)
+{
+    size_t h = 1469598103934665603u; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211u;
+    return h;
+}
+
+/* A dump of 100,000 objects in 10,000 namespaces is not walked namespace by namespace per
+ * object: the scopes are found through a hash table (kept at most half full). */
+static bool tab_grow(gpa_audit *a)
+{
+    size_t cap = a->tab_cap ? a->tab_cap * 2 : 64;
+    size_t *t = calloc(cap, sizeof *t);
+    if (!t) return false;
+    for (size_t i = 1; i < a->n_scopes; i++) {
+        size_t k = ns_hash(a->scopes[i].ns) & (cap - 1);
+        while (t[k])
+            k = (k + 1) & (cap - 1);
+        t[k] = i + 1;
+    }
+    free(a->tab);
+    a->tab = t;
+    a->tab_cap = cap;
+    return true;
+}
+
 static scope *scope_of(gpa_audit *a, const char *ns)
 {
     if (!ns) return &a->scopes[0];
-    /* the last one first: a dump lists a namespace's objects together */
-    for (size_t i = a->n_scopes; i-- > 1;)
-        if (strcmp(a->scopes[i].ns, ns) == 0) return &a->scopes[i];
+    if (2 * a->n_scopes >= a->tab_cap && !tab_grow(a)) return NULL;
+    size_t k = ns_hash(ns) & (a->tab_cap - 1);
+    for (; a->tab[k]; k = (k + 1) & (a->tab_cap - 1))
+        if (strcmp(a->scopes[a->tab[k] - 1].ns, ns) == 0) return &a->scopes[a->tab[k] - 1];
     if (a->n_scopes == a->cap_scopes) {
         scope *ns_ = realloc(a->scopes, 2 * a->cap_scopes * sizeof *ns_);
         if (!ns_) return NULL;
@@ -121,7 +152,7 @@ static scope *scope_of(gpa_audit *a, const char *ns)
         cJSON_Delete(s->results);
         return NULL;
     }
-    a->n_scopes++;
+    a->tab[k] = ++a->n_scopes;
     return s;
 }
 
