@@ -232,6 +232,37 @@ check(rc == 0 and len(fl) == 1 and fl[0]["result"] == "fail" and
 rc, out, err = audit("--policies", pol, "--exit-code", objs)
 check(rc == 1, "--exit-code with an error result: 1, got %d" % rc)
 
+# ---- a workload's templates under one rule are one result naming both ----
+job = os.path.join(tmp, "job.yaml")
+with open(job, "w") as fh:
+    fh.write('''apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: llama, namespace: ml-platform}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template:
+        spec:
+          containers: [{name: pytorch, image: x, resources: {limits: {nvidia.com/gpu: 8}}}]
+    Worker:
+      replicas: 3
+      template:
+        spec:
+          containers: [{name: pytorch, image: x, resources: {limits: {nvidia.com/gpu: 8}}}]
+''')
+rc, out, err = audit("--policies", os.path.join(SRC, "policies"), "-o", "reports", job)
+jr = [x for r in reports_of(out) for x in r["results"]] if rc == 0 else []
+check(len(jr) == 1, "two templates, one rule: one result %s" % jr)
+if jr:
+    check(jr[0]["rule"] == "training" and jr[0]["result"] == "pass", "job: %s" % jr[0])
+    check(jr[0]["properties"].get("template") ==
+          "spec.pytorchReplicaSpecs.Master.template,spec.pytorchReplicaSpecs.Worker.template",
+          "both templates named: %s" % jr[0]["properties"])
+    check(jr[0]["message"].count("admitted by rule training") == 2 and
+          "spec.pytorchReplicaSpecs.Worker.template: " in jr[0]["message"],
+          "each template's message: %s" % jr[0]["message"])
+
 # ---- exit codes ----
 rc, _, _ = audit("--policies", "policies", "--exit-code", INPUTS[0], cwd=SRC)
 check(rc == 0, "--exit-code, nothing fails in cluster-pods.json: 0, got %d" % rc)
