@@ -189,93 +189,149 @@ static int unit_status(const cJSON *e, char *msg, size_t cap)
     return R_PASS;
 }
 
+/* cJSON_Add* that remember a failed allocation in *ok: a report is whole or is not made (a
+ * result without its resource or message would be applied as if it were complete). */
+static void put_s(bool *ok, cJSON *o, const char *k, const char *v)
+{
+    if (!o || !cJSON_AddStringToObject(o, k, v)) *ok = false;
+}
+
+static void put_n(bool *ok, cJSON *o, const char *k, double v)
+{
+    if (!o || !cJSON_AddNumberToObject(o, k, v)) *ok = false;
+}
+
+static cJSON *put_obj(bool *ok, cJSON *o, const char *k, bool array)
+{
+    cJSON *v = !o ? NULL : array ? cJSON_AddArrayToObject(o, k) : cJSON_AddObjectToObject(o, k);
+    if (!v) *ok = false;
+    return v;
+}
+
+/* Adds v (owned) to array or object o; frees it when that fails. */
+static void put_item(bool *ok, cJSON *o, const char *k, cJSON *v)
+{
+    bool added = o && v && (k ? cJSON_AddItemToObject(o, k, v) : cJSON_AddItemToArray(o, v));
+    if (!added) {
+        cJSON_Delete(v);
+        *ok = false;
+    }
+}
+
+static void set_str(bool *ok, cJSON *o, const char *k, const char *v)
+{
+    cJSON *n = cJSON_CreateString(v);
+    if (!n || !cJSON_ReplaceItemInObjectCaseSensitive(o, k, n)) {
+        cJSON_Delete(n);
+        *ok = false;
+    }
+}
+
 static cJSON *resource_ref(const cJSON *obj, const char *ns)
 {
+    bool ok = true;
     cJSON *r = cJSON_CreateObject();
     const cJSON *md = get(obj, "metadata");
     const char *av = str(obj, "apiVersion"), *kind = str(obj, "kind"), *name = str(md, "name");
     const char *uid = str(md, "uid");
-    if (av) cJSON_AddStringToObject(r, "apiVersion", av);
-    if (kind) cJSON_AddStringToObject(r, "kind", kind);
-    if (name) cJSON_AddStringToObject(r, "name", name);
-    if (ns) cJSON_AddStringToObject(r, "namespace", ns);
-    if (uid) cJSON_AddStringToObject(r, "uid", uid);
+    if (av) put_s(&ok, r, "apiVersion", av);
+    if (kind) put_s(&ok, r, "kind", kind);
+    if (name) put_s(&ok, r, "name", name);
+    if (ns) put_s(&ok, r, "namespace", ns);
+    if (uid) put_s(&ok, r, "uid", uid);
+    if (!ok) {
+        cJSON_Delete(r);
+        return NULL;
+    }
     return r;
 }
 
-/* Appends v to the comma-separated property k of props unless it is there already. */
-static void prop_add(cJSON *props, const char *k, const char *v)
+/* Appends v to the comma-separated property k of props unless it is there already; false
+ * when memory runs out. */
+static bool prop_add(cJSON *props, const char *k, const char *v)
 {
-    if (!v || !*v) return;
+    if (!v || !*v) return true;
     cJSON *cur = cJSON_GetObjectItemCaseSensitive(props, k);
+    bool ok = true;
     if (!cur) {
-        cJSON_AddStringToObject(props, k, v);
-        return;
+        put_s(&ok, props, k, v);
+        return ok;
     }
     size_t lv = strlen(v);
     for (const char *s = cur->valuestring; s && *s;) {
         const char *e = strchr(s, ',');
         size_t l = e ? (size_t)(e - s) : strlen(s);
-        if (l == lv && memcmp(s, v, l) == 0) return;
+        if (l == lv && memcmp(s, v, l) == 0) return true;
         s = e ? e + 1 : s + l;
     }
     size_t lc = strlen(cur->valuestring);
     char *joined = malloc(lc + lv + 2);
-    if (!joined) return;
+    if (!joined) return false;
     memcpy(joined, cur->valuestring, lc);
     joined[lc] = ',';
     memcpy(joined + lc + 1, v, lv + 1);
-    cJSON_ReplaceItemInObjectCaseSensitive(props, k, cJSON_CreateString(joined));
+    set_str(&ok, props, k, joined);
     free(joined);
+    return ok;
 }
 
 static cJSON *new_result(const gpa_audit *a, const cJSON *obj, const char *ns, const char *rule)
 {
+    bool ok = true;
     cJSON *r = cJSON_CreateObject();
-    cJSON_AddStringToObject(r, "policy", POLICY_NAME);
-    if (rule) cJSON_AddStringToObject(r, "rule", rule);
-    cJSON_AddStringToObject(r, "result", "pass");
-    cJSON_AddStringToObject(r, "message", "");
-    cJSON_AddStringToObject(r, "source", "gpu-admission");
-    cJSON_AddStringToObject(r, "category", "GPU admission");
-    cJSON *props = cJSON_AddObjectToObject(r, "properties");
-    cJSON_AddStringToObject(props, "policyRevision", gpa_policy_revision(a->p));
-    cJSON *res = cJSON_AddArrayToObject(r, "resources");
-    cJSON_AddItemToArray(res, resource_ref(obj, ns));
+    put_s(&ok, r, "policy", POLICY_NAME);
+    if (rule) put_s(&ok, r, "rule", rule);
+    put_s(&ok, r, "result", "pass");
+    put_s(&ok, r, "message", "");
+    put_s(&ok, r, "source", "gpu-admission");
+    put_s(&ok, r, "category", "GPU admission");
+    cJSON *props = put_obj(&ok, r, "properties", false);
+    put_s(&ok, props, "policyRevision", gpa_policy_revision(a->p));
+    cJSON *res = put_obj(&ok, r, "resources", true);
+    put_item(&ok, res, NULL, resource_ref(obj, ns));
+    if (!ok) {
+        cJSON_Delete(r);
+        return NULL;
+    }
     return r;
 }
 
-static void set_str(cJSON *o, const char *k, const char *v)
+/* A finding of the summary: every result but pass. */
+static bool finding(gpa_audit *a, const char *status, const cJSON *obj, const char *origin,
+                    const char *rule, const char *message)
 {
-    cJSON_ReplaceItemInObjectCaseSensitive(o, k, cJSON_CreateString(v));
+    bool ok = true;
+    char label[400];
+    gpa_objects_describe(label, sizeof label, obj);
+    cJSON *f = cJSON_CreateObject();
+    put_s(&ok, f, "result", status);
+    put_s(&ok, f, "object", label);
+    if (origin) put_s(&ok, f, "origin", origin);
+    if (rule) put_s(&ok, f, "rule", rule);
+    put_s(&ok, f, "message", message);
+    if (!ok) {
+        cJSON_Delete(f);
+        return false;
+    }
+    put_item(&ok, a->findings, NULL, f);
+    return ok;
 }
 
 static int record(gpa_audit *a, scope *s, cJSON *r, int status, const cJSON *obj,
                   const char *origin, gpa_error *err)
 {
-    set_str(r, "result", status_name[status]);
-    s->n[status]++;
-    a->n[status]++;
-    if (status != R_PASS) {
-        cJSON *f = cJSON_CreateObject();
-        char label[400];
-        gpa_objects_describe(label, sizeof label, obj);
-        cJSON_AddStringToObject(f, "result", status_name[status]);
-        cJSON_AddStringToObject(f, "object", label);
-        if (origin) cJSON_AddStringToObject(f, "origin", origin);
-        const char *rule = str(r, "rule");
-        if (rule) cJSON_AddStringToObject(f, "rule", rule);
-        cJSON_AddStringToObject(f, "message", str(r, "message"));
-        if (!f || !cJSON_AddItemToArray(a->findings, f)) {
-            cJSON_Delete(f);
-            cJSON_Delete(r);
-            return gpa_fail(err, GPA_ENOMEM, "out of memory");
-        }
-    }
-    if (!cJSON_AddItemToArray(s->results, r)) {
+    bool ok = true;
+    set_str(&ok, r, "result", status_name[status]);
+    if (ok && status != R_PASS)
+        ok = finding(a, status_name[status], obj, origin, str(r, "rule"), str(r, "message"));
+    if (!ok) {
         cJSON_Delete(r);
         return gpa_fail(err, GPA_ENOMEM, "out of memory");
     }
+    put_item(&ok, s->results, NULL, r);
+    if (!ok) return gpa_fail(err, GPA_ENOMEM, "out of memory");
+    s->n[status]++;
+    a->n[status]++;
     return GPA_OK;
 }
 
@@ -295,19 +351,11 @@ static bool ns_name_ok(const char *s)
 static int bad_namespace(gpa_audit *a, const cJSON *obj, const char *ns, const char *origin,
                          gpa_error *err)
 {
-    char label[400], msg[600];
-    gpa_objects_describe(label, sizeof label, obj);
+    char msg[600];
     snprintf(msg, sizeof msg,
              "namespace \"%.200s\" is not a DNS-1123 label: no PolicyReport can hold it", ns);
-    cJSON *f = cJSON_CreateObject();
-    cJSON_AddStringToObject(f, "result", "error");
-    cJSON_AddStringToObject(f, "object", label);
-    if (origin) cJSON_AddStringToObject(f, "origin", origin);
-    cJSON_AddStringToObject(f, "message", msg);
-    if (!f || !cJSON_AddItemToArray(a->findings, f)) {
-        cJSON_Delete(f);
+    if (!finding(a, "error", obj, origin, NULL, msg))
         return gpa_fail(err, GPA_ENOMEM, "out of memory");
-    }
     a->n[R_ERROR]++;
     a->judged++;
     return GPA_OK;
@@ -341,8 +389,12 @@ int gpa_audit_object(gpa_audit *a, const cJSON *obj, const char *origin, gpa_err
         /* the server's 400: the object as stored could not be sent through the webhooks */
         a->judged++;
         cJSON *r = new_result(a, obj, cluster ? NULL : ns, NULL);
-        if (!r) return gpa_fail(err, GPA_ENOMEM, "out of memory");
-        set_str(r, "message", jerr.message);
+        bool ok = r != NULL;
+        if (ok) set_str(&ok, r, "message", jerr.message);
+        if (!ok) {
+            cJSON_Delete(r);
+            return gpa_fail(err, GPA_ENOMEM, "out of memory");
+        }
         return record(a, s, r, R_ERROR, obj, origin, err);
     }
     a->judged++;
@@ -358,7 +410,10 @@ int gpa_audit_object(gpa_audit *a, const cJSON *obj, const char *origin, gpa_err
         for (cJSON *x = e; x; x = x->next) {
             const char *xr = str(get(x, "new"), "rule");
             if ((rule == NULL) != (xr == NULL) || (rule && strcmp(rule, xr) != 0)) continue;
-            cJSON_AddBoolToObject(x, "done", true);
+            if (!cJSON_AddBoolToObject(x, "done", true)) {
+                rc = gpa_fail(err, GPA_ENOMEM, "out of memory");
+                break;
+            }
             char msg[2048];
             msg[0] = '\0';
             int st = unit_status(x, msg, sizeof msg);
@@ -369,10 +424,13 @@ int gpa_audit_object(gpa_audit *a, const cJSON *obj, const char *origin, gpa_err
             }
             const cJSON *n = get(x, "new");
             cJSON *props = cJSON_GetObjectItemCaseSensitive(r, "properties");
-            prop_add(props, "pool", str(n, "pool"));
-            prop_add(props, "reason", str(n, "reason"));
-            prop_add(props, "judgedAs", str(x, "judgedAs"));
-            prop_add(props, "template", str(x, "template"));
+            if (!prop_add(props, "pool", str(n, "pool")) ||
+                !prop_add(props, "reason", str(n, "reason")) ||
+                !prop_add(props, "judgedAs", str(x, "judgedAs")) ||
+                !prop_add(props, "template", str(x, "template"))) {
+                rc = gpa_fail(err, GPA_ENOMEM, "out of memory");
+                break;
+            }
             /* the message of the worst unit; templates that share it are named together */
             if (st > worst) {
                 worst = st;
@@ -394,8 +452,14 @@ int gpa_audit_object(gpa_audit *a, const cJSON *obj, const char *origin, gpa_err
             }
         }
         if (rc == GPA_OK && r) {
-            set_str(r, "message", msgs ? msgs : "");
-            rc = record(a, s, r, worst, obj, origin, err);
+            bool ok = true;
+            set_str(&ok, r, "message", msgs ? msgs : "");
+            if (ok) {
+                rc = record(a, s, r, worst, obj, origin, err);
+            } else {
+                cJSON_Delete(r);
+                rc = gpa_fail(err, GPA_ENOMEM, "out of memory");
+            }
             any = true;
         } else {
             cJSON_Delete(r);
@@ -407,11 +471,11 @@ int gpa_audit_object(gpa_audit *a, const cJSON *obj, const char *origin, gpa_err
     return rc;
 }
 
-static void add_counts(cJSON *o, const size_t *n, bool skip)
+static void add_counts(bool *ok, cJSON *o, const size_t *n, bool skip)
 {
     for (int i = 0; i < R_N; i++)
-        cJSON_AddNumberToObject(o, status_name[i], (double)n[i]);
-    if (skip) cJSON_AddNumberToObject(o, "skip", 0);
+        put_n(ok, o, status_name[i], (double)n[i]);
+    if (skip) put_n(ok, o, "skip", 0);
 }
 
 static int by_ns(const void *x, const void *y)
@@ -420,36 +484,42 @@ static int by_ns(const void *x, const void *y)
     return strcmp(a->ns, b->ns);
 }
 
-/* One report object holding results [from, to) of s. */
+/* One report object holding count results of s from `from` on. NULL when memory runs out. */
 static cJSON *report(const gpa_audit *a, const scope *s, size_t chunk, const cJSON *from,
                      size_t count)
 {
+    bool ok = true;
     cJSON *r = cJSON_CreateObject();
-    cJSON_AddStringToObject(r, "apiVersion", "wgpolicyk8s.io/v1alpha2");
-    cJSON_AddStringToObject(r, "kind", s->ns ? "PolicyReport" : "ClusterPolicyReport");
-    cJSON *md = cJSON_AddObjectToObject(r, "metadata");
+    put_s(&ok, r, "apiVersion", "wgpolicyk8s.io/v1alpha2");
+    put_s(&ok, r, "kind", s->ns ? "PolicyReport" : "ClusterPolicyReport");
+    cJSON *md = put_obj(&ok, r, "metadata", false);
     char name[64];
     if (chunk == 0)
         snprintf(name, sizeof name, "%s", REPORT_NAME);
     else
         snprintf(name, sizeof name, "%s-%zu", REPORT_NAME, chunk + 1);
-    cJSON_AddStringToObject(md, "name", name);
-    if (s->ns) cJSON_AddStringToObject(md, "namespace", s->ns);
-    cJSON *lab = cJSON_AddObjectToObject(md, "labels");
-    cJSON_AddStringToObject(lab, "app.kubernetes.io/managed-by", "gpu-admission");
-    cJSON *ann = cJSON_AddObjectToObject(md, "annotations");
-    cJSON_AddStringToObject(ann, "gpu-admission.io/policy-revision", gpa_policy_revision(a->p));
+    put_s(&ok, md, "name", name);
+    if (s->ns) put_s(&ok, md, "namespace", s->ns);
+    cJSON *lab = put_obj(&ok, md, "labels", false);
+    put_s(&ok, lab, "app.kubernetes.io/managed-by", "gpu-admission");
+    cJSON *ann = put_obj(&ok, md, "annotations", false);
+    put_s(&ok, ann, "gpu-admission.io/policy-revision", gpa_policy_revision(a->p));
     size_t n[R_N] = {0};
     cJSON *res = cJSON_CreateArray();
+    if (!res) ok = false;
     const cJSON *x = from;
-    for (size_t i = 0; x && i < count; i++, x = x->next) {
+    for (size_t i = 0; ok && x && i < count; i++, x = x->next) {
         for (int k = 0; k < R_N; k++)
             n[k] += strcmp(str(x, "result"), status_name[k]) == 0;
-        cJSON_AddItemToArray(res, cJSON_Duplicate(x, 1));
+        put_item(&ok, res, NULL, cJSON_Duplicate(x, 1));
     }
-    cJSON *sum = cJSON_AddObjectToObject(r, "summary");
-    add_counts(sum, n, true);
-    cJSON_AddItemToObject(r, "results", res);
+    cJSON *sum = put_obj(&ok, r, "summary", false);
+    add_counts(&ok, sum, n, true);
+    put_item(&ok, r, "results", res);
+    if (!ok) {
+        cJSON_Delete(r);
+        return NULL;
+    }
     return r;
 }
 
@@ -493,34 +563,34 @@ cJSON *gpa_audit_reports(const gpa_audit *a)
 
 cJSON *gpa_audit_summary(const gpa_audit *a)
 {
+    bool ok = true;
     cJSON *s = cJSON_CreateObject();
-    if (!s) return NULL;
-    cJSON_AddStringToObject(s, "policyRevision", gpa_policy_revision(a->p));
-    cJSON_AddNumberToObject(s, "objects", (double)a->objects);
-    cJSON_AddNumberToObject(s, "judged", (double)a->judged);
-    cJSON_AddNumberToObject(s, "notJudged", (double)a->not_judged);
-    cJSON_AddNumberToObject(s, "noRule", (double)a->no_rule);
-    add_counts(cJSON_AddObjectToObject(s, "results"), a->n, false);
-    cJSON *nss = cJSON_AddArrayToObject(s, "namespaces");
+    put_s(&ok, s, "policyRevision", gpa_policy_revision(a->p));
+    put_n(&ok, s, "objects", (double)a->objects);
+    put_n(&ok, s, "judged", (double)a->judged);
+    put_n(&ok, s, "notJudged", (double)a->not_judged);
+    put_n(&ok, s, "noRule", (double)a->no_rule);
+    add_counts(&ok, put_obj(&ok, s, "results", false), a->n, false);
+    cJSON *nss = put_obj(&ok, s, "namespaces", true);
     const scope **sorted = calloc(a->n_scopes, sizeof *sorted);
+    if (!sorted) ok = false;
     size_t n = 0;
     for (size_t i = 1; sorted && i < a->n_scopes; i++)
         if (a->scopes[i].results->child) sorted[n++] = &a->scopes[i];
     if (sorted) qsort(sorted, n, sizeof *sorted, by_ns);
-    for (size_t i = 0; i <= n && sorted; i++) {
+    for (size_t i = 0; ok && i <= n; i++) {
         const scope *sc = i < n ? sorted[i] : &a->scopes[0];
         if (!sc->results->child) continue;
         cJSON *e = cJSON_CreateObject();
         if (sc->ns)
-            cJSON_AddStringToObject(e, "namespace", sc->ns);
-        else
-            cJSON_AddNullToObject(e, "namespace");
-        add_counts(e, sc->n, false);
-        cJSON_AddItemToArray(nss, e);
+            put_s(&ok, e, "namespace", sc->ns);
+        else if (!e || !cJSON_AddNullToObject(e, "namespace"))
+            ok = false;
+        add_counts(&ok, e, sc->n, false);
+        put_item(&ok, nss, NULL, e);
     }
-    bool ok = sorted != NULL;
     free(sorted);
-    cJSON_AddItemToObject(s, "findings", cJSON_Duplicate(a->findings, 1));
+    put_item(&ok, s, "findings", cJSON_Duplicate(a->findings, 1));
     if (!ok) {
         cJSON_Delete(s);
         return NULL;
