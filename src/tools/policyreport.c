@@ -218,11 +218,16 @@ static void put_item(bool *ok, cJSON *o, const char *k, cJSON *v)
     }
 }
 
+/* cJSON 1.7.15's replace does not check its copy of the key: when that allocation fails the
+ * member is replaced by one without a name. So the name is checked too (the object is then
+ * thrown away by the caller, as after any failure). */
 static void set_str(bool *ok, cJSON *o, const char *k, const char *v)
 {
     cJSON *n = cJSON_CreateString(v);
     if (!n || !cJSON_ReplaceItemInObjectCaseSensitive(o, k, n)) {
         cJSON_Delete(n);
+        *ok = false;
+    } else if (!n->string) {
         *ok = false;
     }
 }
