@@ -263,6 +263,25 @@ if jr:
           "spec.pytorchReplicaSpecs.Worker.template: " in jr[0]["message"],
           "each template's message: %s" % jr[0]["message"])
 
+# ---- a stored pod whose request cannot be rebuilt, refused as stored: warn, not fail (as
+# diff's "original unknown": what its request got is not known) ----
+with open(os.path.join(SRC, INPUTS[0])) as fh:
+    alice = next(o for o in json.load(fh)["items"] if o["metadata"]["name"] == "nb-alice")
+alice["metadata"]["name"] = "nb-doubled"
+for ctr in alice["spec"]["containers"]:
+    for k in ("limits", "requests"):
+        ctr["resources"][k]["nvidia.com/gpu.shared"] = "2"
+asis = os.path.join(tmp, "asis.json")
+with open(asis, "w") as fh:
+    json.dump(alice, fh)
+rc, out, err = audit("--policies", os.path.join(SRC, "policies"), "-o", "reports", asis)
+ar = [x for r in reports_of(out) for x in r["results"]] if rc == 0 else []
+check(len(ar) == 1 and ar[0]["result"] == "warn" and ar[0]["properties"].get("judgedAs") ==
+      "as-is" and ar[0]["message"].startswith("as stored (its original request could not be "
+                                              "rebuilt), the policy would refuse it: "),
+      "as-is refusal: a warn %s" % ar)
+check(ar and ar[0]["properties"].get("reason") == "shared-count", "its reason: %s" % ar)
+
 # ---- exit codes ----
 rc, _, _ = audit("--policies", "policies", "--exit-code", INPUTS[0], cwd=SRC)
 check(rc == 0, "--exit-code, nothing fails in cluster-pods.json: 0, got %d" % rc)
