@@ -386,7 +386,8 @@ static void test_log_bounded(void)
     }
     CHECK(out && valid_utf8((const unsigned char *)out));
     CHECK(out && strstr(out, "\"short\":\"alice\",\"none\":null,") != NULL);
-    CHECK(out && strstr(out, "\"groups\":[\"dev\",\"a\\\"b\",\"\",\"uuuuu...\"],\"empty\":[]}") != NULL);
+    CHECK(out && strstr(out, "\"groups\":[\"dev\",\"a\\\"b\",\"\",\"uuuuu...\"],"
+                             "\"empty\":[]}") != NULL);
     free(out);
 
     out = capture(log_groups_overflow);

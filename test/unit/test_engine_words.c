@@ -109,7 +109,8 @@ static void pod_words(void)
         "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"x\",\"namespace\":"
         "\"inference-a\",\"labels\":{\"app.kubernetes.io/component\":\"inference\"},"
         "\"annotations\":{\"gpu-admission.io/gpu-memory\":\"18Gi\"}},\"spec\":{\"containers\":["
-        "{\"name\":\"c\",\"image\":\"i\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]}}");
+        "{\"name\":\"c\",\"image\":\"i\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":"
+        "\"1\"}}}]}}");
     gpa_request req = {.namespace_ = "inference-a", .op = GPA_OP_CREATE, .object = pod,
                        .explain = true};
     gpa_decision d;
@@ -137,13 +138,14 @@ static void cut_after_a_word(void)
 {
     char buf[512];
     /* 120+ bytes with topology.kubernetes.io/zone straddling byte 116 */
-    const char *line = "pod affinity (required) to pods with training.kubeflow.org/job-name=llama-7b-finetune "
+    const char *line = "pod affinity (required) to pods with "
+                       "training.kubeflow.org/job-name=llama-7b-finetune "
                        "on one topology.kubernetes.io/zone and one rack";
     size_t n = shorten(buf, line);
     CHECK(n <= GPA_WARN_MAX);
     CHECK(strstr(buf, "topology.kubernetes.io/zo...") == NULL);
-    CHECK_STR(buf, "pod affinity (required) to pods with training.kubeflow.org/job-name=llama-7b-finetune "
-                   "on one ...");
+    CHECK_STR(buf, "pod affinity (required) to pods with "
+                   "training.kubeflow.org/job-name=llama-7b-finetune on one ...");
     /* a line that fits is untouched */
     n = shorten(buf, "placed in pool a by rule b");
     CHECK_INT(n, strlen("placed in pool a by rule b"));
