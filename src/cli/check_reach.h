@@ -32,11 +32,13 @@ void gpa_cli_denied_free(gpa_cli_denied *d);
  * when none. Caller frees. */
 char *gpa_cli_denied_text(const gpa_policy *p, const gpa_cli_denied *d);
 
-/* The -o json document of a set that loaded: revision, counts, findings (the lint's lines
- * and the analysis'; reach NULL with reach_error when it was refused; denied may be NULL).
- * Caller frees. */
+/* The -o json document of a set that loaded: revision, counts, findings (the lint's lines,
+ * the analysis', the tenancy analysis', the rules reached only by pods they deny; reach NULL
+ * with reach_error when it was refused, ten NULL with ten_error; denied may be NULL). Caller
+ * frees. */
 char *gpa_cli_check_json(const gpa_policy *p, const char *lint, const gpa_reach *r,
-                         const gpa_cli_denied *denied, const char *reach_error);
+                         const gpa_cli_denied *denied, const char *reach_error,
+                         const gpa_tenancy_report *ten, const char *ten_error);
 /* The "reachability:" part of check's description: each rule with a pod it takes (or never
  * reached, or reached only by pods it denies), then the information lines (unmatched GPU pods
  * allowed). denied may be NULL. Caller frees. */

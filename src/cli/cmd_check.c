@@ -40,7 +40,8 @@ static const gpa_cli_flag flags[] = {
      "  -o, --output text|json\n"
      "            json: one document on stdout, {\"ok\", \"revision\", \"pools\", \"rules\",\n"
      "            \"findings\": [{\"severity\", \"kind\", \"rule\", \"file\", \"line\", \"col\",\n"
-     "            \"message\", \"takenBy\", \"witness\"}]} (or {\"ok\": false, \"errors\"})\n"},
+     "            \"message\", \"takenBy\", \"witness\"}]} (or {\"ok\": false, \"errors\"});\n"
+     "            tenant findings carry \"tenants\", \"globs\", \"namespace\", \"owner\"\n"},
     {"--witnesses", NULL, GPA_CLI_STR, offsetof(options, witnesses), NULL,
      "  --witnesses FILE\n"
      "            write a policy test suite: a pod each reachable rule takes and each\n"
@@ -73,6 +74,10 @@ static const gpa_cli_spec cli_spec = {
         "profile of the pool, a rule reached only by pods it then denies (every witness\n"
         "pod, judged as the API server would, is refused); and info lines (unmatched GPU\n"
         "pods allowed, per tenant).\n"
+        "About the tenants: every pair whose globs can both match one namespace (a witness\n"
+        "namespace matching a glob of each; the first tenant listed owns it), and every\n"
+        "tenant whose own globs do not claim its name (a namespace of that name in no\n"
+        "tenant has its GPU pods and claims denied, tenant-name-taken).\n"
         "\n"
         "flags:\n",
     .tail = "\n"
@@ -120,28 +125,41 @@ int gpa_cmd_check(int argc, char **argv)
     gpa_error rerr = {0};
     bool refused = gpa_reach_analyze(p, &reach, &rerr) != GPA_OK;
     char *findings = reach ? gpa_reach_text(reach, false) : NULL;
+    /* the tenants themselves: overlapping globs, names a foreign namespace could carry */
+    gpa_tenancy_report *ten = NULL;
+    gpa_error terr = {0};
+    bool ten_refused = gpa_tenancy_analyze(p, &ten, &terr) != GPA_OK;
+    char *ten_text = gpa_tenancy_text(ten);
+    /* the rules reached only by pods the webhooks then refuse */
     gpa_cli_denied denied = {0};
     if (reach && gpa_cli_check_denied(&denied, p, reach) != 0) {
         fprintf(stderr, "gpu-admission check: cannot judge the witness pods\n");
         free(warnings);
         free(findings);
+        free(ten_text);
+        gpa_tenancy_report_free(ten);
         gpa_reach_free(reach);
         gpa_policy_unref(p);
         return 1;
     }
     char *denied_text = gpa_cli_denied_text(p, &denied);
     size_t n_warn = (warnings ? 1 : 0) + (refused ? 1 : 0) + gpa_reach_warning_count(reach) +
-                    denied.n_denied;
+                    gpa_tenancy_warning_count(ten) + (ten_refused ? 1 : 0) + denied.n_denied;
     if (warnings) fputs(warnings, stderr);
+    if (ten_text) fputs(ten_text, stderr);
     if (findings) fputs(findings, stderr);
     if (denied_text) fputs(denied_text, stderr);
     free(denied_text);
     if (refused) fprintf(stderr, "gpu-admission check: %s: warning: %s\n", dir, rerr.message);
+    if (ten_refused)
+        fprintf(stderr, "gpu-admission check: %s: warning: %s\n", dir, terr.message);
+    free(ten_text);
     rc = 0;
     if (o.witnesses && reach) rc = gpa_cli_check_witnesses(p, reach, dir, o.witnesses);
     if (o.witnesses && refused) rc = 1;
     if (json) {
-        char *j = gpa_cli_check_json(p, warnings, reach, &denied, refused ? rerr.message : NULL);
+        char *j = gpa_cli_check_json(p, warnings, reach, &denied, refused ? rerr.message : NULL,
+                                     ten, ten_refused ? terr.message : NULL);
         if (!j) {
             fprintf(stderr, "gpu-admission check: out of memory\n");
             rc = 1;
@@ -152,6 +170,7 @@ int gpa_cmd_check(int argc, char **argv)
     }
     free(warnings);
     free(findings);
+    gpa_tenancy_report_free(ten);
     if (rc == 0 && strict && n_warn > 0) {
         fprintf(stderr, "gpu-admission check: %s: warnings refused (--strict)\n", dir);
         rc = 1;
