@@ -36,6 +36,7 @@ enum {
  * "reconstructed"), else as it is ("as-is"). Fields the API server sets after admission
  * (status, spec.nodeName, metadata uid/resourceVersion/creationTimestamp/managedFields/...)
  * are dropped before judging a Pod read from a cluster.
+ * old_p == new_p (`audit`: one set) judges each unit once; old and new are then equal.
  * *mask (optional) gets the union of the GPA_IMPACT_* bits. Errors: the webhook's 400 for a
  * malformed object (GPA_EREQUEST with the reason), GPA_ENOMEM. */
 int gpa_impact_object(cJSON **out, unsigned *mask, const gpa_policy *old_p, const gpa_policy *new_p,

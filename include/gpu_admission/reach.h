@@ -123,6 +123,7 @@ char *gpa_reach_pod_text(const gpa_reach_pod *w);
 const char *gpa_policy_rule_name(const gpa_policy *p, size_t i);
 const char *gpa_policy_rule_file(const gpa_policy *p, size_t i);
 int gpa_policy_rule_line(const gpa_policy *p, size_t i);
+int gpa_policy_rule_col(const gpa_policy *p, size_t i);
 /* NULL for a rule that denies */
 const char *gpa_policy_rule_pool(const gpa_policy *p, size_t i);
 bool gpa_policy_unmatched_denied(const gpa_policy *p);

@@ -27,11 +27,15 @@ typedef struct gpa_review_result {
     char *operation;   /* "CREATE", ... */
     char *kind;        /* the kind judged or skipped: request.kind.kind (else the object's
                           own), "Pod" for a pod; NULL when unknown */
+    char *user;        /* request.userInfo.username: who asked (NULL when absent or not a
+                          string) */
     const char *outcome; /* "allowed" | "mutated" | "denied" | "warned" | "skipped" | "error" */
     gpa_decision decision;
     /* Private: the request as parsed, which uid/namespace_/name/operation point into (no
      * copies); freed by gpa_review_result_clear. */
     void *request_doc;
+    /* Private: request.userInfo.groups in request_doc (read with gpa_review_result_groups). */
+    const void *user_groups;
 } gpa_review_result;
 
 /* Workloads (workload.h: Deployment, Job, PyTorchJob, ... and the policy's
@@ -48,6 +52,11 @@ int gpa_review_handle(gpa_review_result *out, const gpa_policy *p, gpa_hook hook
                       const char *body, size_t len, gpa_error *err);
 
 void gpa_review_result_clear(gpa_review_result *r);
+
+/* The string members of request.userInfo.groups, in order: the first max of them into out,
+ * valid as long as r; returns how many there are (may exceed max). No allocation, so the
+ * caller picks the bound (the server's log line keeps GPA_LOG_MAX_GROUPS). */
+size_t gpa_review_result_groups(const gpa_review_result *r, const char **out, size_t max);
 
 /* Compact JSON of v exactly as the codec writes patches into responses (cJSON's format, but
  * numbers are never rounded). NULL on allocation failure; caller frees. The CLI prints

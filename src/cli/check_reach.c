@@ -142,8 +142,8 @@ static void tenancy_json(cJSON *arr, const gpa_policy *p, const gpa_tenancy_repo
 }
 
 char *gpa_cli_check_json(const gpa_policy *p, const char *lint, const gpa_reach *r,
-                         const char *reach_error, const gpa_tenancy_report *ten,
-                         const char *ten_error)
+                         const gpa_cli_denied *denied, const char *reach_error,
+                         const gpa_tenancy_report *ten, const char *ten_error)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddBoolToObject(o, "ok", true);
@@ -184,6 +184,26 @@ char *gpa_cli_check_json(const gpa_policy *p, const char *lint, const gpa_reach 
         if (f->has_witness) cJSON_AddItemToObject(j, "witness", pod_json(&f->witness));
         cJSON_AddItemToArray(arr, j);
     }
+    for (size_t i = 0; denied && i < denied->n_rules; i++) {
+        const gpa_cli_denied_rule *d = &denied->rules[i];
+        if (!d->denied) continue;
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "severity", "warning");
+        cJSON_AddStringToObject(j, "kind", "witnesses-denied");
+        cJSON_AddStringToObject(j, "file", gpa_policy_rule_file(p, i));
+        cJSON_AddNumberToObject(j, "line", gpa_policy_rule_line(p, i));
+        cJSON_AddNumberToObject(j, "col", gpa_policy_rule_col(p, i));
+        cJSON_AddStringToObject(j, "rule", gpa_policy_rule_name(p, i));
+        cJSON_AddStringToObject(j, "reason", d->reason);
+        char msg[2048];
+        snprintf(msg, sizeof msg,
+                 "rule %s is reached only by pods it then denies: every witness pod is refused "
+                 "(%s: %s)",
+                 gpa_policy_rule_name(p, i), d->reason, d->message);
+        cJSON_AddStringToObject(j, "message", msg);
+        if (r && r->reached[i]) cJSON_AddItemToObject(j, "witness", pod_json(&r->witness[i]));
+        cJSON_AddItemToArray(arr, j);
+    }
     if (reach_error) {
         cJSON *j = cJSON_CreateObject();
         cJSON_AddStringToObject(j, "severity", "warning");
@@ -205,6 +225,9 @@ char *gpa_cli_check_json(const gpa_policy *p, const char *lint, const gpa_reach 
             cJSON *j = cJSON_CreateObject();
             cJSON_AddStringToObject(j, "rule", gpa_policy_rule_name(p, i));
             cJSON_AddBoolToObject(j, "reached", r->reached[i]);
+            if (r->reached[i])
+                cJSON_AddBoolToObject(j, "admitted",
+                                      !(denied && i < denied->n_rules && denied->rules[i].denied));
             if (r->reached[i]) cJSON_AddItemToObject(j, "witness", pod_json(&r->witness[i]));
             cJSON_AddItemToArray(rules, j);
         }
@@ -257,7 +280,8 @@ char *gpa_cli_check_errors_json(const char *message)
     return out;
 }
 
-char *gpa_cli_check_reach_text(const gpa_policy *p, const gpa_reach *r)
+char *gpa_cli_check_reach_text(const gpa_policy *p, const gpa_reach *r,
+                               const gpa_cli_denied *denied)
 {
     size_t cap = 4096, at = 0;
     char *out = malloc(cap);
@@ -290,7 +314,11 @@ char *gpa_cli_check_reach_text(const gpa_policy *p, const gpa_reach *r)
             free(out);
             return NULL;
         }
-        PUT("  %zu. %s  reached, e.g. %s\n", i + 1, gpa_policy_rule_name(p, i), w);
+        if (denied && i < denied->n_rules && denied->rules[i].denied)
+            PUT("  %zu. %s  reached only by pods it then denies (%s, see the warning), e.g. %s\n",
+                i + 1, gpa_policy_rule_name(p, i), denied->rules[i].reason, w);
+        else
+            PUT("  %zu. %s  reached, e.g. %s\n", i + 1, gpa_policy_rule_name(p, i), w);
         free(w);
     }
     char *info = gpa_reach_text(r, true);
@@ -321,7 +349,7 @@ static void pod_name(char *out, size_t cap, const char *prefix, const char *rule
     snprintf(out, cap, "%s-%s-%zu", prefix, k ? s : "rule", n);
 }
 
-static cJSON *pod_object(const gpa_reach_pod *w, const char *name)
+cJSON *gpa_cli_check_pod(const gpa_reach_pod *w, const char *name)
 {
     cJSON *pod = cJSON_CreateObject();
     cJSON_AddStringToObject(pod, "apiVersion", "v1");
@@ -359,7 +387,7 @@ static cJSON *pod_object(const gpa_reach_pod *w, const char *name)
 static int add_case(cJSON *cases, const gpa_policy *p, const char *cname, const gpa_reach_pod *w,
                     const char *pname, bool check_rule, const char *want_rule)
 {
-    cJSON *pod = pod_object(w, pname);
+    cJSON *pod = gpa_cli_check_pod(w, pname);
     gpa_judge_input in = {.object = pod, .hooks = GPA_JUDGE_BOTH, .want_object = true};
     gpa_judgement j;
     gpa_error err = {0};

@@ -71,7 +71,9 @@ static const gpa_cli_spec cli_spec = {
         "exact reachability analysis: a rule never reached (every pod it matches is taken\n"
         "first: the rules that take them and a witness pod), a deny rule partly bypassed\n"
         "by an earlier placement (with a witness pod), a gpuMemory beyond every MIG\n"
-        "profile of the pool; and info lines (unmatched GPU pods allowed, per tenant).\n"
+        "profile of the pool, a rule reached only by pods it then denies (every witness\n"
+        "pod, judged as the API server would, is refused); and info lines (unmatched GPU\n"
+        "pods allowed, per tenant).\n"
         "About the tenants: every pair whose globs can both match one namespace (a witness\n"
         "namespace matching a glob of each; the first tenant listed owns it), and every\n"
         "tenant whose own globs do not claim its name (a namespace of that name in no\n"
@@ -128,11 +130,26 @@ int gpa_cmd_check(int argc, char **argv)
     gpa_error terr = {0};
     bool ten_refused = gpa_tenancy_analyze(p, &ten, &terr) != GPA_OK;
     char *ten_text = gpa_tenancy_text(ten);
+    /* the rules reached only by pods the webhooks then refuse */
+    gpa_cli_denied denied = {0};
+    if (reach && gpa_cli_check_denied(&denied, p, reach) != 0) {
+        fprintf(stderr, "gpu-admission check: cannot judge the witness pods\n");
+        free(warnings);
+        free(findings);
+        free(ten_text);
+        gpa_tenancy_report_free(ten);
+        gpa_reach_free(reach);
+        gpa_policy_unref(p);
+        return 1;
+    }
+    char *denied_text = gpa_cli_denied_text(p, &denied);
     size_t n_warn = (warnings ? 1 : 0) + (refused ? 1 : 0) + gpa_reach_warning_count(reach) +
-                    gpa_tenancy_warning_count(ten) + (ten_refused ? 1 : 0);
+                    gpa_tenancy_warning_count(ten) + (ten_refused ? 1 : 0) + denied.n_denied;
     if (warnings) fputs(warnings, stderr);
     if (ten_text) fputs(ten_text, stderr);
     if (findings) fputs(findings, stderr);
+    if (denied_text) fputs(denied_text, stderr);
+    free(denied_text);
     if (refused) fprintf(stderr, "gpu-admission check: %s: warning: %s\n", dir, rerr.message);
     if (ten_refused)
         fprintf(stderr, "gpu-admission check: %s: warning: %s\n", dir, terr.message);
@@ -141,8 +158,8 @@ int gpa_cmd_check(int argc, char **argv)
     if (o.witnesses && reach) rc = gpa_cli_check_witnesses(p, reach, dir, o.witnesses);
     if (o.witnesses && refused) rc = 1;
     if (json) {
-        char *j = gpa_cli_check_json(p, warnings, reach, refused ? rerr.message : NULL, ten,
-                                     ten_refused ? terr.message : NULL);
+        char *j = gpa_cli_check_json(p, warnings, reach, &denied, refused ? rerr.message : NULL,
+                                     ten, ten_refused ? terr.message : NULL);
         if (!j) {
             fprintf(stderr, "gpu-admission check: out of memory\n");
             rc = 1;
@@ -159,16 +176,18 @@ int gpa_cmd_check(int argc, char **argv)
         rc = 1;
     }
     if (rc != 0 || json) {
+        gpa_cli_denied_free(&denied);
         gpa_reach_free(reach);
         gpa_policy_unref(p);
         return rc != 0 ? rc : fflush(stdout) == 0 ? 0 : 1;
     }
     if (!quiet) {
         char *d = gpa_policy_describe(p);
-        char *rt = reach ? gpa_cli_check_reach_text(p, reach) : NULL;
+        char *rt = reach ? gpa_cli_check_reach_text(p, reach, &denied) : NULL;
         if (!d || (reach && !rt)) {
             fprintf(stderr, "gpu-admission check: out of memory\n");
             free(d);
+            gpa_cli_denied_free(&denied);
             gpa_reach_free(reach);
             gpa_policy_unref(p);
             return 1;
@@ -178,6 +197,7 @@ int gpa_cmd_check(int argc, char **argv)
         free(d);
         free(rt);
     }
+    gpa_cli_denied_free(&denied);
     gpa_reach_free(reach);
     printf("OK: %zu pool%s, %zu rule%s, revision %s\n", gpa_policy_pool_count(p),
            gpa_policy_pool_count(p) == 1 ? "" : "s", gpa_policy_rule_count(p),

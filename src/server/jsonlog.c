@@ -251,6 +251,47 @@ void gpa_log_str(gpa_logline *l, const char *key, const char *value)
     l->buf[l->len++] = '"';
 }
 
+/* value cut to at most max bytes (max >= 4) on a UTF-8 boundary, "..." marking the cut; tmp
+ * has room for max + 1 bytes. */
+static const char *cut_value(char *tmp, const char *value, size_t max)
+{
+    size_t n = strlen(value);
+    if (n <= max) return value;
+    size_t cut = max - 3;
+    while (cut > 0 && ((unsigned char)value[cut] & 0xC0) == 0x80)
+        cut--;
+    memcpy(tmp, value, cut);
+    memcpy(tmp + cut, "...", 4);
+    return tmp;
+}
+
+void gpa_log_str_max(gpa_logline *l, const char *key, const char *value, size_t max)
+{
+    char tmp[GPA_LOG_VALUE_MAX + 1];
+    if (max < 4 || max > GPA_LOG_VALUE_MAX) max = GPA_LOG_VALUE_MAX;
+    gpa_log_str(l, key, value ? cut_value(tmp, value, max) : NULL);
+}
+
+void gpa_log_strs(gpa_logline *l, const char *key, const char *const *values, size_t n,
+                  size_t max_each)
+{
+    char tmp[GPA_LOG_VALUE_MAX + 1];
+    if (max_each < 4 || max_each > GPA_LOG_VALUE_MAX) max_each = GPA_LOG_VALUE_MAX;
+    size_t start = l->len;
+    if (l->truncated) return;
+    put_key(l, key);
+    put_raw(l, "[", 1);
+    for (size_t i = 0; i < n && !l->truncated; i++) {
+        if (i) put_raw(l, ",", 1);
+        put_raw(l, "\"", 1);
+        if (!l->truncated) put_escaped(l, cut_value(tmp, values[i] ? values[i] : "", max_each));
+        put_raw(l, "\"", 1);
+    }
+    put_raw(l, "]", 1);
+    /* all or nothing: half an array would be a list of groups the user is not all in */
+    field_fits(l, start);
+}
+
 void gpa_log_int(gpa_logline *l, const char *key, long long value)
 {
     char tmp[32];

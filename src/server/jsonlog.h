@@ -39,6 +39,15 @@ typedef struct gpa_logline {
 void gpa_log_begin(gpa_logline *l, gpa_log_level level, const char *msg);
 /* A NULL value is written as JSON null. */
 void gpa_log_str(gpa_logline *l, const char *key, const char *value);
+/* Longest value gpa_log_str_max / gpa_log_strs keep. */
+#define GPA_LOG_VALUE_MAX 512
+/* gpa_log_str with value cut to at most max bytes (4..GPA_LOG_VALUE_MAX) on a UTF-8
+ * boundary, ending "..." when cut: for values a client chooses the length of. */
+void gpa_log_str_max(gpa_logline *l, const char *key, const char *value, size_t max);
+/* A JSON array of n strings, each cut as gpa_log_str_max does; all of it or none of it
+ * (the line marked truncated). A NULL element is written as "". */
+void gpa_log_strs(gpa_logline *l, const char *key, const char *const *values, size_t n,
+                  size_t max_each);
 void gpa_log_int(gpa_logline *l, const char *key, long long value);
 void gpa_log_double(gpa_logline *l, const char *key, double value, int decimals);
 void gpa_log_bool(gpa_logline *l, const char *key, bool value);

@@ -157,6 +157,14 @@ static bool body_announced(struct MHD_Connection *c)
     return *cl != '\0';
 }
 
+/* Who asked, bounded: a username and group names come from the identity provider (an OIDC
+ * token's claims), so their number and length are not ours to trust. 16 groups of at most
+ * 128 bytes and a 256-byte username keep the line under 3 KB of its 4 KB with the rest of
+ * the fields; the count of the groups left out is logged (docs/operations.md). */
+#define LOG_USER_MAX   256
+#define LOG_GROUP_MAX  128
+#define LOG_GROUPS_MAX 16
+
 static void log_request(gpa_hook hook, const gpa_review_result *r, double secs, const char *error)
 {
     const char *outcome = r->outcome ? r->outcome : "error";
@@ -171,6 +179,7 @@ static void log_request(gpa_hook hook, const gpa_review_result *r, double secs, 
     gpa_log_str(&l, "namespace", r->namespace_);
     gpa_log_str(&l, "name", r->name);
     gpa_log_str(&l, "operation", r->operation);
+    gpa_log_str_max(&l, "user", r->user, LOG_USER_MAX);
     gpa_log_str(&l, "kind", r->kind);
     gpa_log_str(&l, "webhook", hook == GPA_HOOK_MUTATE ? "mutate" : "validate");
     gpa_log_str(&l, "rule", r->decision.rule);
@@ -182,6 +191,15 @@ static void log_request(gpa_hook hook, const gpa_review_result *r, double secs, 
     if (error) gpa_log_str(&l, "error", error);
     gpa_log_int(&l, "status", r->http_status);
     gpa_log_double(&l, "latency_ms", secs * 1000.0, 3);
+    /* last: a line that runs out of room loses the groups, never the decision */
+    const char *groups[LOG_GROUPS_MAX];
+    size_t n_groups = gpa_review_result_groups(r, groups, LOG_GROUPS_MAX);
+    if (r->user_groups) {
+        gpa_log_strs(&l, "groups", groups, n_groups < LOG_GROUPS_MAX ? n_groups : LOG_GROUPS_MAX,
+                     LOG_GROUP_MAX);
+        if (n_groups > LOG_GROUPS_MAX)
+            gpa_log_int(&l, "groups_omitted", (long long)(n_groups - LOG_GROUPS_MAX));
+    }
     gpa_log_end(&l);
 }
 

@@ -14,6 +14,7 @@
 #include "gpu_admission/impact.h"
 #include "gpu_admission/judge.h"
 #include "gpu_admission/workload.h"
+#include "json_ref.h"
 
 static cJSON *get(const cJSON *o, const char *k)
 {
@@ -61,9 +62,10 @@ static cJSON *view_without(const cJSON *obj, const char *const *drop, const char
             k++;
         if (k < n) {
             ok = cJSON_AddItemToObject(v, sub_keys[k], subs[k]);
+            if (!ok) cJSON_Delete(subs[k]);
             subs[k] = NULL;
         } else {
-            ok = cJSON_AddItemReferenceToObject(v, c->string, (cJSON *)c);
+            ok = gpa_tools_add_ref(v, c->string, c);
         }
     }
     for (size_t k = 0; k < n; k++)
@@ -150,38 +152,63 @@ static bool was_mutated(const cJSON *pod)
 
 /* ---- summaries ---- */
 
+/* NULL when memory runs out (a partial map would read as other resources). */
 static cJSON *gpu_resources(const gpa_policy *p, const cJSON *object)
 {
     cJSON *lim = object ? gpa_judge_container_limits(p, object) : cJSON_CreateObject();
-    cJSON *out = cJSON_CreateObject();
-    for (cJSON *c = lim ? lim->child : NULL; out && c; c = c->next) {
+    cJSON *out = lim ? cJSON_CreateObject() : NULL;
+    bool ok = out != NULL;
+    for (cJSON *c = lim ? lim->child : NULL; ok && c; c = c->next) {
         cJSON *sel = NULL;
-        for (cJSON *q = c->child; q; q = q->next) {
+        for (cJSON *q = c->child; ok && q; q = q->next) {
             if (!strchr(q->string, '/')) continue;
-            if (!sel && !(sel = cJSON_AddObjectToObject(out, c->string))) break;
-            cJSON_AddItemToObject(sel, q->string, cJSON_Duplicate(q, 1));
+            if (!sel && !(sel = cJSON_AddObjectToObject(out, c->string))) ok = false;
+            cJSON *v = ok ? cJSON_Duplicate(q, 1) : NULL;
+            if (ok && !(v && cJSON_AddItemToObject(sel, q->string, v))) {
+                cJSON_Delete(v);
+                ok = false;
+            }
         }
     }
     cJSON_Delete(lim);
+    if (!ok) {
+        cJSON_Delete(out);
+        return NULL;
+    }
     return out;
 }
 
+/* NULL when memory runs out: a summary missing a field would compare as a change. */
 static cJSON *summary(const gpa_policy *p, const gpa_judgement *j)
 {
     cJSON *s = cJSON_CreateObject();
     if (!s) return NULL;
-    cJSON_AddBoolToObject(s, "allowed", j->allowed);
+    bool ok = cJSON_AddBoolToObject(s, "allowed", j->allowed) != NULL;
 #define NAME(k, v)                                                                                 \
-    ((v) ? (void)cJSON_AddStringToObject(s, k, v) : (void)cJSON_AddNullToObject(s, k))
+    (ok = ok && ((v) ? cJSON_AddStringToObject(s, k, v) : cJSON_AddNullToObject(s, k)) != NULL)
     NAME("rule", j->rule);
     NAME("pool", j->pool);
     NAME("reason", j->reason);
     NAME("message", j->message);
 #undef NAME
-    cJSON_AddItemToObject(s, "resources", gpu_resources(p, j->allowed ? j->result : NULL));
-    cJSON *w = cJSON_AddArrayToObject(s, "warnings");
-    for (size_t i = 0; w && i < j->n_warnings; i++)
-        cJSON_AddItemToArray(w, cJSON_CreateString(j->warnings[i]));
+    cJSON *res = ok ? gpu_resources(p, j->allowed ? j->result : NULL) : NULL;
+    if (ok && !(res && cJSON_AddItemToObject(s, "resources", res))) {
+        cJSON_Delete(res);
+        ok = false;
+    }
+    cJSON *w = ok ? cJSON_AddArrayToObject(s, "warnings") : NULL;
+    if (!w) ok = false;
+    for (size_t i = 0; ok && i < j->n_warnings; i++) {
+        cJSON *x = cJSON_CreateString(j->warnings[i]);
+        if (!x || !cJSON_AddItemToArray(w, x)) {
+            cJSON_Delete(x);
+            ok = false;
+        }
+    }
+    if (!ok) {
+        cJSON_Delete(s);
+        return NULL;
+    }
     return s;
 }
 
@@ -366,36 +393,45 @@ static int entry(cJSON *out, unsigned *mask, const gpa_policy *old_p, const gpa_
                  const cJSON *obj, const char *template_path, const char *judged_as,
                  long long replicas, gpa_error *err)
 {
-    gpa_judgement o, n;
+    /* One set judged against itself (`audit`) is judged once: its two sides are equal. */
+    bool same = old_p == new_p;
+    gpa_judgement o, n = {0};
     int rc = judge_one(&o, old_p, obj, GPA_JUDGE_BOTH, err);
     if (rc != GPA_OK) return rc;
-    rc = judge_one(&n, new_p, obj, GPA_JUDGE_BOTH, err);
+    if (!same) rc = judge_one(&n, new_p, obj, GPA_JUDGE_BOTH, err);
     if (rc != GPA_OK) {
         gpa_judgement_clear(&o);
         return rc;
     }
     if (o.judged || n.judged) {
         cJSON *e = cJSON_CreateObject();
-        cJSON *so = summary(old_p, &o), *sn = summary(new_p, &n);
+        cJSON *so = summary(old_p, &o), *sn = same ? cJSON_Duplicate(so, 1) : summary(new_p, &n);
         unsigned m = so && sn ? compare(so, sn) : 0;
         cJSON *ch = e ? cJSON_AddArrayToObject(e, "changes") : NULL;
+        bool ok = e && so && sn && ch;
         static const char *names[] = {"denied", "allowed", "rule", "pool", "resources", "warnings"};
-        for (int b = 0; ch && b < 6; b++)
-            if (m & (1u << b)) cJSON_AddItemToArray(ch, cJSON_CreateString(names[b]));
-        if (e && template_path) cJSON_AddStringToObject(e, "template", template_path);
-        if (e) cJSON_AddStringToObject(e, "judgedAs", judged_as);
-        if (e && replicas >= 0) cJSON_AddNumberToObject(e, "replicas", (double)replicas);
-        if (!e || !so || !sn || !ch) {
-            cJSON_Delete(e);
-            cJSON_Delete(so);
-            cJSON_Delete(sn);
-            rc = gpa_fail(err, GPA_ENOMEM, "out of memory");
-        } else {
-            cJSON_AddItemToObject(e, "old", so);
-            cJSON_AddItemToObject(e, "new", sn);
-            cJSON_AddItemToArray(out, e);
-            if (mask) *mask |= m;
+        for (int b = 0; ok && b < 6; b++) {
+            if (!(m & (1u << b))) continue;
+            cJSON *x = cJSON_CreateString(names[b]);
+            if (!x || !cJSON_AddItemToArray(ch, x)) {
+                cJSON_Delete(x);
+                ok = false;
+            }
         }
+        if (ok && template_path) ok = cJSON_AddStringToObject(e, "template", template_path);
+        if (ok) ok = cJSON_AddStringToObject(e, "judgedAs", judged_as) != NULL;
+        if (ok && replicas >= 0) ok = cJSON_AddNumberToObject(e, "replicas", (double)replicas) != NULL;
+        /* each handed over as it is added: what is not added yet is freed below */
+        if (ok && (ok = cJSON_AddItemToObject(e, "old", so))) so = NULL;
+        if (ok && (ok = cJSON_AddItemToObject(e, "new", sn))) sn = NULL;
+        if (ok && (ok = cJSON_AddItemToArray(out, e))) e = NULL;
+        cJSON_Delete(e);
+        cJSON_Delete(so);
+        cJSON_Delete(sn);
+        if (!ok)
+            rc = gpa_fail(err, GPA_ENOMEM, "out of memory");
+        else if (mask)
+            *mask |= m;
     }
     gpa_judgement_clear(&o);
     gpa_judgement_clear(&n);

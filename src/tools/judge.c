@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "gpu_admission/judge.h"
+#include "json_ref.h"
 #include "gpu_admission/patch.h"
 #include "gpu_admission/review.h"
 #include "gpu_admission/workload.h"
@@ -37,7 +38,7 @@ static bool is_review(const cJSON *o)
 
 static bool add_ref(cJSON *to, const char *key, const cJSON *item)
 {
-    return cJSON_AddItemReferenceToObject(to, key, (cJSON *)item) != 0;
+    return gpa_tools_add_ref(to, key, item);
 }
 
 /* request.kind / request.resource from the object's own apiVersion and kind, as the API
@@ -78,8 +79,9 @@ static char *review_body(size_t *len, const gpa_judge_input *in, const cJSON *ob
     cJSON *root = cJSON_CreateObject();
     cJSON *req = root ? cJSON_CreateObject() : NULL;
     bool ok = req != NULL;
-    if (ok) {
-        cJSON_AddItemToObject(root, "request", req);
+    if (ok && !cJSON_AddItemToObject(root, "request", req)) {
+        cJSON_Delete(req);
+        ok = false;
     }
     if (ok && is_review(in->object)) {
         const char *av = str(in->object, "apiVersion");
@@ -113,6 +115,8 @@ static char *review_body(size_t *len, const gpa_judge_input *in, const cJSON *ob
 static int one_hook(gpa_review_result *r, const gpa_policy *p, gpa_hook hook,
                     const gpa_judge_input *in, const cJSON *object, gpa_error *err)
 {
+    /* the caller clears r whatever happens: cleared before the first way out */
+    memset(r, 0, sizeof *r);
     size_t len = 0;
     char *body = review_body(&len, in, object);
     if (!body) return gpa_fail(err, GPA_ENOMEM, "out of memory building the AdmissionReview");
@@ -181,9 +185,10 @@ int gpa_judge(gpa_judgement *out, const gpa_policy *p, const gpa_judge_input *in
                 out->mutated = true;
                 mutated = cJSON_Duplicate(object, 1);
                 gpa_error perr;
-                if (!mutated)
+                int prc = mutated ? gpa_patch_apply(mutated, patch, &perr) : GPA_ENOMEM;
+                if (prc == GPA_ENOMEM) /* an answer of its own, not a patch that is wrong */
                     oom = true;
-                else if (gpa_patch_apply(mutated, patch, &perr) != GPA_OK)
+                else if (prc != GPA_OK)
                     rc = gpa_fail(err, GPA_EINVAL, "the webhook's patch does not apply: %s",
                                   perr.message);
             }
@@ -240,8 +245,10 @@ static bool add_limits(cJSON *out, const cJSON *spec, const char *prefix)
             if (get(out, key)) continue;
             const cJSON *lim = get(get(c, "resources"), "limits");
             cJSON *copy = cJSON_IsObject(lim) ? cJSON_Duplicate(lim, 1) : cJSON_CreateObject();
-            if (!copy) return false;
-            cJSON_AddItemToObject(out, key, copy);
+            if (!copy || !cJSON_AddItemToObject(out, key, copy)) {
+                cJSON_Delete(copy);
+                return false;
+            }
         }
     }
     return true;
@@ -258,7 +265,10 @@ cJSON *gpa_judge_container_limits(const gpa_policy *p, const cJSON *object)
         /* Workload templates: "<template path>/<container>", the same container name often
          * appearing in several templates (PyTorchJob Master and Worker). */
         gpa_workload_templates *t = NULL;
-        if (gpa_workload_templates_read(&t, p, object, NULL, NULL) == GPA_OK) {
+        gpa_error terr = {0};
+        int trc = gpa_workload_templates_read(&t, p, object, NULL, &terr);
+        if (trc == GPA_ENOMEM) ok = false;
+        if (trc == GPA_OK) {
             for (size_t i = 0; ok && i < gpa_workload_templates_count(t); i++) {
                 const gpa_workload_template *wt = gpa_workload_templates_get(t, i);
                 ok = add_limits(out, get(wt->pod, "spec"), wt->path);

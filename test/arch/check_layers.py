@@ -42,7 +42,7 @@ PUBLIC = {
     "policy.h": "policy", "workload.h": "policy", "reach.h": "policy",
     "engine.h": "engine", "claim.h": "engine",
     "review.h": "webhook", "namespace_guard.h": "webhook",
-    "judge.h": "tools", "impact.h": "tools", "suite.h": "tools", "textdiff.h": "tools",
+    "judge.h": "tools", "impact.h": "tools", "policyreport.h": "tools", "suite.h": "tools", "textdiff.h": "tools",
     "report.h": "tools",
 }
 

@@ -339,6 +339,65 @@ static bool valid_utf8(const unsigned char *p)
     return true;
 }
 
+/* gpa_log_str_max and gpa_log_strs: the bounded user and groups of the admission line. */
+static void log_bounded(void)
+{
+    static char longname[600];
+    memset(longname, 'u', sizeof longname - 1);
+    memcpy(longname + 250, "\xc3\xa9\xc3\xa9", 4); /* the 256-byte cut falls inside an "é" */
+    const char *groups[] = {"dev", "a\"b", NULL, longname};
+    gpa_logline l;
+    gpa_log_begin(&l, GPA_LOG_INFO, "who");
+    gpa_log_str_max(&l, "user", longname, 256);
+    gpa_log_str_max(&l, "short", "alice", 256);
+    gpa_log_str_max(&l, "none", NULL, 256);
+    gpa_log_strs(&l, "groups", groups, 4, 8);
+    gpa_log_strs(&l, "empty", groups, 0, 8);
+    gpa_log_end(&l);
+}
+
+static void log_groups_overflow(void)
+{
+    static char g[400];
+    memset(g, 'g', sizeof g - 1);
+    const char *many[16];
+    for (int i = 0; i < 16; i++)
+        many[i] = g;
+    gpa_logline l;
+    gpa_log_begin(&l, GPA_LOG_INFO, "full");
+    gpa_log_str(&l, "decision", "denied");
+    gpa_log_strs(&l, "groups", many, 16, 400); /* 16 x 400 > the 4 KiB line */
+    gpa_log_int(&l, "after", 7);
+    gpa_log_end(&l);
+}
+
+static void test_log_bounded(void)
+{
+    char *out = capture(log_bounded);
+    CHECK(out != NULL);
+    const char *u = out ? strstr(out, "\"user\":\"") : NULL;
+    CHECK(u != NULL);
+    if (u) {
+        u += 8;
+        const char *end = strchr(u, '"');
+        /* 250 'u' then the cut backs off the half "é" at byte 253: 250 + "é" (2) + "..." */
+        CHECK(end && end - u == 255);
+        CHECK(end && strncmp(end - 3, "...", 3) == 0);
+    }
+    CHECK(out && valid_utf8((const unsigned char *)out));
+    CHECK(out && strstr(out, "\"short\":\"alice\",\"none\":null,") != NULL);
+    CHECK(out && strstr(out, "\"groups\":[\"dev\",\"a\\\"b\",\"\",\"uuuuu...\"],"
+                             "\"empty\":[]}") != NULL);
+    free(out);
+
+    out = capture(log_groups_overflow);
+    CHECK(out && strstr(out, "\"decision\":\"denied\"") != NULL);
+    CHECK(out && strstr(out, "\"groups\"") == NULL); /* all or nothing */
+    CHECK(out && strstr(out, "\"truncated\":true") != NULL);
+    CHECK(out && strlen(out) <= 4096);
+    free(out);
+}
+
 static void log_filtered(void)
 {
     gpa_log_set_level(GPA_LOG_WARN);
@@ -961,6 +1020,7 @@ int main(void)
     test_cpu_parsers();
     test_cpu_tree();
     test_log();
+    test_log_bounded();
     test_log_escape_bytes();
     test_log_doubles();
     test_log_queue();

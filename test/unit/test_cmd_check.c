@@ -12,6 +12,7 @@
 #include "../../src/cli/cmd_check.c"
 #include "../../src/cli/flags.c"
 #include "../../src/cli/check_reach.c"
+#include "../../src/cli/check_denied.c"
 #include "../../src/cli/input.c"
 #include "check.h"
 
@@ -208,6 +209,73 @@ int main(void)
     CHECK_CONTAINS(suite, "name: \"tenant platform: a GPU pod no rule takes\"");
     unlink(wfile);
 
+    /* a rule reached only by pods it then denies (issue 31): a MIG rule for pods of 2+ GPUs
+     * (each witness asks 2 MIG devices in one container: mig-count), next to a 1-GPU MIG
+     * rule and a deny rule, which are not reported */
+    char mdir[] = "/tmp/gpa-check-denied-XXXXXX";
+    CHECK(mkdtemp(mdir) != NULL);
+    char mfile[600];
+    snprintf(mfile, sizeof mfile, "%s/p.yaml", mdir);
+    FILE *mf = fopen(mfile, "w");
+    CHECK(mf != NULL);
+    if (mf) {
+        fputs("apiVersion: gpu-admission.io/v1alpha1\nkind: GPUPolicy\nspec:\n"
+              "  pools:\n"
+              "    - name: mig\n"
+              "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}\n"
+              "      sharing: mig\n"
+              "      mig: {strategy: mixed, gpu: A100-80GB}\n"
+              "  rules:\n"
+              "    - name: blocked\n"
+              "      match: {namespaces: [blocked]}\n"
+              "      deny: no GPUs here\n"
+              "    - name: one\n"
+              "      match: {gpus: {max: 1}}\n"
+              "      place: {pool: mig}\n"
+              "    - name: multi\n"
+              "      match: {gpus: {min: 2}}\n"
+              "      place: {pool: mig}\n",
+              mf);
+        fclose(mf);
+    }
+    char *c1[] = {cmd, mdir, NULL};
+    CHECK_INT(run(2, c1), 0);
+    CHECK_CONTAINS(err_buf, "/p.yaml:16:7: warning: rule multi is reached only by pods it then "
+                            "denies: every witness pod is refused (mig-count: container main "
+                            "asks 2 MIG devices");
+    CHECK_CONTAINS(err_buf, "e.g. namespace 0, no labels, 2 GPUs");
+    CHECK(strstr(err_buf, "rule one is reached only") == NULL);
+    CHECK(strstr(err_buf, "rule blocked is reached only") == NULL);
+    CHECK_CONTAINS(out_buf, "3. multi  reached only by pods it then denies (mig-count, see the "
+                            "warning), e.g. namespace 0");
+    CHECK_CONTAINS(out_buf, "2. one  reached, e.g.");
+    char *c2[] = {cmd, strict, quiet, mdir, NULL};
+    CHECK_INT(run(4, c2), 1);
+    CHECK_CONTAINS(err_buf, "warnings refused (--strict)");
+    char *c3[] = {cmd, o_flag, json, mdir, NULL};
+    CHECK_INT(run(4, c3), 0);
+    doc = cJSON_Parse(out_buf);
+    int wd = 0;
+    cJSON_ArrayForEach(f, cJSON_GetObjectItem(doc, "findings"))
+    {
+        const char *k = cJSON_GetStringValue(cJSON_GetObjectItem(f, "kind"));
+        if (!k || strcmp(k, "witnesses-denied") != 0) continue;
+        wd++;
+        CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(f, "rule")), "multi");
+        CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(f, "reason")), "mig-count");
+        CHECK_INT(cJSON_GetNumberValue(cJSON_GetObjectItem(f, "line")), 16);
+        CHECK_INT(cJSON_GetNumberValue(cJSON_GetObjectItem(f, "col")), 7);
+    }
+    CHECK_INT(wd, 1);
+    rr = cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "reachability"), "rules");
+    CHECK(cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetArrayItem(rr, 2), "admitted")));
+    CHECK(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetArrayItem(rr, 1), "admitted")));
+    cJSON_Delete(doc);
+    /* the shipped set: every placing rule admits its witness */
+    char *c4[] = {cmd, strict, quiet, shipped, NULL};
+    CHECK_INT(run(4, c4), 0);
+    unlink(mfile);
+    rmdir(mdir);
     /* the tenants (issue 33): overlapping globs and an open tenant name are warnings on
      * stderr, --strict refuses them, -o json carries them; the shipped set has neither */
     char ten[] = GPA_SOURCE_DIR "/test/unit/policies/tenancy";

@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "check.h"
+#include "gpu_admission/claim.h"
+#include "gpu_admission/engine.h"
 #include "gpu_admission/policy.h"
 #include "policy/policy_dra.h"
 
@@ -69,6 +71,92 @@ static void cel_checks(void)
     CHECK_INT((long long)at, 23);
     CHECK_STR(gpa_cel_light_check("'it\\'s'", &at) ? "bad" : "ok", "ok");
     CHECK_STR(gpa_cel_light_check("'line\nbreak'", &at), "unterminated string");
+}
+
+/* A pool may say it serves no DRA (dra: {enabled: false}, issue 31): check stops asking for
+ * a dra block there (the chart's pre-install hook runs --strict), a claim a rule places there
+ * is still denied, saying so, and nothing else may be written beside it. */
+static void pool_serves_no_dra(void)
+{
+    const char *pools = POOL("a", "A100", "{deviceClass: mig.nvidia.com, selectors: " SEL_A100 "}")
+        POOL("plain", "V100", "{enabled: false}");
+    const char *rules = RULE("r1", "x", "a") RULE("legacy", "old", "plain");
+    char *w = warn(pools, rules, true);
+    CHECK(w == NULL);
+    if (w) fprintf(stderr, "unexpected warnings:\n%s", w);
+    free(w);
+    /* without the field the warning says what to write */
+    w = warn(POOL("a", "A100", "{deviceClass: mig.nvidia.com, selectors: " SEL_A100 "}")
+                 "    - name: plain\n"
+                 "      nodeSelector: {nvidia.com/gpu.product: V100}\n"
+                 "      sharing: exclusive\n",
+             rules, true);
+    CHECK_CONTAINS(w, "or say it serves no DRA: dra: {enabled: false})");
+    free(w);
+
+    gpa_policy *p = load(pools, rules, true);
+    char *d = p ? gpa_policy_describe(p) : NULL;
+    CHECK_CONTAINS(d, "    dra:            none (enabled: false)\n");
+    free(d);
+    CHECK(p && gpa_dra_pool_of_class(p, "mig.nvidia.com") != NULL);
+    /* the claim engine: placed in the pool that serves no DRA, refused with why */
+    cJSON *claim = cJSON_Parse("{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":"
+                               "\"ResourceClaim\",\"metadata\":{\"name\":\"c\",\"namespace\":"
+                               "\"old\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":"
+                               "\"g\",\"exactly\":{\"deviceClassName\":\"gpu.nvidia.com\"}}]}}}");
+    gpa_request req = {.op = GPA_OP_CREATE, .object = claim};
+    gpa_decision dec;
+    bool judged = false;
+    gpa_error err = {0};
+    CHECK_INT(gpa_engine_claim(&dec, &judged, p, &req, GPA_CLAIM_CLAIM, false, &err), GPA_OK);
+    CHECK(judged && !dec.allowed);
+    CHECK(dec.reason && strcmp(dec.reason, "dra-pool-class") == 0);
+    CHECK_CONTAINS(dec.message, "rule legacy places GPU claims in pool plain, which serves no DRA "
+                                "(dra.enabled: false)");
+    gpa_decision_clear(&dec);
+    cJSON_Delete(claim);
+
+    /* the revision: enabled: false is a change of meaning (the message), enabled: true with a
+     * deviceClass is the default spelled out */
+    gpa_policy *bare = load(POOL("a", "A100", "{deviceClass: mig.nvidia.com, selectors: " SEL_A100
+                                              "}") "    - name: plain\n"
+                                                   "      nodeSelector: {nvidia.com/gpu.product: "
+                                                   "V100}\n"
+                                                   "      sharing: exclusive\n",
+                            rules, true);
+    gpa_policy *on = load(POOL("a", "A100", "{enabled: true, deviceClass: mig.nvidia.com, "
+                                            "selectors: " SEL_A100 "}") "    - name: plain\n"
+                                                                        "      nodeSelector: "
+                                                                        "{nvidia.com/gpu.product: "
+                                                                        "V100}\n"
+                                                                        "      sharing: exclusive\n",
+                          rules, true);
+    CHECK(p && bare && strcmp(gpa_policy_revision(p), gpa_policy_revision(bare)) != 0);
+    CHECK(on && bare && strcmp(gpa_policy_revision(on), gpa_policy_revision(bare)) == 0);
+    gpa_policy_unref(on);
+    gpa_policy_unref(bare);
+    gpa_policy_unref(p);
+
+    /* nothing beside it */
+    const char *bad[] = {"{enabled: false, deviceClass: gpu.nvidia.com}",
+                         "{enabled: false, selectors: [\"true\"]}",
+                         "{enabled: false, multiAllocatable: true}"};
+    const char *field[] = {"dra.deviceClass", "dra.selectors", "dra.multiAllocatable"};
+    for (size_t i = 0; i < 3; i++) {
+        char yaml[2048];
+        snprintf(yaml, sizeof yaml,
+                 HDR "  dra: {genericClasses: [gpu.nvidia.com]}\n  pools:\n" POOL("plain", "V100",
+                                                                                 "%s"),
+                 bad[i]);
+        gpa_policy_source src = {"p.yaml", yaml, strlen(yaml)};
+        gpa_policy *q = NULL;
+        gpa_error e = {0};
+        CHECK_INT(gpa_policy_load_sources(&q, &src, 1, &e), GPA_EPOLICY);
+        char want[160];
+        snprintf(want, sizeof want, "pool plain: %s: the pool says it serves no DRA", field[i]);
+        CHECK_CONTAINS(e.message, want);
+        gpa_policy_unref(q);
+    }
 }
 
 int main(void)
@@ -160,5 +248,6 @@ int main(void)
                       "'NVIDIA H100']");
     free(d);
     gpa_policy_unref(p);
+    pool_serves_no_dra();
     return check_done();
 }

@@ -584,6 +584,82 @@ static void test_warn_enforcement(void)
     free(yaml);
 }
 
+/* request.userInfo for the log line: username and groups exposed, pointing into the request,
+ * on allowed, denied, skipped and 400 answers alike; wrong types ignored, never a 400. */
+static void test_user(const gpa_policy *p)
+{
+    char *base = review("admission.k8s.io/v1", "u-1", "CREATE", "inference-a", GPU_POD);
+    struct {
+        const char *user_info; /* JSON, NULL = no userInfo */
+        const char *user;
+        size_t n_groups;
+    } cases[] = {
+        {"{\"username\":\"alice@example.com\",\"uid\":\"42\",\"groups\":[\"dev\","
+         "\"system:authenticated\"]}",
+         "alice@example.com", 2},
+        {"{\"username\":\"system:serviceaccount:ml:trainer\"}", "system:serviceaccount:ml:trainer",
+         0},
+        {"{\"username\":7,\"groups\":[\"a\",3,\"b\",null]}", NULL, 2},
+        {"{\"groups\":\"not-a-list\"}", NULL, 0},
+        {"\"not-an-object\"", NULL, 0},
+        {NULL, NULL, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *body = review_with(base, "userInfo", cases[i].user_info);
+        gpa_review_result res;
+        int rc = gpa_review_handle(&res, p, GPA_HOOK_MUTATE, body, strlen(body), NULL);
+        CHECK_INT(rc, GPA_OK);
+        CHECK_INT(res.http_status, 200);
+        if (cases[i].user)
+            CHECK(res.user && strcmp(res.user, cases[i].user) == 0);
+        else
+            CHECK(res.user == NULL);
+        const char *g[1];
+        CHECK_INT(gpa_review_result_groups(&res, g, 1), cases[i].n_groups);
+        if (cases[i].n_groups) CHECK(strcmp(g[0], i == 0 ? "dev" : "a") == 0);
+        gpa_review_result_clear(&res);
+        free(body);
+    }
+    /* a 400 (no uid) still says who sent it; so does a denial on /validate */
+    char *nouid = review_with(base, "uid", NULL);
+    char *who = review_with(nouid, "userInfo", "{\"username\":\"mallory\",\"groups\":[\"x\"]}");
+    gpa_review_result res;
+    CHECK(gpa_review_handle(&res, p, GPA_HOOK_VALIDATE, who, strlen(who), NULL) != GPA_OK);
+    CHECK_INT(res.http_status, 400);
+    CHECK(res.user && strcmp(res.user, "mallory") == 0);
+    const char *g[4];
+    CHECK_INT(gpa_review_result_groups(&res, g, 4), 1);
+    gpa_review_result_clear(&res);
+    char *blocked = review("admission.k8s.io/v1", "u-2", "CREATE", "blocked", GPU_POD);
+    char *bw = review_with(blocked, "userInfo", "{\"username\":\"bob\"}");
+    CHECK_INT(gpa_review_handle(&res, p, GPA_HOOK_VALIDATE, bw, strlen(bw), NULL), GPA_OK);
+    CHECK(strcmp(res.outcome, "denied") == 0 && res.user && strcmp(res.user, "bob") == 0);
+    gpa_review_result_clear(&res);
+    /* many groups: counted in full, only max copied */
+    cJSON *many = cJSON_CreateObject();
+    cJSON *arr = cJSON_AddArrayToObject(many, "groups");
+    for (int i = 0; i < 40; i++) {
+        char nm[16];
+        snprintf(nm, sizeof nm, "g%d", i);
+        cJSON_AddItemToArray(arr, cJSON_CreateString(nm));
+    }
+    char *mj = cJSON_PrintUnformatted(many);
+    char *mb = review_with(base, "userInfo", mj);
+    CHECK_INT(gpa_review_handle(&res, p, GPA_HOOK_MUTATE, mb, strlen(mb), NULL), GPA_OK);
+    CHECK_INT(gpa_review_result_groups(&res, g, 4), 40);
+    CHECK(strcmp(g[3], "g3") == 0);
+    CHECK_INT(gpa_review_result_groups(NULL, g, 4), 0);
+    gpa_review_result_clear(&res);
+    cJSON_Delete(many);
+    free(mj);
+    free(mb);
+    free(blocked);
+    free(bw);
+    free(nouid);
+    free(who);
+    free(base);
+}
+
 int main(void)
 {
     gpa_policy *p = load_policy(POLICY_YAML);
@@ -596,6 +672,7 @@ int main(void)
     test_untouched(p);
     test_judged(p);
     test_warn_enforcement();
+    test_user(p);
     gpa_policy_unref(p);
     return check_done();
 }

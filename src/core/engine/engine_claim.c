@@ -63,15 +63,21 @@ static const char *share_name(gpa_dra_share s)
     return s == GPA_DRA_SHARE_MPS ? "MPS" : "TimeSlicing";
 }
 
-/* The offered profiles of a MIG pool, "1g.10gb, 2g.20gb, ..." cut to cap. */
+/* The offered profiles of a MIG pool, "1g.10gb, 2g.20gb", cut after a whole profile with
+ * ", ..." when they do not fit in cap (never inside a profile name, which would read as
+ * another profile). */
 static void offered(char *buf, size_t cap, const gpa_pool *pool)
 {
     size_t at = 0;
     buf[0] = '\0';
-    for (size_t i = 0; i < pool->n_profiles && at + 1 < cap; i++) {
-        int n = snprintf(buf + at, cap - at, "%s%s", i ? ", " : "", pool->profiles[i]->name);
-        if (n < 0) break;
-        at += (size_t)n;
+    for (size_t i = 0; i < pool->n_profiles; i++) {
+        const char *nm = pool->profiles[i]->name;
+        size_t need = strlen(nm) + (i ? 2 : 0);
+        if (at + need + 6 > cap) { /* room for ", ..." and the NUL */
+            snprintf(buf + at, cap - at, "%s...", i ? ", " : "");
+            return;
+        }
+        at += (size_t)snprintf(buf + at, cap - at, "%s%s", i ? ", " : "", nm);
     }
 }
 
@@ -134,7 +140,13 @@ static void check_claim(gpa_claim_eng *ce)
     const char *who = e->taken ? "namespace" : "tenant";
     const char *nowhere = e->taken ? " (in no tenant)" : "";
 
-    if (pool && !pool->dra.set)
+    if (pool && pool->dra.none)
+        gpa_eng_violation(e, "dra-pool-class",
+                          "rule %s places GPU claims in pool %s, which serves no DRA (dra.enabled: "
+                          "false); ask for the GPU as a pod resource, or ask the platform team "
+                          "for a rule placing claims of namespace %s in a DRA pool",
+                          e->rule->name, pool->name, e->ns);
+    else if (pool && !pool->dra.set)
         gpa_eng_violation(e, "dra-pool-class",
                           "rule %s places GPU claims in pool %s, which has no dra.deviceClass; "
                           "ask the platform team to give the pool a dra block",
@@ -313,6 +325,7 @@ int gpa_engine_claim(gpa_decision *out, bool *judged, const gpa_policy *p, const
     ce->c = c;
     gpa_eng *e = &ce->e;
     gpa_eng_init(e, out, p, req);
+    e->claim = true;
     char why[256];
     int rrc = gpa_claim_read(c, req->object, kind == GPA_CLAIM_TEMPLATE, why, sizeof why);
     if (rrc == 0 && c->extended_resource_claim && gpa_dra_scheduler_user(p, req->user)) {
@@ -361,6 +374,7 @@ int gpa_engine_claim(gpa_decision *out, bool *judged, const gpa_policy *p, const
         if (gpa_quantity_parse(&q, mem, strlen(mem), NULL) == GPA_OK && q.milli >= 0) {
             e->has_mem = true;
             e->mem_bytes = gpa_quantity_value(&q);
+            e->mem_text = mem;
         } else {
             e->mem_bad = true;
         }

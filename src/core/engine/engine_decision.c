@@ -297,8 +297,9 @@ int gpa_eng_finish(gpa_eng *e, gpa_error *err)
             d->patch = NULL;
             d->mutated = NULL;
         } else {
-            gpa_eng_explain(e, "enforcement %s: the pod is allowed despite the violation",
-                            e->p->enforcement == GPA_ENFORCE_WARN ? "warn" : "audit");
+            gpa_eng_explain(e, "enforcement %s: the %s is allowed despite the violation",
+                            e->p->enforcement == GPA_ENFORCE_WARN ? "warn" : "audit",
+                            e->claim ? "claim" : "pod");
         }
     }
     free(e->viol); /* the messages are in the arena */

@@ -49,6 +49,9 @@ typedef struct gpa_eng {
     bool has_mem;   /* a parseable gpu-memory annotation */
     bool mem_bad;   /* an annotation that is not a quantity */
     int64_t mem_bytes;
+    const char *mem_text; /* the annotation's value as written (for has_mem), wherever it was
+                             read from: a claim template has two places for it */
+    bool claim;           /* judging a DRA claim: explain lines say "claim", not "pod" */
 
     /* matching and placement */
     bool matched_done;

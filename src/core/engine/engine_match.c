@@ -33,6 +33,9 @@ const char *gpa_trust_name(gpa_trust t)
     return t == GPA_TRUST_TRUSTED ? "trusted" : "untrusted";
 }
 
+/* What explain and skip lines call the object judged. */
+#define SUBJECT(e) ((e)->claim ? "claim" : "pod")
+
 void gpa_eng_tenancy(gpa_eng *e)
 {
     if (e->tenancy_done) return;
@@ -59,19 +62,19 @@ void gpa_eng_tenancy(gpa_eng *e)
         gpa_eng_warn(e, "label %s: trusted ignored: namespace %s is untrusted", GPA_LABEL_TRUST,
                      e->ns);
     }
+    const char *lowered = e->trust == base ? ""
+                          : e->claim       ? ", lowered by the claim's trust label"
+                                           : ", lowered by the pod's trust label";
     if (e->taken)
         gpa_eng_explain(e,
                         "namespace %s: in no tenant, %s (%s)%s; it carries the name of tenant "
                         "%s (%s:%d): it gets none of that tenant's rules, label or rights, and "
                         "no GPU (tenant-name-taken)",
-                        e->ns, gpa_trust_name(e->trust), from,
-                        e->trust != base ? ", lowered by the pod's trust label" : "",
-                        e->taken->name, e->taken->pos.file ? e->taken->pos.file : "?",
-                        e->taken->pos.line);
+                        e->ns, gpa_trust_name(e->trust), from, lowered, e->taken->name,
+                        e->taken->pos.file ? e->taken->pos.file : "?", e->taken->pos.line);
     else
         gpa_eng_explain(e, "namespace %s: tenant %s, %s (%s)%s", e->ns, e->tenant,
-                        gpa_trust_name(e->trust), from,
-                        e->trust != base ? ", lowered by the pod's trust label" : "");
+                        gpa_trust_name(e->trust), from, lowered);
 }
 
 void gpa_eng_demand(gpa_eng *e)
@@ -83,6 +86,7 @@ void gpa_eng_demand(gpa_eng *e)
         if (gpa_quantity_parse(&q, mem, strlen(mem), NULL) == GPA_OK && q.milli >= 0) {
             e->has_mem = true;
             e->mem_bytes = gpa_quantity_value(&q);
+            e->mem_text = mem;
         } else {
             e->mem_bad = true;
         }
@@ -169,7 +173,8 @@ static bool rule_matches(gpa_eng *e, const gpa_rule *r)
     if (r->gpus.has_min || r->gpus.has_max) {
         if (!in_range(&r->gpus, e->gpus)) {
             range_text(rg, sizeof rg, &r->gpus);
-            return skip(e, r, "pod asks %" PRId64 " GPU(s), outside gpus %s", e->gpus, rg);
+            return skip(e, r, "%s asks %" PRId64 " GPU(s), outside gpus %s", SUBJECT(e),
+                        e->gpus, rg);
         }
         if (ex) {
             range_text(rg, sizeof rg, &r->gpus);
@@ -178,16 +183,16 @@ static bool rule_matches(gpa_eng *e, const gpa_rule *r)
     }
     if (r->trust != GPA_TRUST_UNSET) {
         if (r->trust != e->trust)
-            return skip(e, r, "pod is %s, rule wants %s", gpa_trust_name(e->trust),
+            return skip(e, r, "%s is %s, rule wants %s", SUBJECT(e), gpa_trust_name(e->trust),
                         gpa_trust_name(r->trust));
-        if (ex) why_add(&w, "pod is %s", gpa_trust_name(e->trust));
+        if (ex) why_add(&w, "%s is %s", SUBJECT(e), gpa_trust_name(e->trust));
     }
     if (r->gpu_memory.has_min || r->gpu_memory.has_max) {
         if (!e->has_mem)
             return skip(e, r,
-                        "rule has a gpuMemory criterion and the pod has no valid %s "
+                        "rule has a gpuMemory criterion and the %s has no valid %s "
                         "annotation",
-                        GPA_ANN_GPU_MEMORY);
+                        SUBJECT(e), GPA_ANN_GPU_MEMORY);
         if (!in_range(&r->gpu_memory, e->mem_bytes)) {
             range_text(rg, sizeof rg, &r->gpu_memory);
             return skip(e, r, "gpu-memory %" PRId64 " bytes outside gpuMemory %s bytes",
@@ -230,7 +235,10 @@ static bool rule_matches(gpa_eng *e, const gpa_rule *r)
     }
     if (ex)
         gpa_eng_explain(e, "rule %s (%s:%d): matched: %s", r->name, r->pos.file ? r->pos.file : "?",
-                        r->pos.line, w.at ? w.s : "no criteria (matches every GPU pod)");
+                        r->pos.line,
+                        w.at          ? w.s
+                        : e->claim ? "no criteria (matches every GPU claim)"
+                                      : "no criteria (matches every GPU pod)");
     return true;
 }
 
@@ -280,7 +288,9 @@ bool gpa_eng_upsize_text(const gpa_eng *e, char *buf, size_t cap)
             skipped = m;
     }
     if (!skipped) return false;
-    const char *q = gpa_pod_annotation(&e->orig, GPA_ANN_GPU_MEMORY);
+    /* the value demand read (a claim template's may be on the template itself, not where
+     * e->orig's annotations point) */
+    const char *q = e->mem_text;
     char want[32], have[32];
     gb_text(want, sizeof want, e->mem_bytes);
     gb_text(have, sizeof have, skipped->mem_bytes);
@@ -327,8 +337,12 @@ void gpa_eng_match(gpa_eng *e)
         return;
     }
     gpa_eng_tenancy(e);
-    gpa_eng_explain(e, "pod asks %" PRId64 " GPU(s)%s", e->gpus,
-                    e->has_mem ? " with a gpu-memory annotation" : "");
+    if (e->claim)
+        gpa_eng_explain(e, "claim asks %" PRId64 " GPU device(s)%s", e->gpus,
+                        e->has_mem ? " with a gpu-memory annotation" : "");
+    else
+        gpa_eng_explain(e, "pod asks %" PRId64 " GPU(s)%s", e->gpus,
+                        e->has_mem ? " with a gpu-memory annotation" : "");
     /* no rule at all: one without tenants (namespaces: ["*"]) would still place it and
      * label it with the tenant name it took (gpa_eng_check denies it) */
     if (e->taken) {
@@ -356,16 +370,16 @@ void gpa_eng_match(gpa_eng *e)
         }
     }
     if (!e->rule) {
-        gpa_eng_explain(e, "no rule matched: unmatched GPU pods are %s",
-                        e->p->unmatched_deny ? "denied" : "allowed");
+        gpa_eng_explain(e, "no rule matched: unmatched GPU %s are %s",
+                        e->claim ? "claims" : "pods", e->p->unmatched_deny ? "denied" : "allowed");
         const gpa_rule *na = needs_annotation(e);
         if (na) {
             e->needs_mem_rule = na;
             gpa_eng_explain(e,
                             "rule %s (%s:%d) would match with a %s annotation: its gpuMemory "
-                            "criterion matches only pods that carry one",
+                            "criterion matches only %s that carry one",
                             na->name, na->pos.file ? na->pos.file : "?", na->pos.line,
-                            GPA_ANN_GPU_MEMORY);
+                            GPA_ANN_GPU_MEMORY, e->claim ? "claims" : "pods");
             if (!e->p->unmatched_deny)
                 gpa_eng_warn(e, "no rule matched: rule %s needs the %s annotation", na->name,
                              GPA_ANN_GPU_MEMORY);

@@ -153,6 +153,7 @@ static void describe_pool(gpa_sb *o, const gpa_pool *p)
     }
     gpa_sb_printf(o, "\n    allowUntrusted: %s\n", p->allow_untrusted ? "true" : "false");
     if (p->runtime_class) gpa_sb_printf(o, "    runtimeClass:   %s\n", p->runtime_class);
+    if (p->dra.none) gpa_sb_printf(o, "    dra:            none (enabled: false)\n");
     if (p->dra.set) {
         gpa_sb_printf(o, "    dra:            deviceClass %s%s, selectors ", p->dra.device_class,
                       p->dra.multi_allocatable ? ", multiAllocatable" : "");

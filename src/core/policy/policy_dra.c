@@ -60,10 +60,26 @@ void gpa_policy_load_dra(loader *L, const gpa_ynode *key, const gpa_ynode *n)
 
 void gpa_policy_load_pool_dra(loader *L, gpa_pool *p, const gpa_ynode *n, bool allow_written_true)
 {
-    static const char *const f[] = {"deviceClass", "selectors", "multiAllocatable", NULL};
+    static const char *const f[] = {"deviceClass", "selectors", "multiAllocatable", "enabled",
+                                    NULL};
     if (gpa_yread_is_null(n) || !gpa_yread_want_map(&L->r, n, "pool dra")) return;
-    const gpa_ynode *v[3];
+    const gpa_ynode *v[4];
     gpa_yread_fields(&L->r, n, "pool dra", f, v);
+    bool enabled = true;
+    if (v[3] && !gpa_yread_is_null(v[3])) gpa_yread_bool(&L->r, v[3], "dra.enabled", &enabled);
+    if (!enabled) {
+        /* the pool says it serves no DRA: nothing else has a meaning, and `check` stops asking
+         * for a deviceClass (the pre-install hook runs --strict) */
+        p->dra.none = true;
+        p->dra.pos = gpa_policy_pos(L, n);
+        for (int i = 0; i < 3; i++)
+            if (v[i] && !gpa_yread_is_null(v[i]))
+                gpa_yread_error(&L->r, v[i],
+                                "pool %s: dra.%s: the pool says it serves no DRA (dra.enabled: "
+                                "false); remove one or the other",
+                                p->name ? p->name : "", f[i]);
+        return;
+    }
     p->dra.set = true;
     p->dra.pos = gpa_policy_pos(L, n);
     p->dra.allow_untrusted = allow_written_true;
@@ -232,11 +248,12 @@ void gpa_policy_dra_warnings(gpa_sb *o, const gpa_policy *p)
     if (!p->dra.set || p->dra.enforcement == GPA_DRA_OFF) return;
     for (size_t r = 0; r < p->n_rules; r++) {
         const gpa_rule *x = &p->rules[r];
-        if (x->deny_message || !x->pool || x->pool->dra.set) continue;
+        /* a pool that says it serves no DRA means it: its claims are denied on purpose */
+        if (x->deny_message || !x->pool || x->pool->dra.set || x->pool->dra.none) continue;
         gpa_sb_printf(o,
                       "%s:%d:%d: warning: rule %s places GPU claims in pool %s, which has no "
                       "dra block: every GPU claim it matches is denied (give the pool a "
-                      "dra.deviceClass)\n",
+                      "dra.deviceClass, or say it serves no DRA: dra: {enabled: false})\n",
                       x->pos.file, x->pos.line, x->pos.col, x->name, x->pool->name);
     }
 }

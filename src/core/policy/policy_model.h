@@ -79,6 +79,7 @@ typedef struct gpa_dra_spec {
 
 typedef struct gpa_pool_dra {
     bool set;
+    bool none; /* dra: {enabled: false}: the pool says it serves no DRA (set stays false) */
     gpa_srcpos pos;
     char *device_class;     /* required when set */
     gpa_strlist selectors;  /* CEL, appended to every request placed in the pool */

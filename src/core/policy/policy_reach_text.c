@@ -357,6 +357,11 @@ int gpa_policy_rule_line(const gpa_policy *p, size_t i)
     return p && i < p->n_rules ? p->rules[i].pos.line : 0;
 }
 
+int gpa_policy_rule_col(const gpa_policy *p, size_t i)
+{
+    return p && i < p->n_rules ? p->rules[i].pos.col : 0;
+}
+
 const char *gpa_policy_rule_pool(const gpa_policy *p, size_t i)
 {
     if (!p || i >= p->n_rules || p->rules[i].deny_message || !p->rules[i].pool) return NULL;

@@ -127,6 +127,8 @@ static void put_pool(hasher *h, const gpa_pool *p)
         }
     }
     /* only when written: a pool without dra keeps the revision it had before dra existed */
+    /* only when written: it changes the message a claim placed there is denied with */
+    if (p->dra.none) put_int(h, "draEnabled", 0);
     if (p->dra.set) {
         put_str(h, "draDeviceClass", p->dra.device_class);
         put_list(h, "draSelectors", &p->dra.selectors);

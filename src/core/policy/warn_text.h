@@ -37,14 +37,23 @@ typedef struct gpa_sv {
  * and kubectl prints them verbatim). */
 #define GPA_WARN_MAX 119
 
-/* Cuts s of length n (in place) to below 120 bytes on a UTF-8 boundary, marking the cut with
- * "..."; returns the new length. */
+/* Cuts s of length n (in place) to below 120 bytes, marking the cut with "...". The cut goes
+ * after the last whole word that fits ("... on one ...", never "topology.kubernetes.io/zo..."):
+ * a half label key or pool name reads as another, real name. Only a line with no space in
+ * its first 116 bytes is cut inside a word, then on a UTF-8 boundary. Returns the new length. */
 static inline size_t gpa_warn_shorten(char *s, size_t n)
 {
     if (n <= GPA_WARN_MAX) return n;
     size_t cut = GPA_WARN_MAX - 3;
-    while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80)
-        cut--;
+    size_t sp = cut;
+    while (sp > 0 && s[sp - 1] != ' ')
+        sp--;
+    if (sp > 0) {
+        cut = sp; /* after the space: "word ..." */
+    } else {
+        while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80)
+            cut--;
+    }
     memcpy(s + cut, "...", 4);
     return cut + 3;
 }

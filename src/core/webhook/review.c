@@ -123,6 +123,7 @@ enum {
     R_OBJECT,
     R_OLD,
     R_NAME,
+    R_USERINFO,
     R_COUNT
 };
 
@@ -132,7 +133,8 @@ static int request_member(const char *key)
 {
     switch (key[0]) {
     case 'u':
-        return GPA_JSON_STR_IS(key, "uid") ? R_UID : R_COUNT;
+        if (GPA_JSON_STR_IS(key, "uid")) return R_UID;
+        return GPA_JSON_STR_IS(key, "userInfo") ? R_USERINFO : R_COUNT;
     case 'k':
         return GPA_JSON_STR_IS(key, "kind") ? R_KIND : R_COUNT;
     case 'r':
@@ -205,7 +207,33 @@ typedef struct envelope {
     char why[256];  /* room for a message naming the offending value */
     /* For the log fields of the result (set_log_fields), as soon as each is known. */
     const char *log_uid, *log_op, *log_name, *log_ns;
+    const cJSON *user_info; /* request.userInfo when an object: who asked, for the log */
 } envelope;
+
+/* request.userInfo's username and groups for the log line, pointing into the request like the
+ * other log fields; a member of the wrong type is left out (NULL), never a reason to refuse:
+ * the codec does not judge who asked, the API server authenticated them. */
+static void set_user_fields(gpa_review_result *out, const cJSON *ui)
+{
+    if (!ui) return;
+    bool bad = false;
+    const char *user = opt_string(ui, "username", &bad);
+    out->user = bad ? NULL : (char *)user;
+    const cJSON *g = get_n(ui, "groups", GPA_JSON_LIT_SIZE("groups"));
+    out->user_groups = g && cJSON_IsArray(g) ? g : NULL;
+}
+
+size_t gpa_review_result_groups(const gpa_review_result *r, const char **out, size_t max)
+{
+    size_t n = 0;
+    const cJSON *g = r ? r->user_groups : NULL;
+    for (const cJSON *c = g ? ((const cJSON *)g)->child : NULL; c; c = c->next) {
+        if (!cJSON_IsString(c) || !c->valuestring) continue;
+        if (n < max) out[n] = c->valuestring;
+        n++;
+    }
+    return n;
+}
 
 static int op_from_string(gpa_operation *op, const char *s)
 {
@@ -311,6 +339,7 @@ static int read_envelope(envelope *env, const cJSON *root, gpa_hook hook, const 
     env->claim = GPA_CLAIM_NONE;
     env->kind_group = env->kind_name = NULL;
     env->log_uid = env->log_op = env->log_name = env->log_ns = NULL;
+    env->user_info = NULL;
     if (!is_object(root)) {
         *why = "AdmissionReview must be a JSON object";
         return -1;
@@ -351,6 +380,8 @@ static int read_envelope(envelope *env, const cJSON *root, gpa_hook hook, const 
     env->request = req;
     const cJSON *m[R_COUNT];
     index_request(req, m);
+    /* before anything can fail: a malformed request is logged with who sent it too */
+    if (m[R_USERINFO] && is_object(m[R_USERINFO])) env->user_info = m[R_USERINFO];
     const char *uid = str_of(m[R_UID], &bad);
     if (bad || !uid || !*uid) {
         *why = "request.uid must be a non-empty string";
@@ -592,6 +623,7 @@ int gpa_review_handle_guarded(gpa_review_result *out, const gpa_policy *p, const
     const char *why = NULL;
     int erc = read_envelope(&env, root, hook, &why);
     set_log_fields(out, env.log_uid, env.log_op, env.log_name, env.log_ns);
+    set_user_fields(out, env.user_info);
     if (erc != 0) return bad_request(out, err, why);
 
     int rc = GPA_OK;
@@ -602,9 +634,7 @@ int gpa_review_handle_guarded(gpa_review_result *out, const gpa_policy *p, const
         bool judged = false;
         char cwhy[sizeof env.why + 64];
         /* who made the claim: the scheduler's extended-resource claims are left alone */
-        bool ignore = false;
-        const cJSON *ui = get_n(env.request, "userInfo", GPA_JSON_LIT_SIZE("userInfo"));
-        const char *user = is_object(ui) ? opt_string(ui, "username", &ignore) : NULL;
+        const char *user = out->user;
         rc = gpa_review_claim(&out->decision, &judged, p, hook, env.claim, env.op, env.object,
                               env.old_object, env.namespace_, user, cwhy, sizeof cwhy);
         if (rc == GPA_EREQUEST) return bad_request(out, err, cwhy);
