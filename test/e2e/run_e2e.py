@@ -940,6 +940,39 @@ def sc_webhook_down(c, ck):
     ck.expect(s + "/kube-system-pod-admitted", r.returncode == 0, r.stderr)
 
 
+def sc_policyreport(c, ck):
+    """`gpu-admission audit`'s golden PolicyReports accepted by the real API server with the
+    wgpolicyk8s.io CRDs installed (issue 31): kubectl apply --dry-run=server, then for real."""
+    s = "policyreport"
+    crds = os.path.join(c.args.source_dir, "test", "fixtures", "wg-policy-prototypes")
+    golden = os.path.join(c.args.source_dir, "test", "tools", "fixtures", "audit-golden",
+                          "policyreports.yaml")
+    c.kubectl("apply", "-f", crds)
+    c.kubectl("wait", "--for", "condition=established", "--timeout=60s",
+              "crd/policyreports.wgpolicyk8s.io", "crd/clusterpolicyreports.wgpolicyk8s.io")
+    # kubectl reads the YAML (the harness has no YAML parser): the client-side dry run lists
+    # the objects, whose namespaces must exist before a namespaced report can.
+    out = c.kubectl("create", "--dry-run=client", "-o", "json", "-f", golden).stdout
+    items, pos, dec = [], 0, json.JSONDecoder()
+    while out[pos:].strip():  # one JSON object per document, back to back
+        obj, end = dec.raw_decode(out, pos + len(out[pos:]) - len(out[pos:].lstrip()))
+        items.append(obj)
+        pos = end
+    for ns in sorted({dig(i, "metadata", "namespace") for i in items} - {None}):
+        c.namespace(ns)
+    kinds = sorted({i.get("kind") for i in items})
+    ck.expect(s + "/both-kinds", kinds == ["ClusterPolicyReport", "PolicyReport"], kinds)
+    r = c.kubectl("apply", "--dry-run=server", "-f", golden, check=False)
+    ck.expect(s + "/dry-run-server-accepted", r.returncode == 0 and
+              r.stdout.count("(server dry run)") == len(items), r.stdout + r.stderr)
+    r = c.kubectl("apply", "-f", golden, check=False)
+    ck.expect(s + "/applied", r.returncode == 0, r.stderr)
+    stored = json.loads(c.kubectl("get", "policyreports", "-A", "-o", "json").stdout)["items"]
+    want = sum(len(i.get("results") or []) for i in items if i.get("kind") == "PolicyReport")
+    got = sum(len(i.get("results") or []) for i in stored)
+    ck.expect(s + "/results-stored", got == want and want > 0, "%d of %d" % (got, want))
+
+
 # Order matters only for webhook-down, which kills the webhook and so runs last.
 SCENARIOS = [
     ("chart-webhook-config", sc_chart_config),
@@ -952,6 +985,7 @@ SCENARIOS = [
     ("dry-run-server", sc_dry_run),
     ("excluded-namespace", sc_excluded_namespace),
     ("update-tenant-claim", sc_update_tenant_claim),
+    ("policyreport", sc_policyreport),
     ("webhook-down", sc_webhook_down),
 ]
 
