@@ -116,10 +116,9 @@ def start_scheduler(c):
 def setup(c):
     """After the webhooks are registered: the cluster's version in the log, the DeviceClasses,
     the nodes and their ResourceSlices, the namespaces, then kube-scheduler."""
+    # run_e2e.py prints `kubectl version` in the log; dra-cluster checks it again
     r = c.kubectl("version", "-o", "json")
-    v = json.loads(r.stdout)
-    c.dra_server_version = dig(v, "serverVersion", "gitVersion")
-    print(c.kubectl("version").stdout.strip(), flush=True)  # as kubectl prints it
+    c.dra_server_version = dig(json.loads(r.stdout), "serverVersion", "gitVersion")
     with open(os.path.join(SRC_FIX, "helm_deviceclasses_v1.yaml")) as f:
         c.kubectl("apply", "-f", "-", stdin=f.read())
     c.kubectl("apply", "-f", "-", stdin=json.dumps(BRIDGE_CLASS))
@@ -199,8 +198,11 @@ def last_line(stderr):
 
 
 def warnings(stderr):
+    """kubectl's warning lines but its version-skew one and the API server's deprecation of
+    resource.k8s.io/v1beta1 (neither is the webhook's)."""
     return [ln for ln in stderr.splitlines() if ln.startswith("Warning: ") and
-            "version difference" not in ln]
+            "version difference" not in ln and
+            not re.match(r"Warning: resource\.k8s\.io/v1beta\d \S+ is deprecated", ln)]
 
 
 def request0(obj, template):
