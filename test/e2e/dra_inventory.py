@@ -139,7 +139,7 @@ def inventory():
     1g.5gb x2, 2g.10gb, 3g.20gb) and one with 1g.5gb x2, 2g.10gb and 1g.10gb x2 but no 3g.20gb
     (so gpu-test4's parentUUID constraint decides); h100-mig-0: an H100 all-1g.10gb (the same
     profile name as the A100 80GB pool's, told apart only by productName); h100-0: two whole
-    H100s and the ComputeDomain driver's channels; l4-0: two L4s with consumable memory
+    H100s and the ComputeDomain driver's channels; l4-0: eight L4s with consumable memory
     (allowMultipleAllocations); vfio-0: an H100 bound to vfio-pci."""
     label = "nvidia.com/gpu.product"
     a80 = [("1g.10gb", 0), ("1g.10gb", 1), ("2g.20gb", 2), ("3g.40gb", 4)]
@@ -165,7 +165,7 @@ def inventory():
          [slice_of("h100-0", [whole_gpu("h100-0", H100, i) for i in range(2)]),
           slice_of("h100-0", cd, CD_DRIVER)]),
         (node_obj("l4-0", {label: "NVIDIA-L4"}),
-         [slice_of("l4-0", [whole_gpu("l4-0", L4, i, consumable=True) for i in range(2)])]),
+         [slice_of("l4-0", [whole_gpu("l4-0", L4, i, consumable=True) for i in range(8)])]),
         (node_obj("vfio-0", {"nvidia.com/gpu.workload.config": "vm-passthrough"}),
          [slice_of("vfio-0", [vfio_device("vfio-0", H100, 0)])]),
     ]
