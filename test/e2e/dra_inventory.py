@@ -1,5 +1,7 @@
 """dra_inventory.py - the fake GPU nodes of the DRA suite (e2e_dra.py) and the ResourceSlices
-published for them by hand, shaped as NVIDIA's DRA driver publishes them.
+published for them by hand, shaped as NVIDIA's DRA driver publishes them; and the reading back
+of what kube-scheduler allocated from them (which node, product, type and profile each device
+of a claim's status.allocation is), for e2e_dra.py's checks.
 
 No kubelet and no driver run here: each Node is created through the API and made Ready as
 e2e_scheduler.py does (make_node), and for each one this module writes the ResourceSlice the
@@ -32,6 +34,9 @@ allowMultipleAllocations and memory.
 """
 
 import hashlib
+import json
+
+from run_e2e import dig, wait_for
 
 DRIVER = "gpu.nvidia.com"
 CD_DRIVER = "compute-domain.nvidia.com"
@@ -199,3 +204,93 @@ class Devices:
 
     def count(self, driver=None):
         return sum(1 for k in self.by_key if driver is None or k[0] == driver)
+
+
+# --------------------------------------------------------------------------------------------
+# reading back what the scheduler allocated (e2e_dra.py's checks)
+
+# The node label of each policies-dra pool (its nodeSelector)
+POOL_NODES = {"a100-mig": "NVIDIA-A100-SXM4-80GB", "a100-40-mig": "NVIDIA-A100-SXM4-40GB",
+              "h100-train": "NVIDIA-H100-80GB-HBM3", "l4-shares": "NVIDIA-L4"}
+RC = "resourceclaims.resource.k8s.io"
+
+
+def settle(c, ns, name, timeout=60):
+    """Waits until the pod is bound or the scheduler said it does not fit: ("bound", node) or
+    ("unschedulable", message)."""
+    def state():
+        p = c.get("pod", name, ns)
+        if not p:
+            return None
+        if dig(p, "spec", "nodeName"):
+            return ("bound", p["spec"]["nodeName"])
+        for cond in dig(p, "status", "conditions", default=[]) or []:
+            if cond.get("type") == "PodScheduled" and cond.get("status") == "False":
+                return ("unschedulable", cond.get("message", ""))
+        return None
+    return wait_for("pod %s/%s bound or unschedulable" % (ns, name), state, timeout, 0.3)
+
+
+def pod_claim_names(c, ns, name):
+    """The ResourceClaims a pod got: from its templates (status.resourceClaimStatuses) and the
+    scheduler's extended-resource claim (status.extendedResourceClaimStatus)."""
+    p = c.get("pod", name, ns) or {}
+    names = [s.get("resourceClaimName") for s in
+             dig(p, "status", "resourceClaimStatuses", default=[]) or []
+             if s.get("resourceClaimName")]
+    ext = dig(p, "status", "extendedResourceClaimStatus", "resourceClaimName")
+    return names + ([ext] if ext else [])
+
+
+def devices(c):
+    return Devices(json.loads(c.kubectl("get", "resourceslices", "-o", "json").stdout))
+
+
+def results(obj):
+    return dig(obj, "status", "allocation", "devices", "results", default=[]) or []
+
+
+def allocated(c, ns, name, timeout=30):
+    """The stored claim once it has status.allocation (None when it never got one)."""
+    try:
+        return wait_for("claim %s/%s allocated" % (ns, name),
+                        lambda: (lambda o: o if o and results(o) else None)(c.get(RC, name, ns)),
+                        timeout, 0.3)
+    except RuntimeError:
+        return None
+
+
+def node_labels(c):
+    items = json.loads(c.kubectl("get", "nodes", "-o", "json").stdout)["items"]
+    return {n["metadata"]["name"]: n["metadata"].get("labels") or {} for n in items}
+
+
+def describe(devs, claim_obj):
+    """request -> (node, productName, type, profile, device) of each allocated device."""
+    out = []
+    for r in results(claim_obj):
+        node, attrs, _ = devs.of(r)
+        out.append((r.get("request"), node, attrs.get("productName"), attrs.get("type"),
+                    attrs.get("profile"), r.get("device")))
+    return out
+
+
+def in_pool(c, devs, claim_obj, pool, product):
+    """Every allocated device is on a node of policies-dra's `pool` (its nodeSelector) and has
+    the pool's productName."""
+    labels = node_labels(c)
+    res = results(claim_obj)
+    return bool(res) and all(
+        labels.get(devs.of(r)[0], {}).get("nvidia.com/gpu.product") == POOL_NODES[pool] and
+        devs.of(r)[1].get("productName") == product for r in res)
+
+
+def wait_claims_of(c, ns, pod, n=1, timeout=60):
+    """The names of the pod's n claims once the pod is bound and they are allocated, or []."""
+    try:
+        settle(c, ns, pod, timeout)
+        return wait_for("%d claims of pod %s/%s" % (n, ns, pod),
+                        lambda: (lambda x: x if len(x) >= n else None)(
+                            pod_claim_names(c, ns, pod)), timeout, 0.3)
+    except RuntimeError:
+        return []

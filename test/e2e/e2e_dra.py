@@ -38,7 +38,8 @@ import os
 import re
 import time
 
-from dra_inventory import CD_DRIVER, DRIVER, L4, Devices, inventory
+from dra_inventory import (CD_DRIVER, DRIVER, L4, allocated, describe, devices, in_pool,
+                           inventory, pod_claim_names, results, settle, wait_claims_of)
 from e2e_scheduler import make_node
 from run_e2e import FEATURES, HERE, dig, note, run, wait_for
 
@@ -60,9 +61,6 @@ NS_UNTRUSTED = "research-e2e"   # policies-dra: tenant research, untrusted, rule
 NS_PLATFORM = "ml-platform"     # tenant platform: dra.adminAccess allowed
 NS_UNPLACED = "sandbox-e2e"     # in no tenant (default: untrusted), matched by no rule
 ADMIN_NS_LABEL = "resource.kubernetes.io/admin-access"  # 1.36+: adminAccess only where set
-# The node label of each policies-dra pool (its nodeSelector), and the products in it
-POOL_NODES = {"a100-mig": "NVIDIA-A100-SXM4-80GB", "a100-40-mig": "NVIDIA-A100-SXM4-40GB",
-              "h100-train": "NVIDIA-H100-80GB-HBM3", "l4-shares": "NVIDIA-L4"}
 # After NVIDIA's demo extended-resources/mig-1g-12gb.yaml (its DeviceClass, for the profile the
 # a100-mig pool's pods are rewritten to): pods asking nvidia.com/mig-1g.10gb on a node whose
 # device plugin does not advertise it are served by DRA.
@@ -224,87 +222,6 @@ def served_revision(c):
 def denied(hook, message, what='error when creating "STDIN": '):
     return ('Error from server (Forbidden): %sadmission webhook "%s" denied the request: %s' %
             (what, hook, message))
-
-
-def settle(c, ns, name, timeout=60):
-    """Waits until the pod is bound or the scheduler said it does not fit: ("bound", node) or
-    ("unschedulable", message)."""
-    def state():
-        p = c.get("pod", name, ns)
-        if not p:
-            return None
-        if dig(p, "spec", "nodeName"):
-            return ("bound", p["spec"]["nodeName"])
-        for cond in dig(p, "status", "conditions", default=[]) or []:
-            if cond.get("type") == "PodScheduled" and cond.get("status") == "False":
-                return ("unschedulable", cond.get("message", ""))
-        return None
-    return wait_for("pod %s/%s bound or unschedulable" % (ns, name), state, timeout, 0.3)
-
-
-def pod_claim_names(c, ns, name):
-    """The ResourceClaims a pod got: from its templates (status.resourceClaimStatuses) and the
-    scheduler's extended-resource claim (status.extendedResourceClaimStatus)."""
-    p = c.get("pod", name, ns) or {}
-    names = [s.get("resourceClaimName") for s in
-             dig(p, "status", "resourceClaimStatuses", default=[]) or []
-             if s.get("resourceClaimName")]
-    ext = dig(p, "status", "extendedResourceClaimStatus", "resourceClaimName")
-    return names + ([ext] if ext else [])
-
-
-def devices(c):
-    return Devices(json.loads(c.kubectl("get", "resourceslices", "-o", "json").stdout))
-
-
-def results(obj):
-    return dig(obj, "status", "allocation", "devices", "results", default=[]) or []
-
-
-def allocated(c, ns, name, timeout=30):
-    """The stored claim once it has status.allocation (None when it never got one)."""
-    try:
-        return wait_for("claim %s/%s allocated" % (ns, name),
-                        lambda: (lambda o: o if o and results(o) else None)(c.get(RC, name, ns)),
-                        timeout, 0.3)
-    except RuntimeError:
-        return None
-
-
-def node_labels(c):
-    items = json.loads(c.kubectl("get", "nodes", "-o", "json").stdout)["items"]
-    return {n["metadata"]["name"]: n["metadata"].get("labels") or {} for n in items}
-
-
-def describe(devs, claim_obj):
-    """request -> (node, productName, type, profile, device) of each allocated device."""
-    out = []
-    for r in results(claim_obj):
-        node, attrs, _ = devs.of(r)
-        out.append((r.get("request"), node, attrs.get("productName"), attrs.get("type"),
-                    attrs.get("profile"), r.get("device")))
-    return out
-
-
-def in_pool(c, devs, claim_obj, pool, product):
-    """Every allocated device is on a node of policies-dra's `pool` (its nodeSelector) and has
-    the pool's productName."""
-    labels = node_labels(c)
-    res = results(claim_obj)
-    return bool(res) and all(
-        labels.get(devs.of(r)[0], {}).get("nvidia.com/gpu.product") == POOL_NODES[pool] and
-        devs.of(r)[1].get("productName") == product for r in res)
-
-
-def wait_claims_of(c, ns, pod, n=1, timeout=60):
-    """The names of the pod's n claims once the pod is bound and they are allocated, or []."""
-    try:
-        settle(c, ns, pod, timeout)
-        return wait_for("%d claims of pod %s/%s" % (n, ns, pod),
-                        lambda: (lambda x: x if len(x) >= n else None)(
-                            pod_claim_names(c, ns, pod)), timeout, 0.3)
-    except RuntimeError:
-        return []
 
 
 # --------------------------------------------------------------------------------------------
@@ -852,7 +769,7 @@ def sc_webhook_down(c, ck):
     a pod is. A ComputeDomain channel claim, which no rule judges, is a finding: the claim
     entries have no matchConditions (they send every claim), so it is refused too and an IMEX
     workload cannot start while the webhook is down. Pinned here as found; a chart change that
-    lets it through turns channel-claim-refused-while-down into a failure to update."""
+    lets it through turns channel-claim-refused-while-down-finding into a failure to update."""
     s = "dra-webhook-down"
     ns = "gpu-test-imex"
     c.namespace(ns)
@@ -864,7 +781,7 @@ def sc_webhook_down(c, ck):
     ck.expect(s + "/gpu-claim-not-stored", c.get(RC, "down-gpu", "gpu-test1") is None)
     ch = claim("imex-down", ns, {"deviceClassName": "compute-domain-default-channel.nvidia.com"})
     r = apply(c, json.dumps(ch))
-    ck.expect(s + "/channel-claim-refused-while-down (finding)", r.returncode != 0 and
+    ck.expect(s + "/channel-claim-refused-while-down-finding", r.returncode != 0 and
               'failed calling webhook "%s"' % MUT in r.stderr, r.stderr or "admitted")
 
 
