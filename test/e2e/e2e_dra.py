@@ -707,6 +707,49 @@ def sc_reapply(c, ck):
                   "deviceClassName") == "mig.nvidia.com", dig(after, "spec"))
 
 
+def sc_mutating_skipped(c, ck):
+    """The validating entry is the backstop when the mutating one was skipped: with
+    mutate-claims taken out of the stored MutatingWebhookConfiguration (as a cluster where
+    another mutating webhook's failure or a reinvocation skipped it), an untrusted tenant's
+    adminAccess claim and the untrusted consumable-shares template are refused by
+    validate-claims word for word and not stored (the adminAccess one in a namespace labelled
+    resource.kubernetes.io/admin-access, without which the API server itself refuses it before
+    the validating webhooks). The entry is put back as helm stored it."""
+    s = "dra-mutating-skipped"
+    items = json.loads(c.kubectl("get", "mutatingwebhookconfigurations", "-o",
+                                 "json").stdout)["items"]
+    cfg = next((it for it in items if any(w.get("name") == MUT for w in it.get("webhooks") or [])),
+               None)
+    if not ck.expect(s + "/entry-found", cfg is not None, [i["metadata"]["name"] for i in items]):
+        return
+    orig = json.loads(json.dumps(cfg))
+    cfg["webhooks"] = [w for w in cfg["webhooks"] if w.get("name") != MUT]
+    c.kubectl("replace", "-f", "-", stdin=json.dumps(cfg))
+    try:
+        # labelled for adminAccess (else the API server refuses before any validating webhook),
+        # but in tenant research, which the policy gives no dra.adminAccess
+        ns = "research-admin-e2e"
+        c.namespace(ns, {ADMIN_NS_LABEL: "true"})
+        admin = {"deviceClassName": "gpu.nvidia.com", "adminAccess": True}
+        r = apply(c, json.dumps(claim("debug-skip", ns, admin)))
+        ck.expect(s + "/admin-access-refused-by-validate-claims",
+                  r.returncode != 0 and last_line(r.stderr) == denied(VAL, ADMIN_DENIAL), r.stderr)
+        ck.expect(s + "/admin-access-not-stored", c.get(RC, "debug-skip", ns) is None)
+        ns = "research-share-skip"
+        r = apply(c, fixture_docs("consumable-shares_memory-sharing.yaml",
+                                  ("Namespace", "ResourceClaimTemplate"), ns=ns))
+        ck.expect(s + "/untrusted-shares-refused-by-validate-claims", r.returncode != 0 and
+                  last_line(r.stderr) == denied(VAL, SHARED_DENIAL), r.stderr)
+        ck.expect(s + "/untrusted-shares-not-stored", c.get(RCT, "gpu-4gi", ns) is None)
+    finally:
+        now = c.get("mutatingwebhookconfigurations", orig["metadata"]["name"]) or {}
+        orig["metadata"]["resourceVersion"] = dig(now, "metadata", "resourceVersion")
+        c.kubectl("replace", "-f", "-", stdin=json.dumps(orig))
+    back = c.get("mutatingwebhookconfigurations", orig["metadata"]["name"]) or {}
+    ck.expect(s + "/entry-restored", [w.get("name") for w in back.get("webhooks") or []] ==
+              [w.get("name") for w in orig["webhooks"]])
+
+
 CHANNEL_RCT = """# The ResourceClaimTemplate NVIDIA's ComputeDomain controller creates in the workload's
 # namespace (kubernetes-sigs/dra-driver-nvidia-gpu@95932046683719c43b6a0dd9613c2e5aad5d6703,
 # templates/compute-domain-workload-claim-template.tmpl.yaml, rendered for a ComputeDomain
@@ -799,6 +842,7 @@ SCENARIOS = [
     ("dra-scheduler-claim", sc_scheduler_claim),
     ("dra-v1beta1-equivalent", sc_v1beta1_equivalent),
     ("dra-reapply", sc_reapply),
+    ("dra-mutating-skipped", sc_mutating_skipped),
     ("dra-compute-domain", sc_compute_domain),
     ("dra-webhook-down", sc_webhook_down),  # stops the server: last
 ]
