@@ -25,6 +25,8 @@ enum {
  * object (a ConfigMap, a Service):
  *   {"template": "spec.template" (workloads only),
  *    "judgedAs": "original" | "reconstructed" | "as-is",
+ *    "replicas": the pods the unit stands for: 1 for a Pod, the controller's count for a
+ *                template (workload.h's replicas); absent for a DRA claim,
  *    "changes": ["denied", "allowed", "rule", "pool", "resources", "warnings"] (may be empty),
  *    "old": {"allowed", "rule", "pool", "reason", "message", "resources", "warnings"},
  *    "new": {...}}

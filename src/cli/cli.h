@@ -104,9 +104,9 @@ void gpa_cli_describe(char *buf, size_t cap, const cJSON *obj, size_t doc_number
 
 /* ---- diff's grouping (diff_group.c) ---- */
 
-/* owner[i]: the index of the workload in objs that made pod objs[i] (through its controller
- * ownerReferences, a missing ReplicaSet or Job found by name), -1 when none is in objs or
- * objs[i] is not a Pod. */
+/* owner[i]: the index of the top owner in objs of objs[i] (through the controller
+ * ownerReferences, a missing ReplicaSet or Job found by name: a Pod's Deployment, a
+ * ReplicaSet's Deployment, a Job's CronJob), -1 when objs holds none. A Pod never owns. */
 void gpa_cli_diff_owners(long *owner, const cJSON *const *objs, size_t n);
 
 #endif

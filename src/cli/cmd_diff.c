@@ -62,8 +62,10 @@ static const gpa_cli_spec cli_spec = {
             "(or -o yaml). Pods already mutated by a policy are judged as the request they came\n"
             "from when it can be rebuilt (\"reconstructed\"), else as they are (\"as-is\"); an\n"
             "as-is pod whose verdict differs is reported as \"original unknown: judged as\n"
-            "stored\", not as a change. Pods of a workload in the same input are reported under\n"
-            "it (one entry, N pods) when they come out as its pod template does.\n"
+            "stored\", not as a change. Objects owned by another object of the input (a\n"
+            "ReplicaSet and the pods of a Deployment) are reported under their top owner (one\n"
+            "entry) when they come out as its pod template does; every entry says how many\n"
+            "pods it touches.\n"
             "\n"
             "flags:\n",
     .tail = "\n"
@@ -83,6 +85,8 @@ typedef struct counts {
     size_t original, reconstructed, as_is;
     size_t unknown; /* as-is units whose verdict differs: original unknown, not a change */
     size_t grouped; /* pods reported under the workload that made them */
+    size_t grouped_objects; /* other objects (ReplicaSets, Jobs) reported under their owner */
+    size_t changed_pods, denied_pods, allowed_pods; /* pods the changed entries touch */
 } counts;
 
 /* One object of the input with its judged entries (gpa_impact_object). */
@@ -90,8 +94,9 @@ typedef struct unit {
     const cJSON *obj;
     const char *origin;
     cJSON *entries;
-    long owner;  /* the workload in the input that made this pod, -1 none */
-    cJSON *pods; /* workloads: names of the pods folded into their entry */
+    long owner;  /* the top owner in the input this unit is folded into, -1 none */
+    cJSON *pods; /* owners: names of the pods folded into their entry */
+    cJSON *owned; /* owners: "Kind name" of the other objects folded into it */
 } unit;
 
 static const char *s_or(const cJSON *o, const char *k, const char *dflt)
@@ -140,8 +145,8 @@ static void mark_unknown(cJSON *e)
     cJSON_AddBoolToObject(e, "originalUnknown", true);
 }
 
-/* A pod entry says what its workload's entry says: same changes, same new verdict, rule and
- * pool; then it is folded into the workload's entry. */
+/* An owned object's entry says what its owner's entry says: same changes, same new verdict,
+ * rule and pool; then it is folded into the owner's entry. */
 static bool same_outcome(const cJSON *pod, const cJSON *wl)
 {
     if (!cJSON_Compare(changes_of(pod), changes_of(wl), true)) return false;
@@ -172,10 +177,23 @@ static void print_entry(FILE *o, const cJSON *obj, const char *origin, const cJS
     gpa_cli_describe(what, sizeof what, obj, 0, GPA_CLI_LABEL_OBJECT, s_or(e, "template", NULL),
                      NULL);
     bool unknown = is_unknown(e);
+    const cJSON *pc = cJSON_GetObjectItemCaseSensitive(e, "podCount");
+    char touches[48] = "";
+    if (cJSON_IsNumber(pc))
+        snprintf(touches, sizeof touches, ", %lld pod%s", (long long)pc->valuedouble,
+                 pc->valuedouble == 1 ? "" : "s");
     if (unknown)
-        fprintf(o, "%s (%s, original unknown: judged as stored)\n", what, origin);
+        fprintf(o, "%s (%s, original unknown: judged as stored)%s\n", what, origin, touches);
     else
-        fprintf(o, "%s (%s, judged %s)\n", what, origin, s_or(e, "judgedAs", "?"));
+        fprintf(o, "%s (%s, judged %s)%s\n", what, origin, s_or(e, "judgedAs", "?"), touches);
+    const cJSON *owned = cJSON_GetObjectItemCaseSensitive(e, "owned");
+    if (cJSON_GetArraySize(owned) > 0) {
+        fprintf(o, "    %d owned object(s) in the input, judged the same:",
+                cJSON_GetArraySize(owned));
+        const cJSON *p;
+        cJSON_ArrayForEach(p, owned) fprintf(o, " %s", p->valuestring);
+        fputc('\n', o);
+    }
     const cJSON *pods = cJSON_GetObjectItemCaseSensitive(e, "pods");
     if (cJSON_GetArraySize(pods) > 0) {
         fprintf(o, "    %d pod(s) in the input, judged the same:", cJSON_GetArraySize(pods));
@@ -232,7 +250,18 @@ static void print_entry(FILE *o, const cJSON *obj, const char *origin, const cJS
     }
 }
 
-static void count(counts *c, const cJSON *e, bool folded)
+/* The pods an entry touches: the pods its unit stands for, or the pods of the input folded
+ * under it when they are more (a rollout's old pods beside the new ones); -1 for none (a
+ * claim). */
+static long long pods_touched(const cJSON *e)
+{
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(e, "replicas");
+    long long n = cJSON_IsNumber(r) ? (long long)r->valuedouble : -1;
+    long long folded = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(e, "pods"));
+    return folded > n ? folded : n;
+}
+
+static void count(counts *c, const cJSON *e, bool folded, bool is_pod)
 {
     c->units++;
     const char *as = s_or(e, "judgedAs", "");
@@ -243,14 +272,24 @@ static void count(counts *c, const cJSON *e, bool folded)
     else
         c->original++;
     if (folded) {
-        c->grouped++;
+        if (is_pod)
+            c->grouped++;
+        else
+            c->grouped_objects++;
         return;
     }
     if (is_unknown(e)) {
         c->unknown++;
         return;
     }
-    if (n_changes(e) > 0) c->changed++;
+    long long pods = pods_touched(e);
+    size_t np = pods > 0 ? (size_t)pods : 0;
+    if (n_changes(e) > 0) {
+        c->changed++;
+        c->changed_pods += np;
+    }
+    c->denied_pods += has_change(e, "denied") ? np : 0;
+    c->allowed_pods += has_change(e, "allowed") ? np : 0;
     c->denied += has_change(e, "denied");
     c->allowed += has_change(e, "allowed");
     c->rule += has_change(e, "rule");
@@ -326,7 +365,7 @@ int gpa_cmd_diff(int argc, char **argv)
                 cap_units = nc;
             }
             units[n_units++] = (unit){gpa_objects_get(lists[i], k), gpa_objects_origin(lists[i], k),
-                                      NULL, -1, NULL};
+                                      NULL, -1, NULL, NULL};
         }
     }
     for (size_t u = 0; u < n_units && rc == 0; u++) {
@@ -350,17 +389,24 @@ int gpa_cmd_diff(int argc, char **argv)
         if (rc == 0) gpa_cli_diff_owners(owner, (const cJSON *const *)objs, n_units);
         for (size_t u = 0; rc == 0 && u < n_units; u++) {
             long w = owner[u];
-            /* folded only into a workload judged as one pod template, and only when the
-             * pod came out as its template did */
+            /* folded only into a top owner (a cycle of references folds nothing), judged as
+             * one pod template, and only when the object came out as its template did */
             const cJSON *pe = units[u].entries->child;
-            const cJSON *we = w >= 0 ? units[w].entries->child : NULL;
-            if (!pe || !we || we->next || !same_outcome(pe, we)) continue;
+            const cJSON *we = w >= 0 && owner[w] < 0 ? units[w].entries->child : NULL;
+            if (!pe || pe->next || !we || we->next || !same_outcome(pe, we)) continue;
             units[u].owner = w;
-            if (!units[w].pods) units[w].pods = cJSON_CreateArray();
-            char nm[300];
             const cJSON *md = cJSON_GetObjectItemCaseSensitive(units[u].obj, "metadata");
-            snprintf(nm, sizeof nm, "%s", s_or(md, "name", "?"));
-            cJSON_AddItemToArray(units[w].pods, cJSON_CreateString(nm));
+            const char *kind = s_or(units[u].obj, "kind", "?");
+            char nm[300];
+            if (strcmp(kind, "Pod") == 0) {
+                if (!units[w].pods) units[w].pods = cJSON_CreateArray();
+                snprintf(nm, sizeof nm, "%s", s_or(md, "name", "?"));
+                cJSON_AddItemToArray(units[w].pods, cJSON_CreateString(nm));
+            } else {
+                if (!units[w].owned) units[w].owned = cJSON_CreateArray();
+                snprintf(nm, sizeof nm, "%s %s", kind, s_or(md, "name", "?"));
+                cJSON_AddItemToArray(units[w].owned, cJSON_CreateString(nm));
+            }
         }
         free(objs);
         free(owner);
@@ -371,13 +417,20 @@ int gpa_cmd_diff(int argc, char **argv)
         gpa_cli_describe(label, sizeof label, obj, 0, GPA_CLI_LABEL_OBJECT, NULL, NULL);
         c.objects++;
         if (!units[u].entries->child) c.not_judged++;
+        bool is_pod = strcmp(s_or(obj, "kind", ""), "Pod") == 0;
         for (cJSON *e = units[u].entries->child; e; e = e->next) {
             bool folded = units[u].owner >= 0;
-            count(&c, e, folded);
             if (units[u].pods && e == units[u].entries->child) {
                 cJSON_AddItemToObject(e, "pods", units[u].pods);
                 units[u].pods = NULL;
             }
+            if (units[u].owned && e == units[u].entries->child) {
+                cJSON_AddItemToObject(e, "owned", units[u].owned);
+                units[u].owned = NULL;
+            }
+            long long touched = pods_touched(e);
+            if (touched >= 0) cJSON_AddNumberToObject(e, "podCount", (double)touched);
+            count(&c, e, folded, is_pod);
             if (folded || n_changes(e) == 0) continue;
             if (json) {
                 cJSON *je = cJSON_Duplicate(e, 1);
@@ -410,6 +463,10 @@ int gpa_cmd_diff(int argc, char **argv)
             cJSON_AddNumberToObject(s, "asIs", (double)c.as_is);
             cJSON_AddNumberToObject(s, "originalUnknown", (double)c.unknown);
             cJSON_AddNumberToObject(s, "grouped", (double)c.grouped);
+            cJSON_AddNumberToObject(s, "groupedObjects", (double)c.grouped_objects);
+            cJSON_AddNumberToObject(s, "changedPods", (double)c.changed_pods);
+            cJSON_AddNumberToObject(s, "allowedToDeniedPods", (double)c.denied_pods);
+            cJSON_AddNumberToObject(s, "deniedToAllowedPods", (double)c.allowed_pods);
             char *t = cJSON_Print(root);
             if (t) printf("%s\n", t);
             free(t);
@@ -421,10 +478,16 @@ int gpa_cmd_diff(int argc, char **argv)
                    c.changed, c.units, c.objects, c.objects == 1 ? "" : "s", c.not_judged, c.denied,
                    c.allowed, c.rule, c.pool, c.resources, c.warnings, c.original, c.reconstructed,
                    c.as_is);
+            if (c.changed)
+                printf("; the changes touch %zu pod(s) (%zu allowed->denied, %zu "
+                       "denied->allowed)",
+                       c.changed_pods, c.denied_pods, c.allowed_pods);
             if (c.unknown)
                 printf("; %zu original unknown (judged as stored, not counted as changes)",
                        c.unknown);
             if (c.grouped) printf("; %zu pod(s) reported under their workload", c.grouped);
+            if (c.grouped_objects)
+                printf("; %zu owned object(s) reported under their top owner", c.grouped_objects);
             putchar('\n');
         }
         if (fflush(stdout) != 0) {
@@ -437,6 +500,7 @@ int gpa_cmd_diff(int argc, char **argv)
     for (size_t u = 0; u < n_units; u++) {
         cJSON_Delete(units[u].entries);
         cJSON_Delete(units[u].pods);
+        cJSON_Delete(units[u].owned);
     }
     free(units);
     for (size_t i = 0; lists && i < n_inputs; i++)

@@ -16,7 +16,7 @@
 #include "sim.h"
 
 typedef struct options {
-    const char *dir, *inv_path, *out, *report;
+    const char *dir, *inv_path, *out, *report, *gangs;
     bool suggest, all;
     const char **files;
     size_t nfiles;
@@ -62,6 +62,10 @@ static const gpa_cli_flag flags[] = {
      "                         mig=LAYOUT every MIG group set to auto, none, all-balanced or\n"
      "                         all-<profile>, suggested the --suggest-mig layouts,\n"
      "                         policies=DIR the workloads admitted under another policy set\n"},
+    {"--gangs", NULL, GPA_CLI_STR, offsetof(options, gangs), NULL,
+     "      --gangs MODE       pods (default: a gang's pods placed one by one, as\n"
+     "                         kube-scheduler alone places them) or whole (placed whole or\n"
+     "                         not at all, as Kueue TAS and gang scheduling admit them)\n"},
     {"--all", NULL, GPA_CLI_BOOL, offsetof(options, all), NULL,
      "      --all              list every unplaced pod in the text answer (default: the\n"
      "                         first 20 after the summary by cause)\n"},
@@ -74,6 +78,7 @@ static const gpa_cli_spec cli_spec = {
     .n_flags = sizeof flags / sizeof flags[0],
     .head = "usage: gpu-admission simulate --policies DIR --inventory FILE [-o text|json]\n"
             "                              [--report FILE.html] [--suggest-mig] [--all]\n"
+            "                              [--gangs pods|whole]\n"
             "                              [--compare FILE|mig=LAYOUT|suggested|policies=DIR]...\n"
             "                              WORKLOAD...\n"
             "\n"
@@ -180,6 +185,7 @@ static int run_policy_variant(gpa_sim_totals *out, const options *o, const char 
     gpa_sim *w = NULL;
     int ret = gpa_sim_new(&w, inv, &err) == GPA_OK ? 0 : 1;
     if (ret) fprintf(stderr, "gpu-admission simulate: %s\n", err.message);
+    if (!ret) gpa_sim_set_gangs_whole(w, strcmp(o->gangs, "whole") == 0);
     for (size_t f = 0; f < o->nfiles && !ret; f++)
         ret = read_objects(w, p, o->files[f]);
     if (!ret && (gpa_sim_run(w, GPA_SIM_BFD, &err) != GPA_OK)) {
@@ -251,6 +257,7 @@ static int write_file(const char *path, const char *data)
 int gpa_cmd_simulate(int argc, char **argv)
 {
     options o = {.out = "text",
+                 .gangs = "pods",
                  .files = calloc((size_t)argc + 1, sizeof *o.files),
                  .compare = calloc((size_t)argc + 1, sizeof *o.compare)};
     variant *cmp = calloc((size_t)argc + 2, sizeof *cmp);
@@ -279,6 +286,11 @@ int gpa_cmd_simulate(int argc, char **argv)
         fprintf(stderr, "gpu-admission simulate: -o must be text or json, not %s\n", out);
         goto done;
     }
+    if (strcmp(o.gangs, "pods") != 0 && strcmp(o.gangs, "whole") != 0) {
+        fprintf(stderr, "gpu-admission simulate: --gangs must be pods or whole, not %s\n",
+                o.gangs);
+        goto done;
+    }
     gpa_error err = {0};
     gpa_policy *p = NULL;
     if (gpa_policy_load_dir(&p, dir, &err) != GPA_OK) {
@@ -296,6 +308,7 @@ int gpa_cmd_simulate(int argc, char **argv)
         fprintf(stderr, "%s\n", err.message);
     } else {
         ret = 0;
+        gpa_sim_set_gangs_whole(s, strcmp(o.gangs, "whole") == 0);
         for (size_t f = 0; f < nfiles && !ret; f++)
             ret = read_objects(s, p, files[f]);
         /* the whole-GPU comparison is part of every answer (text, JSON, report) */

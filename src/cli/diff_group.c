@@ -1,6 +1,7 @@
 /*
- * diff_group.c - which workload in `diff`'s input owns a pod, so the pods a Deployment, Job or
- * StatefulSet made are reported under it (one entry, N pods) instead of once each beside it.
+ * diff_group.c - which object in `diff`'s input owns another, so the ReplicaSets and pods a
+ * Deployment made, the Jobs and pods of a CronJob, the pods of a StatefulSet are reported under
+ * their top owner (one entry, N pods) instead of once each beside it.
  *
  * Follows metadata.ownerReferences (the controller reference) through the objects of the
  * input, by uid when the reference has one, else by kind, namespace and name: Pod ->
@@ -181,7 +182,6 @@ void gpa_cli_diff_owners(long *owner, const cJSON *const *objs, size_t n)
         }
     }
     for (size_t i = 0; i < n; i++) {
-        if (!eq(s_of(objs[i], "kind"), "Pod")) continue;
         long cur = (long)i;
         /* a chain is at most Pod -> ReplicaSet/Job -> Deployment/CronJob; the bound also stops
          * a cycle of references in a hand-written input */

@@ -50,12 +50,9 @@ static int judge_one(gpa_sim *s, const gpa_policy *p, const cJSON *pod, const ch
         return GPA_OK;
     }
     if (!j.allowed) {
-        char msg[4200];
-        if (copies > 1)
-            snprintf(msg, sizeof msg, "%s (%lld pods)", j.message ? j.message : "denied", copies);
-        else
-            snprintf(msg, sizeof msg, "%s", j.message ? j.message : "denied");
-        rc = gpa_sim_add_denied_pool(s, name, msg, j.pool, copies, err);
+        /* the webhook's message as it is; the entry carries its pod count */
+        rc = gpa_sim_add_denied_pool(s, name, j.message ? j.message : "denied", j.pool, copies,
+                                     err);
         gpa_judgement_clear(&j);
         return rc;
     }

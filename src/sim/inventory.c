@@ -404,7 +404,7 @@ static char *fmt_dup(const char *fmt, ...)
  * (0-based within its group) of g; the group's own labels win over generated ones. */
 static int node_labels(gpa_sim_node_def *nd, const gpa_sim_group *g, long long idx)
 {
-    char v[64];
+    char v[128];
     for (size_t i = 0; i < g->n_labels; i++)
         if (add_kv(&nd->labels, &nd->n_labels, g->labels[i].key, g->labels[i].value))
             return GPA_ENOMEM;
@@ -412,7 +412,18 @@ static int node_labels(gpa_sim_node_def *nd, const gpa_sim_group *g, long long i
     snprintf(v, sizeof v, "%d", g->gpus);
     rc |= set_kv(&nd->labels, &nd->n_labels, "nvidia.com/gpu.count", v);
     if (g->model) {
-        snprintf(v, sizeof v, "NVIDIA-%s", g->model->name);
+        /* the value GFD writes: the NVML name with spaces written '-' (the catalog's first
+         * product of the model, docs/simulate.md's table), "-SHARED" appended when the cards
+         * are time-sliced under their own name (renameByDefault: false); NVIDIA-<model> only
+         * for models no public label was found for */
+        const char *prod = g->model->products && g->model->products[0] ? g->model->products[0]
+                                                                       : NULL;
+        bool shared = g->mode == GPA_SIM_TS && g->ts_resource &&
+                      strcmp(g->ts_resource, "nvidia.com/gpu") == 0;
+        if (prod)
+            snprintf(v, sizeof v, "%s%s", prod, shared ? "-SHARED" : "");
+        else
+            snprintf(v, sizeof v, "NVIDIA-%s%s", g->model->name, shared ? "-SHARED" : "");
         rc |= set_kv(&nd->labels, &nd->n_labels, "nvidia.com/gpu.product", v);
     }
     snprintf(v, sizeof v, "%d", g->mode == GPA_SIM_TS ? g->replicas : 1);

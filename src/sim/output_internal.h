@@ -6,6 +6,7 @@
 #ifndef GPA_SIM_OUTPUT_INTERNAL_H
 #define GPA_SIM_OUTPUT_INTERNAL_H
 
+#include "gpu_admission/strbuf.h"
 #include "sim_internal.h"
 
 /* Per group and per pool counts. */
@@ -33,6 +34,40 @@ gpa_sim_agg *gpa_sim_group_aggs(const gpa_sim *s, size_t *n_out);
  * affinity, taints, resource offered), the denominator of its allocation ratio. Caller
  * frees. NULL on ENOMEM. */
 gpa_sim_agg *gpa_sim_pool_aggs(const gpa_sim *s, size_t *n_out);
+
+/* A pool whose pods no node can take by their node requirements (output_nonodes.c). */
+typedef struct gpa_sim_nonode {
+    const char *pool;   /* the run's string */
+    char *requirement;  /* what no node meets: "nvidia.com/gpu.product=NVIDIA-H100-80GB" */
+    char *label;        /* the label of an In requirement no node meets alone, else NULL */
+    char *closest;      /* the value of label on the nodes closest to the one asked, or NULL */
+    size_t closest_nodes;
+    bool together;      /* every requirement is met somewhere, never all on one node */
+} gpa_sim_nonode;
+/* The pools whose requirements common to all their admitted pods no node meets, in first-pod
+ * order; caller frees with gpa_sim_nonodes_free. NULL on ENOMEM. */
+gpa_sim_nonode *gpa_sim_pools_without_nodes(const gpa_sim *s, size_t *n_out);
+void gpa_sim_nonodes_free(gpa_sim_nonode *a, size_t n);
+/* "pool train matches no node: its pods ask ...; the closest value ... (N nodes)" */
+void gpa_sim_nonode_line(gpa_sb *b, const gpa_sim_nonode *x);
+
+/* A gang by job (output_gangs.c): its pods, where they went, why not. */
+#define GPA_SIM_GANG_DOMAINS 4
+typedef struct gpa_sim_gang_agg {
+    char *job;                /* "ns/<the gang label's value>" */
+    const char *topology_key; /* of its affinity term */
+    size_t pods, placed, unplaced;
+    const char *domains[GPA_SIM_GANG_DOMAINS]; /* topology values its placed pods are in */
+    size_t n_domains;
+    bool more_domains;
+    const char *reason, *detail; /* the first unplaced pod's */
+} gpa_sim_gang_agg;
+/* The run's gangs (sim_gang.c's definition) in first-template order; caller frees with
+ * gpa_sim_gang_aggs_free. NULL on ENOMEM. */
+gpa_sim_gang_agg *gpa_sim_gang_aggs(const gpa_sim *s, size_t *n_out);
+void gpa_sim_gang_aggs_free(gpa_sim_gang_agg *a, size_t n);
+/* "whole", "not placed" or "partly placed" */
+const char *gpa_sim_gang_state(const gpa_sim_gang_agg *g);
 
 /* Unplaced pods by cause (gpa_sim_cause_name): pods and the GPUs they ask. */
 typedef struct gpa_sim_cause_agg {
@@ -79,8 +114,15 @@ size_t *gpa_sim_mig_canon(const gpa_sim *s);
 bool gpa_sim_mixed_plan(gpa_sim_plan *pl, const gpa_sim *s, size_t gi, const long *demand,
                         const size_t *canon);
 
-/* ---- the HTML report (output_report.c, output_tiles.c) ---- */
-#include "gpu_admission/strbuf.h"
+/* ---- the HTML report (output_report.c, output_tiles.c, output_domains.c) ---- */
+/* The label whose values cut nodes [first, end) (one group of the fleet view) into
+ * consecutive topology domains of *d > 1 nodes each (a clique, a rack: the run's topology
+ * keys and the groups' levels, the narrowest), or NULL. */
+const char *gpa_sim_domain_key(const gpa_sim *s, size_t first, size_t end, size_t *d);
+/* Of the same labels, the narrowest wider than domain key dkey (d nodes) whose domains of *d2
+ * nodes hold whole domains of dkey (a block of racks), or NULL. */
+const char *gpa_sim_block_key(const gpa_sim *s, size_t first, size_t end, const char *dkey,
+                              size_t d, size_t *d2);
 /* s with <, >, &, " and ' escaped. */
 void gpa_sim_html_esc(gpa_sb *b, const char *s);
 /* A stable hue (0-359) for a tenant name; 0 for NULL. */

@@ -16,6 +16,27 @@ cJSON *gpa_sim_result_json(const gpa_sim *s)
     cJSON *r = cJSON_CreateObject();
     if (!r) return NULL;
     char nb[600];
+    /* first: a pool no node can take is what explains the rest of the answer */
+    cJSON *nonodes = cJSON_AddArrayToObject(r, "poolsWithoutNodes");
+    size_t nn = 0;
+    gpa_sim_nonode *nx = gpa_sim_pools_without_nodes(s, &nn);
+    for (size_t i = 0; i < nn; i++) {
+        cJSON *o = cJSON_CreateObject();
+        gpa_sb line = {0};
+        gpa_sim_nonode_line(&line, &nx[i]);
+        char *msg = gpa_sb_done(&line);
+        cJSON_AddStringToObject(o, "pool", nx[i].pool);
+        cJSON_AddStringToObject(o, "requirement", nx[i].requirement);
+        if (nx[i].label) cJSON_AddStringToObject(o, "label", nx[i].label);
+        if (nx[i].closest) {
+            cJSON_AddStringToObject(o, "closestValue", nx[i].closest);
+            cJSON_AddNumberToObject(o, "closestValueNodes", (double)nx[i].closest_nodes);
+        }
+        cJSON_AddStringToObject(o, "message", msg ? msg : "");
+        free(msg);
+        cJSON_AddItemToArray(nonodes, o);
+    }
+    gpa_sim_nonodes_free(nx, nn);
     cJSON_AddNumberToObject(r, "pods", (double)t.pods);
     cJSON_AddNumberToObject(r, "placed", (double)t.placed);
     cJSON_AddNumberToObject(r, "skipped", (double)t.skipped);
@@ -25,6 +46,7 @@ cJSON *gpa_sim_result_json(const gpa_sim *s)
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "pod", s->denied[i].pod);
         cJSON_AddStringToObject(o, "message", s->denied[i].message);
+        cJSON_AddNumberToObject(o, "pods", (double)s->denied[i].pods);
         cJSON_AddItemToArray(den, o);
     }
     cJSON *unp = cJSON_AddArrayToObject(r, "unplaced");
@@ -115,6 +137,27 @@ cJSON *gpa_sim_result_json(const gpa_sim *s)
         cJSON_AddItemToArray(pa, o);
     }
     free(a);
+    cJSON *gangs = cJSON_AddArrayToObject(r, "gangs");
+    size_t ng = 0;
+    gpa_sim_gang_agg *gg = gpa_sim_gang_aggs(s, &ng);
+    for (size_t i = 0; i < ng; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "job", gg[i].job ? gg[i].job : "");
+        cJSON_AddStringToObject(o, "topologyKey", gg[i].topology_key);
+        cJSON_AddNumberToObject(o, "pods", (double)gg[i].pods);
+        cJSON_AddNumberToObject(o, "placed", (double)gg[i].placed);
+        cJSON_AddNumberToObject(o, "unplaced", (double)gg[i].unplaced);
+        cJSON_AddStringToObject(o, "gang", gpa_sim_gang_state(&gg[i]));
+        cJSON *dv = cJSON_AddArrayToObject(o, "domains");
+        for (size_t k = 0; k < gg[i].n_domains; k++)
+            cJSON_AddItemToArray(dv, cJSON_CreateString(gg[i].domains[k]));
+        if (gg[i].reason) {
+            cJSON_AddStringToObject(o, "reason", gg[i].reason);
+            cJSON_AddStringToObject(o, "detail", gg[i].detail ? gg[i].detail : "");
+        }
+        cJSON_AddItemToArray(gangs, o);
+    }
+    gpa_sim_gang_aggs_free(gg, ng);
     cJSON *nodes = cJSON_AddArrayToObject(r, "nodes");
     for (size_t n = 0; n < s->inv->n_nodes; n++) {
         const gpa_sim_node *nd = &s->nodes[n];

@@ -30,7 +30,9 @@ static const char *CSS =
     ".legend span{display:inline-block;margin-right:1em;font-size:13px}"
     ".sw{display:inline-block;width:14px;height:14px;border:1px solid #999;"
     "vertical-align:middle;margin-right:4px}"
-    ".note{color:#555;font-size:13px}";
+    ".note{color:#555;font-size:13px}"
+    ".warn{background:#fdecea;border:1px solid #d9534f;padding:.2em .8em;margin:.5em 0}"
+    ".warn p{margin:.3em 0;font-weight:bold}";
 
 /* A GPU cell's colour by fill: grey when empty, light to dark green as it fills. */
 static void fill_colour(char *buf, size_t cap, double f)
@@ -155,6 +157,51 @@ static void pools_table(gpa_sb *b, const gpa_sim *s, const gpa_sim_totals *t)
     free(a);
 }
 
+/* Gangs by job: placed whole, where, or why not (output_gangs.c); at most LIST_ROWS. */
+static void gangs_table(gpa_sb *b, const gpa_sim *s)
+{
+    size_t n = 0;
+    gpa_sim_gang_agg *a = gpa_sim_gang_aggs(s, &n);
+    if (n) {
+        static const char *cols[] = {"job", "pods", "placed", "unplaced", "gang", "domains",
+                                     "why not", NULL};
+        gpa_sb_printf(b, "<h2>Gangs by job (%zu)</h2>\n<table id=\"gangs\">\n", n);
+        head_row(b, cols);
+        for (size_t i = 0; i < n && i < LIST_ROWS; i++) {
+            gpa_sb_printf(b, "<tr>");
+            cell(b, a[i].job, false);
+            cellz(b, a[i].pods);
+            cellz(b, a[i].placed);
+            cellz(b, a[i].unplaced);
+            cell(b, gpa_sim_gang_state(&a[i]), false);
+            gpa_sb_printf(b, "<td>");
+            for (size_t k = 0; k < a[i].n_domains; k++) {
+                gpa_sb_printf(b, "%s", k ? ", " : "");
+                gpa_sim_html_esc(b, a[i].domains[k]);
+            }
+            if (a[i].more_domains) gpa_sb_printf(b, ", ...");
+            if (a[i].n_domains) {
+                gpa_sb_printf(b, " (");
+                gpa_sim_html_esc(b, a[i].topology_key);
+                gpa_sb_printf(b, ")");
+            }
+            gpa_sb_printf(b, "</td>");
+            gpa_sb_printf(b, "<td>");
+            if (a[i].reason) {
+                gpa_sim_html_esc(b, a[i].reason);
+                gpa_sb_printf(b, ": ");
+                gpa_sim_html_esc(b, a[i].detail ? a[i].detail : "");
+            }
+            gpa_sb_printf(b, "</td></tr>\n");
+        }
+        gpa_sb_printf(b, "</table>\n");
+        if (n > LIST_ROWS)
+            gpa_sb_printf(b, "<p class=\"note\">... and %zu more (-o json lists every one).</p>\n",
+                          n - LIST_ROWS);
+    }
+    gpa_sim_gang_aggs_free(a, n);
+}
+
 static void groups_table(gpa_sb *b, const gpa_sim *s)
 {
     size_t na = 0;
@@ -254,14 +301,17 @@ static void unplaced_lists(gpa_sb *b, const gpa_sim *s, const gpa_sim_totals *t)
 
 static void denied_list(gpa_sb *b, const gpa_sim *s)
 {
-    gpa_sb_printf(b, "<h2>Denied pods (%zu)</h2>\n", s->n_denied);
+    gpa_sim_totals t;
+    gpa_sim_get_totals(&t, s);
+    gpa_sb_printf(b, "<h2>Denied pods (%zu)</h2>\n", t.denied);
     if (!s->n_denied) return;
-    static const char *cols[] = {"pod", "the webhook's message", NULL};
+    static const char *cols[] = {"pod", "pods", "the webhook's message", NULL};
     gpa_sb_printf(b, "<table id=\"denied\">\n");
     head_row(b, cols);
     for (size_t i = 0; i < s->n_denied && i < LIST_ROWS; i++) {
         gpa_sb_printf(b, "<tr>");
         cell(b, s->denied[i].pod, false);
+        cellz(b, (size_t)s->denied[i].pods);
         cell(b, s->denied[i].message, false);
         gpa_sb_printf(b, "</tr>\n");
     }
@@ -294,19 +344,93 @@ static void fleet(gpa_sb *b, const gpa_sim *s)
         double strip = (double)maxg * cw + pad;
         size_t per_row = named ? 1 : (size_t)(1300.0 / strip);
         if (!per_row) per_row = 1;
-        size_t rows = (nn + per_row - 1) / per_row;
+        /* topology domains (cliques, racks) as boxes: each domain starts a box of its own, d
+         * nodes, `span` strips wide; dpr boxes per line, rpd lines per box */
+        size_t d = 0;
+        const char *dkey = gpa_sim_domain_key(s, first, end, &d);
+        if (!dkey) d = per_row;
+        size_t span = d < per_row ? d : per_row, dpr = d < per_row ? per_row / d : 1;
+        size_t rpd = (d + span - 1) / span, ndom = (nn + d - 1) / d;
+        const double lab = dkey ? 14 : 0, gap = dkey ? 8 : 0;
+        const double boxw = (double)span * strip + gap, boxh = (double)rpd * (ch + 4) + lab + 4;
+        const double lineh = dkey ? boxh : (double)rpd * (ch + 4);
+        /* blocks of domains (racks in blocks) as outer boxes, per_blk domains each, whole lines of
+         * dpr2 domains; without, one block of every domain */
+        size_t d2 = 0, per_blk = ndom ? ndom : 1, dpr2 = dpr;
+        const char *bkey = dkey ? gpa_sim_block_key(s, first, end, dkey, d, &d2) : NULL;
+        if (bkey) {
+            per_blk = d2 / d;
+            for (dpr2 = dpr < per_blk ? dpr : per_blk; per_blk % dpr2;)
+                dpr2--;
+        }
+        size_t lpb = (per_blk + dpr2 - 1) / dpr2, nblk = (ndom + per_blk - 1) / per_blk;
+        const double lab2 = bkey ? 16 : 0, inset = bkey ? 4 : 0;
+        const double blkh = lab2 + (double)lpb * lineh + (bkey ? 6 : 0);
         gpa_sb_printf(b, "<h3>");
         gpa_sim_html_esc(b, gname);
-        gpa_sb_printf(b, ": %zu node(s), %zu GPUs, %zu used</h3>\n", nn, gpus, used);
+        gpa_sb_printf(b, ": %zu node(s), %zu GPUs, %zu used", nn, gpus, used);
+        if (dkey) {
+            gpa_sb_printf(b, "; a box per ");
+            gpa_sim_html_esc(b, dkey);
+            gpa_sb_printf(b, " (%zu nodes)", d);
+        }
+        if (bkey) {
+            gpa_sb_printf(b, " in a box per ");
+            gpa_sim_html_esc(b, bkey);
+            gpa_sb_printf(b, " (%zu nodes)", d2);
+        }
+        gpa_sb_printf(b, "</h3>\n");
         gpa_sb_printf(b,
                       "<svg class=\"fleet-group\" width=\"%.0f\" height=\"%.0f\" "
                       "xmlns=\"http://www.w3.org/2000/svg\">",
-                      namew + (double)per_row * strip, (double)rows * (ch + 4) + 2);
+                      namew + (double)dpr2 * boxw + 2 * inset, (double)nblk * blkh + 2);
         for (size_t i = 0; i < nn; i++) {
             size_t n = first + i;
             const gpa_sim_group *g = gpa_sim_grp(s, n);
-            double x0 = namew + (double)(i % per_row) * strip,
-                   y0 = (double)(i / per_row) * (ch + 4);
+            size_t dom = i / d, j = i % d, blk = dom / per_blk, dk = dom % per_blk;
+            double bx = namew + inset + (double)(dk % dpr2) * boxw,
+                   by = (double)blk * blkh + lab2 + (double)(dk / dpr2) * lineh;
+            if (bkey && dk == 0 && j == 0) {
+                const char *v = gpa_sim_node_label(s, n, bkey);
+                gpa_sb_printf(b, "<g class=\"block\" data-block=\"");
+                gpa_sim_html_esc(b, v);
+                gpa_sb_printf(b, "\"><title>");
+                gpa_sim_html_esc(b, bkey);
+                gpa_sb_printf(b, "=");
+                gpa_sim_html_esc(b, v);
+                gpa_sb_printf(b,
+                              "</title><rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" "
+                              "height=\"%.0f\" fill=\"none\" stroke=\"#222\" "
+                              "stroke-width=\"1.5\"/><text x=\"%.0f\" y=\"%.0f\" "
+                              "style=\"font-size:11px;font-weight:bold\">",
+                              namew + 1, (double)blk * blkh + lab2 - 2,
+                              (double)dpr2 * boxw + 2 * inset - 2, (double)lpb * lineh + 4,
+                              namew + 3, (double)blk * blkh + lab2 - 5);
+                gpa_sim_html_esc(b, v);
+                gpa_sb_printf(b, "</text></g>");
+            }
+            double x0 = bx + gap / 2 + (double)(j % span) * strip,
+                   y0 = by + lab + (double)(j / span) * (ch + 4);
+            if (dkey && j == 0) {
+                /* lines this domain fills (the last one may be short) */
+                size_t here = ((nn - i < d ? nn - i : d) + span - 1) / span;
+                const char *v = gpa_sim_node_label(s, n, dkey);
+                gpa_sb_printf(b, "<g class=\"domain\" data-domain=\"");
+                gpa_sim_html_esc(b, v);
+                gpa_sb_printf(b, "\"><title>");
+                gpa_sim_html_esc(b, dkey);
+                gpa_sb_printf(b, "=");
+                gpa_sim_html_esc(b, v);
+                gpa_sb_printf(b,
+                              "</title><rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" "
+                              "height=\"%.0f\" fill=\"none\" stroke=\"#555\" "
+                              "stroke-dasharray=\"4 2\"/><text x=\"%.0f\" y=\"%.0f\" "
+                              "style=\"font-size:10px\">",
+                              bx + 1, by + lab - 1, boxw - 3, (double)here * (ch + 4) + 3, bx + 3,
+                              by + lab - 4);
+                gpa_sim_html_esc(b, v);
+                gpa_sb_printf(b, "</text></g>");
+            }
             gpa_sb_printf(b, "<g class=\"node\" data-node=\"");
             gpa_sim_html_esc(b, s->inv->nodes[n].name);
             gpa_sb_printf(b, "\"><title>");
@@ -405,6 +529,22 @@ char *gpa_sim_report_html_compared(const gpa_sim *s, const gpa_sim_compared *v, 
                   "<title>gpu-admission simulate</title>\n<style>%s</style></head><body>\n"
                   "<h1>GPU capacity simulation</h1>\n",
                   CSS);
+    size_t nn = 0;
+    gpa_sim_nonode *nonodes = gpa_sim_pools_without_nodes(s, &nn);
+    if (nn) {
+        gpa_sb_printf(&b, "<div id=\"nonodes\" class=\"warn\">");
+        for (size_t i = 0; i < nn; i++) {
+            gpa_sb line = {0};
+            gpa_sim_nonode_line(&line, &nonodes[i]);
+            char *msg = gpa_sb_done(&line);
+            gpa_sb_printf(&b, "<p>");
+            gpa_sim_html_esc(&b, msg ? msg : "");
+            gpa_sb_printf(&b, "</p>");
+            free(msg);
+        }
+        gpa_sb_printf(&b, "</div>\n");
+    }
+    gpa_sim_nonodes_free(nonodes, nn);
     gpa_sb_printf(&b,
                   "<p id=\"summary\">%zu pods: %zu placed, %zu unplaced, %zu denied. GPU memory "
                   "%.1f GB requested, %.1f GB allocated.</p>\n",
@@ -429,6 +569,7 @@ char *gpa_sim_report_html_compared(const gpa_sim *s, const gpa_sim_compared *v, 
     pools_table(&b, s, &t);
     groups_table(&b, s);
     fleet(&b, s);
+    gangs_table(&b, s);
     unplaced_lists(&b, s, &t);
     denied_list(&b, s);
     tiles(&b, s, &t);

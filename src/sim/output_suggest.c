@@ -191,10 +191,7 @@ bool gpa_sim_mixed_plan(gpa_sim_plan *pl, const gpa_sim *s, size_t gi, const lon
     for (size_t n = 0; n < s->inv->n_nodes; n++)
         pl->n_nodes += canon[s->inv->nodes[n].group] == gi;
     long G = g->gpus, full[16] = {0}, rest[16] = {0};
-    for (size_t p = 0; p < m->n_profiles; p++) {
-        full[p] = need[p] / m->profiles[p].max_instances;
-        rest[p] = need[p] % m->profiles[p].max_instances;
-    }
+    bool joined[16] = {false};
     /* a config is per node: while the plan needs more nodes than the group has, the profile
      * with the fewest full GPUs joins the leftovers (all of them joined: one layout) */
     int rl[16] = {0};
@@ -205,6 +202,15 @@ bool gpa_sim_mixed_plan(gpa_sim_plan *pl, const gpa_sim *s, size_t gi, const lon
         gpus = 0;
         want = 0;
         for (size_t p = 0; p < m->n_profiles; p++) {
+            long max = m->profiles[p].max_instances;
+            full[p] = joined[p] ? 0 : need[p] / max;
+            rest[p] = joined[p] ? need[p] : need[p] % max;
+            /* the last node of all-<p> has a GPU to spare: the leftovers of p take it before
+             * any node is opened for them */
+            if (!joined[p] && full[p] % G && rest[p]) {
+                full[p]++;
+                rest[p] = 0;
+            }
             rest_n += rest[p];
             gpus += full[p];
             want += (size_t)((full[p] + G - 1) / G);
@@ -218,8 +224,7 @@ bool gpa_sim_mixed_plan(gpa_sim_plan *pl, const gpa_sim *s, size_t gi, const lon
         for (size_t p = 0; p < m->n_profiles; p++)
             if (full[p] && (pick == SIZE_MAX || full[p] < full[pick])) pick = p;
         if (pick == SIZE_MAX) break;
-        rest[pick] += full[pick] * m->profiles[pick].max_instances;
-        full[pick] = 0;
+        joined[pick] = true;
     }
     if (rgpus < 0 || want > pl->n_nodes) return false;
     pl->gpus = gpus;
@@ -232,6 +237,16 @@ bool gpa_sim_mixed_plan(gpa_sim_plan *pl, const gpa_sim *s, size_t gi, const lon
             pt->gpus = full[p];
         } else {
             if (!rest_n) break;
+            /* leftovers laid out as one of the parts above (all-<p> when only p is left over
+             * and its nodes had no GPU to spare): more GPUs of that part, one config name */
+            size_t same = 0;
+            while (same < pl->n_parts && memcmp(pl->parts[same].per, rl, sizeof rl) != 0)
+                same++;
+            if (same < pl->n_parts) {
+                pl->parts[same].gpus += rgpus;
+                pl->parts[same].nodes = (size_t)((pl->parts[same].gpus + G - 1) / G);
+                break;
+            }
             memcpy(pt->per, rl, sizeof pt->per);
             pt->gpus = rgpus;
         }
@@ -313,6 +328,15 @@ static size_t mixed_plan(gpa_sb *body, const gpa_sim *s, size_t gi, const long *
 char *gpa_sim_suggest_mig(const gpa_sim *s)
 {
     gpa_sb b = {0}, body = {0};
+    /* a pool no node can take leaves its pods out of every layout below: say so first */
+    size_t nn = 0;
+    gpa_sim_nonode *nonodes = gpa_sim_pools_without_nodes(s, &nn);
+    for (size_t i = 0; i < nn; i++) {
+        gpa_sb_printf(&b, "# ");
+        gpa_sim_nonode_line(&b, &nonodes[i]);
+        gpa_sb_printf(&b, "\n");
+    }
+    gpa_sim_nonodes_free(nonodes, nn);
     gpa_sb_printf(
         &b, "# mig-parted config from gpu-admission simulate. <group>-uniform: one layout for\n"
             "# every GPU of a MIG node group, the one holding the group's placed instances in\n"

@@ -24,6 +24,13 @@ char *gpa_sim_result_text_n(const gpa_sim *s, size_t max_listed)
     gpa_sim_get_totals(&t, s);
     gpa_sb b = {0};
     char nb[600];
+    size_t nn = 0;
+    gpa_sim_nonode *nonodes = gpa_sim_pools_without_nodes(s, &nn);
+    for (size_t i = 0; i < nn; i++) {
+        gpa_sim_nonode_line(&b, &nonodes[i]);
+        gpa_sb_printf(&b, "\n");
+    }
+    gpa_sim_nonodes_free(nonodes, nn);
     gpa_sb_printf(&b, "pods: %zu (placed %zu, unplaced %zu, denied %zu, skipped objects %zu)\n",
                   t.pods, t.placed, t.unplaced, t.denied, t.skipped);
     if (t.skipped_claims)
@@ -78,7 +85,11 @@ char *gpa_sim_result_text_n(const gpa_sim *s, size_t max_listed)
     free(a);
     if (s->n_denied) gpa_sb_printf(&b, "\ndenied:\n");
     for (size_t i = 0; i < s->n_denied; i++)
-        gpa_sb_printf(&b, "  %s: %s\n", s->denied[i].pod, s->denied[i].message);
+        if (s->denied[i].pods > 1)
+            gpa_sb_printf(&b, "  %s (%lld pods): %s\n", s->denied[i].pod, s->denied[i].pods,
+                          s->denied[i].message);
+        else
+            gpa_sb_printf(&b, "  %s: %s\n", s->denied[i].pod, s->denied[i].message);
     size_t nc = 0;
     gpa_sim_cause_agg *ca = gpa_sim_cause_aggs(s, &nc);
     if (nc) gpa_sb_printf(&b, "\nunplaced by cause:\n");

@@ -5,7 +5,10 @@
  *
  * The stages live beside it, each in its own file, calling only the ones listed after it:
  *   sim_results.c  (figures after the run)        -> sim_slots.c
- *   sim_pack.c     (best-fit decreasing, exact)   -> sim_slots.c, sim_affinity.c, sim_feasible.c
+ *   sim_pack.c     (best-fit decreasing, exact)   -> sim_shape.c, sim_gang.c, sim_slots.c,
+ *                                                    sim_affinity.c, sim_feasible.c
+ *   sim_gang.c     (gangs whole: taken back off)  -> sim_slots.c, sim_feasible.c
+ *   sim_shape.c    (nodes that pack alike)        -> nothing but the shared types
  *   sim_slots.c    (GPU/MIG slot state)           -> sim_feasible.c, sim_util.c
  *   sim_affinity.c (pod (anti-)affinity view)     -> sim_feasible.c, sim_util.c
  *   sim_feasible.c (checks that ignore other pods)-> sim_util.c
@@ -61,6 +64,11 @@ int gpa_sim_new(gpa_sim **out, const gpa_sim_inventory *inv, gpa_error *err)
     }
     *out = s;
     return GPA_OK;
+}
+
+void gpa_sim_set_gangs_whole(gpa_sim *s, bool whole)
+{
+    s->gangs_whole = whole;
 }
 
 void gpa_sim_free(gpa_sim *s)

@@ -51,6 +51,12 @@ int gpa_sim_add_pod(gpa_sim *s, const cJSON *pod, const char *name, long long co
                     gpa_error *err);
 int gpa_sim_add_denied(gpa_sim *s, const char *pod, const char *message, gpa_error *err);
 
+/* Gangs (pods requiring each other's topology domain through the engine's pod affinity) placed
+ * whole or not at all, as Kueue's topology-aware scheduling and gang scheduling admit them;
+ * off (pod by pod, as kube-scheduler alone) unless set. Before gpa_sim_run; --compare runs and
+ * the whole-GPU comparison inherit it. */
+void gpa_sim_set_gangs_whole(gpa_sim *s, bool whole);
+
 typedef enum {
     GPA_SIM_BFD,      /* best-fit decreasing (the documented heuristic) */
     GPA_SIM_EXACT,    /* exhaustive search for the fewest GPUs: tiny inputs only (tests) */

@@ -47,6 +47,7 @@ static int compare(gpa_sim *s, gpa_sim_inventory *inv, gpa_error *err)
 {
     gpa_sim *w = NULL;
     int rc = gpa_sim_new(&w, inv, err);
+    if (w) w->gangs_whole = s->gangs_whole;
     /* runs of one template queue as one batch of copies, so pod i of w is pod i of s */
     for (size_t i = 0; rc == GPA_OK && i < s->n_pods;) {
         size_t ti = s->pods[i].tmpl, n = 1;

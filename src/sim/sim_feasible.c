@@ -56,6 +56,12 @@ static const char *json_get(const void *ctx, const char *key)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+bool gpa_sim_node_expr_holds(const gpa_sim *s, size_t n, const cJSON *expr)
+{
+    node_ctx ctx = {s, n};
+    return expr_holds(expr, node_get, &ctx);
+}
+
 bool gpa_sim_selector_matches(const cJSON *sel, const cJSON *labels)
 {
     if (!sel || cJSON_IsNull(sel)) return false; /* a nil selector matches nothing */

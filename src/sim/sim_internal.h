@@ -202,6 +202,7 @@ struct gpa_sim {
     gpa_sim_topo *topos;
     size_t n_topos;
     bool ran;
+    bool gangs_whole; /* gpa_sim_set_gangs_whole */
     unsigned char *whole_placed; /* gpa_sim_compare_whole: per pod, placed on whole GPUs */
     size_t whole_used;
     size_t apply_seq; /* bumped by every gpa_sim_apply / gpa_sim_unapply */
@@ -265,6 +266,29 @@ void gpa_sim_explain(gpa_sim *s, size_t pi);
  * "tenant conflict", ...; written into buf when it names a resource. */
 const char *gpa_sim_cause_name(const gpa_sim *s, size_t pi, char *buf, size_t cap);
 
+/* sim_gang.c */
+/* One pod of a gang placed so far, and how, so a failed gang can be taken back off. */
+typedef struct gpa_sim_gang_member {
+    size_t pod;
+    gpa_sim_opt opt;
+} gpa_sim_gang_member;
+/* The gang template t belongs to (namespace, topology key and selector of a pod affinity term
+ * matching its own labels), NULL when none or on ENOMEM; caller frees. */
+char *gpa_sim_gang_key(const gpa_sim_tmpl *t);
+/* Pod `failed` of a gang of gang_size pods found no node: takes the n_placed placed ones back
+ * off (reverse order, gpa_sim_unapply) and gives them its reason and cause, its detail
+ * saying the gang goes whole or not at all. GPA_ENOMEM leaves the run unusable. */
+int gpa_sim_gang_fail(gpa_sim *s, const gpa_sim_gang_member *placed, size_t n_placed,
+                      size_t failed, size_t gang_size);
+/* Pod pi gets pod from's reason, cause and detail (the rest of a failed gang). */
+int gpa_sim_gang_copy_reason(gpa_sim *s, size_t pi, size_t from);
+
+/* sim_shape.c */
+/* Per node, its shape: the first group whose empty nodes pack exactly like its own (same
+ * GPUs, layout, sharing, island, pod count), so empty nodes of one shape in one feasibility
+ * class are interchangeable; caller frees, NULL on ENOMEM. */
+size_t *gpa_sim_shapes(const gpa_sim *s);
+
 /* sim_slots.c */
 /* The ways template t fits node n's GPUs (capacity only, not cpu/memory): up to cap, each
  * scored; 0 when none. */
@@ -296,6 +320,8 @@ bool gpa_sim_view_aff_ok(const gpa_sim_aff_view *v, const gpa_sim *s, const gpa_
 bool gpa_sim_view_anti_ok(const gpa_sim_aff_view *v, const gpa_sim *s, size_t n);
 
 /* sim_feasible.c */
+/* One node selector requirement ({key, operator, values}) against node n's labels. */
+bool gpa_sim_node_expr_holds(const gpa_sim *s, size_t n, const cJSON *expr);
 /* A Kubernetes label selector against a labels object; a nil selector matches nothing. */
 bool gpa_sim_selector_matches(const cJSON *sel, const cJSON *labels);
 /* What node n offers for t's GPU resource: the demand kind, or GK_NONE; *prof the MIG

@@ -171,11 +171,13 @@ static void set_reason(gpa_sim *s, size_t pi, const why *w)
 /* The nodes of one class the best-fit scan can pick. Packing only ever adds pods, so a node
  * whose cpu, memory, pod count or GPUs cannot take the class's demand never can again and
  * leaves the class's used list for good (pod (anti-)affinity, which can change, never drops
- * a node). Empty nodes of one group with the same values of every non-hostname topology key
- * are interchangeable for every check (a hostname term sees no pod on an empty node), so each
+ * a node). Empty nodes of one shape (sim_shape.c: groups that pack alike, so every listed
+ * node of one kind) with the same values of every non-hostname topology key are
+ * interchangeable for every check (a hostname term sees no pod on an empty node), so each
  * such bucket offers only its first still-empty node. */
 typedef struct cand_idx {
     bool built;
+    const size_t *shape; /* per inventory node: its shape (the run's, gpa_sim_shapes) */
     int *pos;     /* per inventory node: its position in the class's node list, -1 outside */
     size_t *used; /* class nodes holding pods that may still have room, any order */
     size_t n_used, cap_used;
@@ -196,7 +198,7 @@ typedef struct cand_idx {
      * bv_list[bv_start[v] .. bv_start[v + 1]) */
     int bv_key;
     size_t *bv_start, *bv_list;
-    /* per group of the class: its buckets are [gstart[i] .. gstart[i + 1]), and the same
+    /* per shape of the class: its buckets are [gstart[i] .. gstart[i + 1]), and the same
      * slots of heap_b/heap_k hold a min-heap of hsize[i] of them keyed by the position of
      * their first empty node (a key goes stale when that node fills: re-keyed on pop) */
     size_t n_groups, *gstart, *hsize, *heap_b, *heap_k, *popped_b, *popped_k;
@@ -204,12 +206,14 @@ typedef struct cand_idx {
 
 typedef struct pack_state {
     cand_idx *idx; /* per class */
+    size_t *shape; /* per node: gpa_sim_shapes */
     size_t *log;   /* nodes in the order they took their first pod */
     size_t n_log, cap_log;
 } pack_state;
 
 typedef struct bucket_ctx {
     const gpa_sim *s;
+    const size_t *shape;
     const gpa_sim_sig *sg;
     const bool *hostname; /* per topology key */
 } bucket_ctx;
@@ -219,7 +223,7 @@ static int cmp_bucket(const void *x, const void *y, void *vc)
     const bucket_ctx *c = vc;
     size_t a = *(const size_t *)x, b = *(const size_t *)y; /* positions */
     size_t na = c->sg->nodes[a], nb = c->sg->nodes[b];
-    size_t ga = c->s->inv->nodes[na].group, gb = c->s->inv->nodes[nb].group;
+    size_t ga = c->shape[na], gb = c->shape[nb];
     if (ga != gb) return ga < gb ? -1 : 1;
     for (size_t k = 0; k < c->s->n_topos; k++) {
         if (c->hostname[k]) continue;
@@ -259,8 +263,9 @@ static void heap_pop(size_t *hb, size_t *hk, size_t *n)
     }
 }
 
-static int cand_build(cand_idx *ci, const gpa_sim *s, const gpa_sim_sig *sg)
+static int cand_build(cand_idx *ci, const gpa_sim *s, const gpa_sim_sig *sg, const size_t *shape)
 {
+    ci->shape = shape;
     size_t nn = s->inv->n_nodes ? s->inv->n_nodes : 1, nc = sg->n_nodes ? sg->n_nodes : 1;
     ci->pos = malloc(nn * sizeof *ci->pos);
     ci->bnodes = malloc(nc * sizeof *ci->bnodes);
@@ -280,12 +285,12 @@ static int cand_build(cand_idx *ci, const gpa_sim *s, const gpa_sim_sig *sg)
         ci->pos[sg->nodes[p]] = (int)p;
         ci->bnodes[p] = p;
     }
-    bucket_ctx c = {s, sg, hostname};
+    bucket_ctx c = {s, shape, sg, hostname};
     qsort_r(ci->bnodes, sg->n_nodes, sizeof *ci->bnodes, cmp_bucket, &c);
     for (size_t i = 1; i < sg->n_nodes; i++) {
         /* a new bucket where the key (everything cmp_bucket compares but the position) changes */
         size_t na = sg->nodes[ci->bnodes[i - 1]], nb = sg->nodes[ci->bnodes[i]];
-        bool same = s->inv->nodes[na].group == s->inv->nodes[nb].group;
+        bool same = shape[na] == shape[nb];
         for (size_t k = 0; same && k < s->n_topos; k++)
             same = hostname[k] || s->topos[k].vid[na] == s->topos[k].vid[nb];
         if (!same) ci->bend[ci->n_buckets++] = i;
@@ -307,8 +312,7 @@ static int cand_build(cand_idx *ci, const gpa_sim *s, const gpa_sim_sig *sg)
         return GPA_ENOMEM;
     for (size_t b = 0; b < ci->n_buckets; b++) {
         size_t first = ci->bnodes[b ? ci->bend[b - 1] : 0];
-        if (!b ||
-            s->inv->nodes[first].group != s->inv->nodes[ci->bnodes[ci->bend[b - 1] - 1]].group)
+        if (!b || shape[first] != shape[ci->bnodes[ci->bend[b - 1] - 1]])
             ci->gstart[ci->n_groups++] = b;
         size_t gi = ci->n_groups - 1;
         heap_push(ci->heap_b + ci->gstart[gi], ci->heap_k + ci->gstart[gi], &ci->hsize[gi], b,
@@ -407,6 +411,26 @@ static void cand_free(pack_state *ps, const gpa_sim *s)
         }
     free(ps->idx);
     free(ps->log);
+    free(ps->shape);
+}
+
+/* After a gang was taken back off (sim_gang.c), nodes may be empty again and room came back,
+ * which the index (built on packing only adding pods) cannot know: it is built again, and the
+ * log of used nodes is the nodes holding pods now. */
+static int cand_reset(pack_state *ps, const gpa_sim *s)
+{
+    size_t *shape = ps->shape;
+    ps->shape = NULL;
+    cand_free(ps, s);
+    *ps = (pack_state){.shape = shape, .idx = calloc(s->n_sigs ? s->n_sigs : 1, sizeof *ps->idx)};
+    if (!ps->idx) return GPA_ENOMEM;
+    for (size_t n = 0; n < s->inv->n_nodes; n++) {
+        if (!s->nodes[n].pods) continue;
+        size_t *nl = gpa_sim_grow(ps->log, &ps->cap_log, ps->n_log + 1, sizeof *nl);
+        if (!nl) return GPA_ENOMEM;
+        (ps->log = nl)[ps->n_log++] = n;
+    }
+    return GPA_OK;
 }
 
 enum { E_FIT, E_RESOURCES, E_ROOM, E_ANTI, E_AFF };
@@ -465,10 +489,10 @@ static int consider(pick *bp, gpa_sim_opt *best, const gpa_sim *s, cand_idx *ci,
     return E_FIT;
 }
 
-/* best_candidate's pass over the empty buckets: the group whose verdict it holds. */
+/* best_candidate's pass over the empty buckets: the shape whose verdict it holds. */
 typedef struct empty_pass {
-    size_t group;
-    int state; /* -1 not computed yet, E_FIT, or why the group's empty nodes fail */
+    size_t shape;
+    int state; /* -1 not computed yet, E_FIT, or why the shape's empty nodes fail */
     gpa_sim_opt opt;
     long long sc[5];
 } empty_pass;
@@ -486,9 +510,9 @@ static int visit_bucket(empty_pass *ep, pick *bp, gpa_sim_opt *best, const gpa_s
         return -1;
     }
     size_t n = ci->bnodes[ci->bcur[b]];
-    size_t g = s->inv->nodes[n].group;
-    if (g != ep->group) {
-        ep->group = g;
+    size_t g = ci->shape[n];
+    if (g != ep->shape) {
+        ep->shape = g;
         ep->state = E_FIT;
         gpa_sim_opt opts[GPA_SIM_MAX_GPUS_PER_NODE + 1];
         int no = 0;
@@ -561,7 +585,7 @@ static long best_candidate(gpa_sim *s, pack_state *ps, size_t pi, const gpa_sim_
     const gpa_sim_tmpl *t = &s->tmpls[s->pods[pi].tmpl];
     const gpa_sim_sig *sg = &s->sigs[t->sig];
     cand_idx *ci = &ps->idx[t->sig];
-    if (!ci->built && cand_build(ci, s, sg)) return -2;
+    if (!ci->built && cand_build(ci, s, sg, ps->shape)) return -2;
     for (; ci->log_seen < ps->n_log; ci->log_seen++) {
         size_t m = ps->log[ci->log_seen];
         if (ci->pos[m] < 0) continue;
@@ -579,15 +603,15 @@ static long best_candidate(gpa_sim *s, pack_state *ps, size_t pi, const gpa_sim_
         else
             j++;
     }
-    /* Empty nodes of one group differ only in the view and the gang's domain: the group's
+    /* Empty nodes of one shape differ only in the view and the gang's domain: the shape's
      * options and scores are computed on its first live bucket and reused for the rest. A
      * pod whose gang already runs somewhere can only join its domains: only their buckets. */
-    empty_pass ep = {.group = (size_t)-1};
+    empty_pass ep = {.shape = (size_t)-1};
     const gpa_sim_topo *ak = t->n_aff && !v->aff_free ? &s->topos[t->aff[0].key_id] : NULL;
     if (!ak) {
-        /* A group's empty nodes share one score but for the gang's domain room: the first
-         * by position with room for the whole gang beats the rest of its group, so each
-         * group's buckets are taken in position order until one is found. */
+        /* A shape's empty nodes share one score but for the gang's domain room: the first
+         * by position with room for the whole gang beats the rest of its shape, so each
+         * shape's buckets are taken in position order until one is found. */
         for (size_t gi = 0; gi < ci->n_groups; gi++) {
             size_t base = ci->gstart[gi], np = 0;
             size_t *hb = ci->heap_b + base, *hk = ci->heap_k + base, *hs = &ci->hsize[gi];
@@ -646,10 +670,12 @@ static int prepare(gpa_sim *s, gpa_error *err)
 static int run_bfd(gpa_sim *s, bool scan, gpa_error *err)
 {
     size_t *order = malloc((s->n_pods ? s->n_pods : 1) * sizeof *order);
-    pack_state ps = {.idx = scan ? NULL : calloc(s->n_sigs ? s->n_sigs : 1, sizeof *ps.idx)};
-    if (!order || (!scan && !ps.idx)) {
+    pack_state ps = {.idx = scan ? NULL : calloc(s->n_sigs ? s->n_sigs : 1, sizeof *ps.idx),
+                     .shape = scan ? NULL : gpa_sim_shapes(s)};
+    if (!order || (!scan && (!ps.idx || !ps.shape))) {
         free(order);
         free(ps.idx);
+        free(ps.shape);
         return gpa_fail(err, GPA_ENOMEM, "out of memory");
     }
     for (size_t i = 0; i < s->n_pods; i++)
@@ -663,10 +689,32 @@ static int run_bfd(gpa_sim *s, bool scan, gpa_error *err)
     gpa_sim_aff_view v;
     bool have_view = false;
     size_t view_tmpl = 0, run_end = 0;
+    /* gangs whole (sim_gang.c): each template's gang, the current gang's end in order, its
+     * pods placed so far and the pod it failed on */
+    char **gkeys = s->gangs_whole ? calloc(s->n_tmpls + 1, sizeof *gkeys) : NULL;
+    gpa_sim_gang_member *gm = NULL;
+    size_t n_gm = 0, cap_gm = 0, gang_end = 0, gang_size = 0;
+    long gang_failed = -1;
+    if (s->gangs_whole && !gkeys) rc = GPA_ENOMEM;
+    for (size_t i = 0; gkeys && i < s->n_tmpls; i++)
+        gkeys[i] = gpa_sim_gang_key(&s->tmpls[i]);
     for (size_t k = 0; k < s->n_pods && rc == GPA_OK; k++) {
         size_t pi = order[k];
         size_t ti = s->pods[pi].tmpl;
-        if (!scan && ti == failed_tmpl) {
+        if (gkeys && k >= gang_end) {
+            for (gang_end = k + 1; gkeys[ti] && gang_end < s->n_pods; gang_end++) {
+                const char *nk = gkeys[s->pods[order[gang_end]].tmpl];
+                if (!nk || strcmp(nk, gkeys[ti]) != 0) break;
+            }
+            gang_size = gang_end - k;
+            n_gm = 0;
+            gang_failed = -1;
+        }
+        if (gang_failed >= 0) { /* the rest of a gang that does not fit whole */
+            rc = gpa_sim_gang_copy_reason(s, pi, (size_t)gang_failed);
+            continue;
+        }
+        if (!scan && ti == failed_tmpl && gang_size < 2) {
             set_reason(s, pi, &failed_w);
             continue;
         }
@@ -709,17 +757,40 @@ static int run_bfd(gpa_sim *s, bool scan, gpa_error *err)
                     dom_touch(&ps, s, (size_t)n);
                     rc = gpa_sim_view_add_own(&v, s, ti, (size_t)n, err);
                 }
+                if (!rc && gang_size > 1) {
+                    gpa_sim_gang_member *ng = gpa_sim_grow(gm, &cap_gm, n_gm + 1, sizeof *ng);
+                    if (!ng)
+                        rc = GPA_ENOMEM;
+                    else
+                        (gm = ng)[n_gm++] = (gpa_sim_gang_member){pi, o};
+                }
                 failed_tmpl = (size_t)-1;
             } else {
                 set_reason(s, pi, &w);
                 failed_tmpl = ti;
                 failed_w = w;
+                if (gang_size > 1) {
+                    gang_failed = (long)pi;
+                    failed_tmpl = (size_t)-1;
+                    rc = gpa_sim_gang_fail(s, gm, n_gm, pi, gang_size);
+                    if (!rc && n_gm) {
+                        /* pods came off: the view and the index knew them */
+                        gpa_sim_view_free(&v, s, &s->tmpls[view_tmpl]);
+                        have_view = false;
+                        if (!scan) rc = cand_reset(&ps, s);
+                    }
+                    n_gm = 0;
+                }
             }
         }
         if (rc) rc = gpa_fail(err, GPA_ENOMEM, "out of memory");
     }
     if (have_view) gpa_sim_view_free(&v, s, &s->tmpls[view_tmpl]);
     cand_free(&ps, s);
+    for (size_t i = 0; gkeys && i < s->n_tmpls; i++)
+        free(gkeys[i]);
+    free(gkeys);
+    free(gm);
     free(order);
     return rc;
 }

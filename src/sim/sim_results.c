@@ -25,8 +25,10 @@ int64_t gpa_sim_card_mem(const gpa_sim *s, size_t node)
 void gpa_sim_get_totals(gpa_sim_totals *out, const gpa_sim *s)
 {
     memset(out, 0, sizeof *out);
-    out->pods = s->n_pods + s->n_denied;
-    out->denied = s->n_denied;
+    /* pods everywhere: a denied workload template stands for its replicas */
+    for (size_t i = 0; i < s->n_denied; i++)
+        out->denied += (size_t)s->denied[i].pods;
+    out->pods = s->n_pods + out->denied;
     out->skipped = s->skipped;
     out->skipped_claims = s->skipped_claims;
     out->gpus_total = s->inv->total_gpus;

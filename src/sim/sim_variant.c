@@ -161,6 +161,7 @@ int gpa_sim_run_on(gpa_sim_totals *out, const gpa_sim *s, const gpa_sim_inventor
 {
     gpa_sim *w = NULL;
     int rc = gpa_sim_new(&w, inv, err);
+    if (w) w->gangs_whole = s->gangs_whole;
     for (size_t i = 0; rc == GPA_OK && i < s->n_pods;) {
         size_t ti = s->pods[i].tmpl, n = 1;
         while (i + n < s->n_pods && s->pods[i + n].tmpl == ti)

@@ -360,8 +360,11 @@ static cJSON *reconstruct(const gpa_policy *old_p, const cJSON *pod, gpa_error *
 
 /* ---- entries ---- */
 
+/* replicas: the pods the unit stands for (a Pod 1, a template its controller's count), < 0
+ * when it stands for none (a DRA claim) */
 static int entry(cJSON *out, unsigned *mask, const gpa_policy *old_p, const gpa_policy *new_p,
-                 const cJSON *obj, const char *template_path, const char *judged_as, gpa_error *err)
+                 const cJSON *obj, const char *template_path, const char *judged_as,
+                 long long replicas, gpa_error *err)
 {
     gpa_judgement o, n;
     int rc = judge_one(&o, old_p, obj, GPA_JUDGE_BOTH, err);
@@ -381,6 +384,7 @@ static int entry(cJSON *out, unsigned *mask, const gpa_policy *old_p, const gpa_
             if (m & (1u << b)) cJSON_AddItemToArray(ch, cJSON_CreateString(names[b]));
         if (e && template_path) cJSON_AddStringToObject(e, "template", template_path);
         if (e) cJSON_AddStringToObject(e, "judgedAs", judged_as);
+        if (e && replicas >= 0) cJSON_AddNumberToObject(e, "replicas", (double)replicas);
         if (!e || !so || !sn || !ch) {
             cJSON_Delete(e);
             cJSON_Delete(so);
@@ -408,14 +412,15 @@ static int workload_entries(cJSON *out, unsigned *mask, const gpa_policy *old_p,
     if (rc == GPA_OK) rc = gpa_workload_templates_read(&to, old_p, obj, NULL, err);
     for (size_t i = 0; rc == GPA_OK && i < gpa_workload_templates_count(tn); i++) {
         const gpa_workload_template *t = gpa_workload_templates_get(tn, i);
-        rc = entry(out, mask, old_p, new_p, t->pod, t->path, "original", err);
+        rc = entry(out, mask, old_p, new_p, t->pod, t->path, "original", t->replicas, err);
     }
     for (size_t i = 0; rc == GPA_OK && i < gpa_workload_templates_count(to); i++) {
         const gpa_workload_template *t = gpa_workload_templates_get(to, i);
         bool seen = false;
         for (size_t k = 0; k < gpa_workload_templates_count(tn) && !seen; k++)
             seen = strcmp(gpa_workload_templates_get(tn, k)->path, t->path) == 0;
-        if (!seen) rc = entry(out, mask, old_p, new_p, t->pod, t->path, "original", err);
+        if (!seen)
+            rc = entry(out, mask, old_p, new_p, t->pod, t->path, "original", t->replicas, err);
     }
     gpa_workload_templates_free(tn);
     gpa_workload_templates_free(to);
@@ -439,7 +444,8 @@ int gpa_impact_object(cJSON **out, unsigned *mask, const gpa_policy *old_p, cons
             orig = reconstruct(old_p, pod, err, &rc);
             as = orig ? "reconstructed" : "as-is";
         }
-        if (rc == GPA_OK) rc = entry(*out, mask, old_p, new_p, orig ? orig : pod, NULL, as, err);
+        if (rc == GPA_OK)
+            rc = entry(*out, mask, old_p, new_p, orig ? orig : pod, NULL, as, 1, err);
         cJSON_Delete(orig);
         cJSON_Delete(pod);
     } else if (kind && (gpa_workload_kind_known(new_p, av, kind) ||
@@ -453,7 +459,7 @@ int gpa_impact_object(cJSON **out, unsigned *mask, const gpa_policy *old_p, cons
             rc = gpa_fail(err, GPA_ENOMEM, "out of memory");
         else
             rc = entry(*out, mask, old_p, new_p, claim, NULL,
-                       was_mutated(claim) ? "as-is" : "original", err);
+                       was_mutated(claim) ? "as-is" : "original", -1, err);
         cJSON_Delete(claim);
     }
     if (rc != GPA_OK) {

@@ -68,10 +68,10 @@ def pod(name, ns, gpus=1, mem=None, labels=None, zone=None, annotations=None):
 
 
 def inventories():
-    mig_a = node("mig-a", "NVIDIA-A100-40GB", {"zone": "a", "nvidia.com/gpu.count": "2",
+    mig_a = node("mig-a", "NVIDIA-A100-SXM4-40GB", {"zone": "a", "nvidia.com/gpu.count": "2",
                                                "nvidia.com/mig.config": "all-1g.5gb"},
                  GPU_TAINT, {"nvidia.com/gpu": "0", "nvidia.com/mig-1g.5gb": "14"})
-    mig_b = node("mig-b", "NVIDIA-A100-40GB", {"zone": "b", "nvidia.com/gpu.count": "2",
+    mig_b = node("mig-b", "NVIDIA-A100-SXM4-40GB", {"zone": "b", "nvidia.com/gpu.count": "2",
                                                "nvidia.com/mig.config": "all-3g.20gb"},
                  GPU_TAINT, {"nvidia.com/gpu": "0", "nvidia.com/mig-3g.20gb": "4"})
     plain = node("plain", "Tesla-T4", {"nvidia.com/gpu.count": "2"}, None,
@@ -88,7 +88,7 @@ def inventories():
     # refuses every time-slicing pod there ("time-slicing and MPS pools need Kubernetes 1.22
     # or later"). Tenant conflicts are covered by sim/test_sim and sim/cli.
     def h100(name, clique, island):
-        return node(name, "NVIDIA-H100-80GB", {
+        return node(name, "NVIDIA-H100-80GB-HBM3", {
             "nvidia.com/gpu.count": "8", "nvidia.com/gpu.clique": clique,
             "gpu-admission.io/nvlink-island-size": str(island)},
             GPU_TAINT, {"nvidia.com/gpu": "8"})

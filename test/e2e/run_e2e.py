@@ -1034,9 +1034,11 @@ def main():
     ap.add_argument("--only", action="append", default=[], metavar="SCENARIO",
                     help="run only this scenario (repeatable); see --list")
     ap.add_argument("--list", action="store_true", help="list scenarios and exit")
-    ap.add_argument("--suite", choices=("pods", "workloads", "quota", "dra"), default="pods",
+    ap.add_argument("--suite", choices=("pods", "workloads", "quota", "dra", "today"),
+                    default="pods",
                     help="pods: these scenarios; workloads: e2e_workloads.py's (issue 16); "
-                    "quota: e2e_quota.py's (issue 25); dra: e2e_dra.py's (issue 24)")
+                    "quota: e2e_quota.py's (issue 25); dra: e2e_dra.py's (issue 24); "
+                    "today: e2e_today.py's (issue 29 item 5; starts kube-scheduler)")
     ap.add_argument("--no-webhook", action="store_true",
                     help="bring up etcd + apiserver + kcm only (harness development)")
     args = ap.parse_args()
@@ -1050,6 +1052,9 @@ def main():
         scenarios = suite.SCENARIOS
     elif args.suite == "dra":
         import e2e_dra as suite  # issue 24: DRA claims through resource.k8s.io stand-in CRDs
+        scenarios = suite.SCENARIOS
+    elif args.suite == "today":
+        import e2e_today as suite  # issue 29 item 5: 1.37's pod features, real scheduler
         scenarios = suite.SCENARIOS
     if args.list:
         for name, fn in scenarios:

@@ -82,6 +82,64 @@ typedef struct figures {
     double inventory, admission, packing, json, total;
 } figures;
 
+static bool node_list;
+
+/* The same fleet as a `kubectl get nodes -o json` List, the way a planner exports it: every
+ * node listed on its own with the labels GFD, the MIG manager and the cloud put on it (its own
+ * hostname, GFD timestamp and zone), MIG nodes in fixed layouts read back from allocatable
+ * (a third each all-1g.5gb, all-1g.10gb, all-balanced), whole H100s with NVLink cliques of
+ * two nodes, time-sliced cards of 4 replicas. */
+static char *node_list_json(long nodes)
+{
+    char *b = NULL;
+    size_t l = 0, c = 0;
+    append(&b, &l, &c, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[");
+    long a100 = nodes * 4 / 10, h100 = nodes * 3 / 10;
+    for (long i = 0; i < nodes; i++) {
+        char d[2048], lab[768], alloc[512];
+        const char *taint = "{\"key\":\"nvidia.com/gpu\",\"effect\":\"NoSchedule\"}";
+        if (i < a100) {
+            static const char *const cfg[] = {"all-1g.5gb", "all-1g.10gb", "all-balanced"};
+            static const char *const res[] = {
+                "\"nvidia.com/mig-1g.5gb\":\"56\"", "\"nvidia.com/mig-1g.10gb\":\"32\"",
+                "\"nvidia.com/mig-1g.5gb\":\"16\",\"nvidia.com/mig-2g.10gb\":\"8\","
+                "\"nvidia.com/mig-3g.20gb\":\"8\""};
+            snprintf(lab, sizeof lab,
+                     "\"nvidia.com/gpu.product\":\"NVIDIA-A100-SXM4-40GB\",\"nvidia.com/gpu.count\":"
+                     "\"8\",\"nvidia.com/mig.config\":\"%s\",\"nvidia.com/mig.strategy\":"
+                     "\"mixed\"",
+                     cfg[i % 3]);
+            snprintf(alloc, sizeof alloc, "\"cpu\":\"128\",\"memory\":\"1Ti\",\"pods\":"
+                     "\"110\",%s", res[i % 3]);
+        } else if (i < a100 + h100) {
+            snprintf(lab, sizeof lab,
+                     "\"nvidia.com/gpu.product\":\"NVIDIA-H100-80GB-HBM3\",\"nvidia.com/gpu.count\":"
+                     "\"8\",\"nvidia.com/gpu.clique\":\"clique-%ld\","
+                     "\"gpu-admission.io/nvlink-island-size\":\"16\"",
+                     (i - a100) / 2);
+            snprintf(alloc, sizeof alloc, "\"cpu\":\"128\",\"memory\":\"1Ti\",\"pods\":"
+                     "\"110\",\"nvidia.com/gpu\":\"8\"");
+        } else {
+            snprintf(lab, sizeof lab,
+                     "\"nvidia.com/gpu.count\":\"4\",\"nvidia.com/gpu.replicas\":\"4\","
+                     "\"nvidia.com/gpu.sharing-strategy\":\"time-slicing\","
+                     "\"gpu-admission.io/pool\":\"shared\"");
+            snprintf(alloc, sizeof alloc, "\"cpu\":\"64\",\"memory\":\"512Gi\",\"pods\":"
+                     "\"110\",\"nvidia.com/gpu.shared\":\"16\"");
+            taint = "{\"key\":\"gpu-admission.io/shared\",\"effect\":\"NoSchedule\"}";
+        }
+        snprintf(d, sizeof d,
+                 "%s{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":"
+                 "\"node-%05ld\",\"labels\":{\"kubernetes.io/hostname\":\"node-%05ld\","
+                 "\"nvidia.com/gfd.timestamp\":\"%ld\",\"topology.kubernetes.io/zone\":"
+                 "\"zone-%c\",%s}},\"spec\":{\"taints\":[%s]},\"status\":{\"allocatable\":{%s}}}",
+                 i ? "," : "", i, i, 1715709242L + i, (char)('a' + i % 3), lab, taint, alloc);
+        append(&b, &l, &c, d);
+    }
+    append(&b, &l, &c, "]}");
+    return b;
+}
+
 /* One run of `pods` pods on `nodes` nodes; 0 when some pod was placed. */
 static int bench(figures *f, const gpa_policy *p, long pods, long nodes)
 {
@@ -127,8 +185,10 @@ static int bench(figures *f, const gpa_policy *p, long pods, long nodes)
     }
     gpa_sim_inventory *iv = NULL;
     gpa_sim *s = NULL;
+    char *listed = node_list ? node_list_json(nodes) : NULL;
     double t0 = cpu_now();
-    if (gpa_sim_inventory_read(&iv, inv, strlen(inv), "bench", &err) != GPA_OK ||
+    if (gpa_sim_inventory_read(&iv, listed ? listed : inv, strlen(listed ? listed : inv), "bench",
+                               &err) != GPA_OK ||
         gpa_sim_new(&s, iv, &err) != GPA_OK) {
         fprintf(stderr, "%s\n", err.message);
         return 1;
@@ -170,6 +230,7 @@ static int bench(figures *f, const gpa_policy *p, long pods, long nodes)
     gpa_sim_free(s);
     gpa_sim_inventory_free(iv);
     free(w);
+    free(listed);
     return tot.placed > 0 ? 0 : 1;
 }
 
@@ -192,12 +253,18 @@ static int best_of(figures *best, int runs, const gpa_policy *p, long pods, long
 int main(int argc, char **argv)
 {
     bool scale = argc > 1 && strcmp(argv[1], "scale") == 0;
-    long pods = argc > 1 && !scale ? atol(argv[1]) : 10000, nodes = argc > 2 ? atol(argv[2]) : 1000;
+    node_list = argc > 1 && strcmp(argv[1], "nodelist") == 0;
+    if (node_list) {
+        argv++;
+        argc--;
+    }
+    long pods = argc > 1 && !scale ? atol(argv[1]) : node_list ? 30000 : 10000;
+    long nodes = argc > 2 ? atol(argv[2]) : node_list ? 2000 : 1000;
     single_pods = !scale && argc > 3 && strcmp(argv[3], "pods") == 0;
     double factor = scale && argc > 2 ? atof(argv[2]) : 15;
     if (pods < 20 || nodes < 10 || factor <= 0) {
-        fprintf(stderr, "usage: bench_sim [PODS>=20 [NODES>=10 [pods]]] | bench_sim scale "
-                        "[FACTOR]\n");
+        fprintf(stderr, "usage: bench_sim [nodelist] [PODS>=20 [NODES>=10 [pods]]] | bench_sim "
+                        "scale [FACTOR]\n");
         return 1;
     }
     gpa_error err = {0};

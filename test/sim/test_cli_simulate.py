@@ -5,6 +5,9 @@ Proves: text and -o json answers on the known-answer inputs (14 x 4Gi on one A10
 -> 2 GPUs, baseline 14) and on the worked example of docs/simulate.md (denied pod with the
 engine's message, tenant conflict, island too small, per group and pool figures, memory);
 --suggest-mig prints a mig-parted file whose layouts hold exactly the placed instances;
+the issue 31 walkthrough (a node List of GB200, H100 MIG and L40S nodes with GFD's labels, 2,000
+pods: no pool without nodes, the counts adding up to the input; with the H100 pool's label
+wrong, the pool named first in text, JSON, --suggest-mig and the report);
 --report writes a self-contained page (no http(s) reference) with the figures, a legend, pool
 and group tables, unplaced pods by cause and in runs, denied pods, a fleet strip per node and a
 cell per GPU, and the detail tiles (one SVG per used GPU, one element per instance) folded away; bad inventories and workloads exit 1 with file:line:col and nothing
@@ -223,6 +226,113 @@ check(rc == 1 and "--compare mig=all-7g.80gb: all-7g.80gb is not a layout of A10
 rc, out, err = sim("-p", POL, "-i", six, "--compare", os.path.join(tmp, "missing.yaml"), sixw)
 check(rc == 1 and "missing.yaml" in err, f"a missing variant file: {rc} {err}")
 
+# --- issue 31's walkthrough: 72 GB200 trays in NVL72 racks, 32 HGX H100 with MIG, 16 L40S
+# time-sliced, listed as `kubectl get nodes -o json` with GFD's labels; 2,000 pods
+# (make_walkthrough.py writes both files)
+WPOL = os.path.join(T, "policies-walkthrough")
+wnodes = os.path.join(T, "inventories", "walkthrough-nodes.json")
+wwork = os.path.join(T, "workloads", "walkthrough.yaml")
+rc, out, err = sim("-p", WPOL, "-i", wnodes, "-o", "json", wwork)
+check(rc == 0, f"walkthrough runs ({err})")
+wj = json.loads(out) if rc == 0 else {}
+wden = sum(d.get("pods", 0) for d in wj.get("denied", []))
+check(wj.get("poolsWithoutNodes") == [], f"walkthrough: every pool has nodes: {wj.get('poolsWithoutNodes')}")
+check(wj.get("pods") == 2000 and wden == 30 and
+      wj.get("placed", 0) + len(wj.get("unplaced", [])) + wden == 2000,
+      f"walkthrough: the counts add up to the 2,000 pods put in: {wj.get('pods')} "
+      f"{wj.get('placed')} {len(wj.get('unplaced', []))} {wden}")
+check([(d["pod"], d["pods"]) for d in wj.get("denied", [])] == [("sandbox/miner", 20), ("sandbox/sweep", 10)],
+      f"walkthrough: the two denied workloads with their pods: {wj.get('denied')}")
+check([(g["name"], g["nodes"], g["gpus"]) for g in wj.get("groups", [])] ==
+      [("NVIDIA-GB200", 72, 288), ("NVIDIA-H100-80GB-HBM3", 32, 256), ("NVIDIA-L40S", 16, 128)],
+      f"walkthrough: three groups by GFD product: {[(g['name'], g['nodes']) for g in wj.get('groups', [])]}")
+wpools = {p["pool"]: p for p in wj.get("pools", [])}
+check(all(wpools.get(k, {}).get("placed", 0) > 0 for k in ("h100-mig", "l40s-shared", "gb200-train")) and
+      sum(p["pods"] + p["denied"] for p in wpools.values()) == 2000,
+      f"walkthrough: every pool places pods, pools add up to 2,000: {wpools}")
+rc, out, err = sim("-p", WPOL, "-i", wnodes, wwork)
+check(out.startswith("pods: 2000 (placed 1712, unplaced 258, denied 30, skipped objects 0)\n") and
+      "  sandbox/miner (20 pods): denied by GPU policy rule no-sandbox-gpus" in out,
+      "walkthrough text: the headline is the pods put in\n" + out[:400])
+# gangs: pod by pod (kube-scheduler alone) one PyTorchJob is left half placed; with --gangs
+# whole every job is placed whole or not at all, the unplaced ones with one cause each
+def jobs(j):
+    c = {}
+    for key, entries in (("placed", j.get("placements", [])), ("unplaced", j.get("unplaced", []))):
+        for e in entries:
+            if e["pod"].startswith("training/"):
+                c.setdefault(e["pod"].split("[")[0], {"placed": 0, "unplaced": 0, "causes": set()})[key] += 1
+                if key == "unplaced":
+                    c[e["pod"].split("[")[0]]["causes"].add((e["reason"], e["detail"]))
+    return c
+
+
+half = [k for k, v in jobs(wj).items() if v["placed"] and v["unplaced"]]
+check(len(half) == 1, f"pod by pod: one job half placed: {half}")
+rc, out, err = sim("-p", WPOL, "-i", wnodes, "-o", "json", "--gangs", "whole", wwork)
+gj = json.loads(out) if rc == 0 else {}
+gjobs = jobs(gj)
+check(rc == 0 and len(gjobs) == 26 and not [k for k, v in gjobs.items() if v["placed"] and v["unplaced"]]
+      and all(len(v["causes"]) == 1 for v in gjobs.values() if v["unplaced"]) and
+      all("placed whole or not at all" in next(iter(v["causes"]))[1] for v in gjobs.values() if v["unplaced"]),
+      f"--gangs whole: every job whole or not at all, one cause: {sorted((k, v['placed'], v['unplaced']) for k, v in gjobs.items())}")
+check(gj.get("pods") == 2000 and gj.get("placed", 0) + len(gj.get("unplaced", [])) + 30 == 2000,
+      "--gangs whole: the counts still add up")
+# the gangs by job (JSON and report): 26 jobs, each whole or not placed with why; pod by pod
+# the half-placed one says so
+states = {g["job"]: g["gang"] for g in gj.get("gangs", [])}
+check(len(states) == 26 and set(states.values()) == {"whole", "not placed"} and
+      gj["gangs"][0] == {"job": "training/llm-pretrain-0", "topologyKey": "cloud.provider.com/topology-block",
+                         "pods": 36, "placed": 36, "unplaced": 0, "gang": "whole", "domains": ["block-0"]} and
+      all(g.get("reason") and "placed whole or not at all" in g.get("detail", "")
+          for g in gj["gangs"] if g["gang"] == "not placed"),
+      f"json gangs: {gj.get('gangs', [])[:2]}")
+check([g["job"] for g in wj.get("gangs", []) if g["gang"] == "partly placed"] == half,
+      f"pod by pod: the half-placed job is 'partly placed': {half}")
+gang_report = os.path.join(tmp, "walkthrough-gangs.html")
+rc, out, err = sim("-p", WPOL, "-i", wnodes, "--gangs", "whole", "--report", gang_report, wwork)
+with open(gang_report) as f:
+    gh = f.read()
+check("<h2>Gangs by job (26)</h2>" in gh and '<table id="gangs">' in gh and
+      "<tr><td>training/llm-pretrain-0</td><td class=\"n\">36</td><td class=\"n\">36</td>"
+      "<td class=\"n\">0</td><td>whole</td><td>block-0 (cloud.provider.com/topology-block)</td>" in gh,
+      "report: the gangs table")
+rc, out, err = sim("-p", POL, "-i", cl, "--gangs", "whole", mixed)
+check(rc == 0 and out.startswith("pods: 24 (placed 17, unplaced 6, denied 1,") and
+      out.count("training/finetune-") == 3 and
+      "  island too small                         3 pod(s), 12 GPU(s) asked" in out,
+      "worked example, gangs whole: the 3-pod gang unplaced whole\n" + out)
+rc, out, err = sim("-p", POL, "-i", cl, "--gangs", "some", mixed)
+check(rc == 1 and "--gangs must be pods or whole, not some" in err, f"bad --gangs: {rc} {err}")
+# the issue's mistake: the H100 pool written for NVIDIA-H100-80GB, which GFD never writes
+wbad = os.path.join(tmp, "policies-walkthrough-bad")
+os.mkdir(wbad)
+with open(os.path.join(WPOL, "walkthrough.yaml")) as f:
+    pol = f.read()
+with open(os.path.join(wbad, "walkthrough.yaml"), "w") as f:
+    f.write(pol.replace("{nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}", "{nvidia.com/gpu.product: NVIDIA-H100-80GB}"))
+NOPOOL = ("pool h100-mig matches no node: its pods ask nvidia.com/gpu.product=NVIDIA-H100-80GB; the closest "
+          "value nodes carry is nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3 (32 nodes)")
+wbad_report = os.path.join(tmp, "walkthrough-bad.html")
+rc, out, err = sim("-p", wbad, "-i", wnodes, "--report", wbad_report, wwork)
+check(rc == 0 and out.startswith(NOPOOL + "\npods: 2000 (placed 472, unplaced 1498, denied 30,"),
+      "walkthrough, wrong label: the pool named first\n" + out[:500])
+rc, out, err = sim("-p", wbad, "-i", wnodes, "-o", "json", wwork)
+bj = json.loads(out) if rc == 0 else {}
+check([p.get("message") for p in bj.get("poolsWithoutNodes", [])] == [NOPOOL], f"json: {bj.get('poolsWithoutNodes')}")
+rc, out, err = sim("-p", wbad, "-i", wnodes, "--suggest-mig", wwork)
+check(out.startswith("# " + NOPOOL + "\n"), "--suggest-mig names it first:\n" + out[:300])
+with open(wbad_report) as f:
+    wbad_html = f.read()
+check('<div id="nonodes" class="warn"><p>' + NOPOOL + "</p></div>" in wbad_html, "report: the red box")
+# the fleet view draws the NVLink domains (one clique per NVL72 rack) as boxes named by their
+# value, inside the blocks the 144-GPU gang's affinity names (issue 31 item 2's drawing)
+check(wbad_html.count('<g class="domain"') == 4 and wbad_html.count('<g class="block"') == 2 and
+      'data-domain="6e5e0b0c-4b24-4b86-9d2b-4c6c1b0b7a10.32766"' in wbad_html and
+      'data-block="block-1"' in wbad_html and
+      "a box per nvidia.com/gpu.clique (18 nodes) in a box per cloud.provider.com/topology-block "
+      "(36 nodes)" in wbad_html, "report: 4 rack boxes in 2 block boxes")
+
 # --- bad input: file:line:col, exit 1, nothing on stdout
 def bad(name, text, want, workload=small, inventory=None):
     path = os.path.join(tmp, name)
@@ -312,6 +422,10 @@ if args.chromium:
     bdom = p.stdout
     check(bdom.count('<g class="node"') == 1000 and bdom.count('class="cell"') == 6800,
           "1000 nodes rendered: 1000 strips, 6800 cells")
+    # the H100s' 16-GPU NVLink domains (two nodes each) drawn as 150 boxes; the A100s and the
+    # time-sliced nodes, which no pod's affinity splits, as before
+    check(bdom.count('<g class="domain"') == 150 and '<g class="block"' not in bdom,
+          "1000 nodes: 150 clique boxes")
     # detail tiles for the first 100 nodes in use only; JSON lists nodes in use in inventory order
     want_tiles = sum(n["gpusUsed"] for n in jb["nodes"][:100])
     got_tiles = bdom.count('class="gpu-svg"')
@@ -321,5 +435,17 @@ if args.chromium:
     check(0 < len(runs) <= 100 and sum(runs) == len(jb["unplaced"]) == 4100,
           f"unplaced runs {len(runs)} rows, {sum(runs)} pods")
     screenshot(big, (shot[:-4] if shot.endswith(".png") else shot) + "-1000.png", 2000)
+    # the walkthrough with the H100 pool's wrong label (docs/images/simulate-report-nonodes.png):
+    # the red box is above the figures in what Chromium built
+    p = subprocess.run([args.chromium, *flags, "--dump-dom", "file://" + wbad_report], capture_output=True,
+                       text=True, timeout=120)
+    wdom = p.stdout
+    check(0 <= wdom.find('id="nonodes"') < wdom.find('id="summary"') and NOPOOL in wdom and
+          wdom.count('<g class="node"') == 120 and wdom.count('<g class="domain"') == 4 and
+          wdom.count('<g class="block"') == 2,
+          "walkthrough rendered: the box first, 120 node strips, 4 racks in 2 blocks")
+    screenshot(wbad_report, (shot[:-4] if shot.endswith(".png") else shot) + "-nonodes.png", 1300)
+    # the walkthrough with gangs whole (docs/images/simulate-report-gangs.png): the gangs by job
+    screenshot(gang_report, (shot[:-4] if shot.endswith(".png") else shot) + "-gangs.png", 2300)
 
 finish()

@@ -213,18 +213,18 @@ static void short_of_cpu(void)
                       "    - {name: t4, count: 3, gpus: 8, gpuMemory: 16G, cpu: 512}\n"
                       "    - {name: h100, count: 2, gpus: 8, gpu: H100-80GB, cpu: 96}\n";
     const char *w = "apiVersion: v1\nkind: Pod\nmetadata: {name: train, namespace: other}\n"
-                    "spec:\n  nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB}\n"
+                    "spec:\n  nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}\n"
                     "  containers:\n    - name: m\n      image: x\n      resources:\n"
                     "        requests: {cpu: 128}\n        limits: {nvidia.com/gpu: 8}\n"
                     /* a distinct pod of the same class: its explanation reuses the class's
                      * static counts, and must read the same */
                     "---\napiVersion: v1\nkind: Pod\nmetadata: {name: train2, namespace: other, "
                     "labels: {x: y}}\n"
-                    "spec:\n  nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB}\n"
+                    "spec:\n  nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}\n"
                     "  containers:\n    - name: m\n      image: x\n      resources:\n"
                     "        requests: {cpu: 128}\n        limits: {nvidia.com/gpu: 8}\n"
                     "---\napiVersion: v1\nkind: Pod\nmetadata: {name: fits, namespace: other}\n"
-                    "spec:\n  nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB}\n"
+                    "spec:\n  nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}\n"
                     "  containers:\n    - name: m\n      image: x\n      resources:\n"
                     "        requests: {cpu: 64}\n        limits: {nvidia.com/gpu: 1}\n";
     run r;
@@ -352,7 +352,7 @@ static void mixed_suggestion_node_list(void)
         size_t l = strlen(inv);
         snprintf(inv + l, sizeof inv - l,
                  "%s{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"gpu-%d\","
-                 "\"labels\":{\"nvidia.com/gpu.product\":\"NVIDIA-A100-40GB\","
+                 "\"labels\":{\"nvidia.com/gpu.product\":\"NVIDIA-A100-SXM4-40GB\","
                  "\"nvidia.com/gpu.count\":\"8\",\"nvidia.com/mig.config\":\"all-balanced\","
                  "\"kubernetes.io/hostname\":\"gpu-%d\"}},\"spec\":{\"taints\":[{\"key\":"
                  "\"nvidia.com/gpu\",\"effect\":\"NoSchedule\"}]},\"status\":{\"allocatable\":"
@@ -369,11 +369,11 @@ static void mixed_suggestion_node_list(void)
     CHECK_INT(r.t.placed, 42);
     CHECK_INT(r.t.gpus_used, 40); /* all-balanced: one 3g.20gb per GPU */
     char *y = gpa_sim_suggest_mig(r.s);
-    const char *u = strstr(y, "  NVIDIA-A100-40GB-uniform:");
-    CHECK(u != NULL && strstr(u + 1, "  NVIDIA-A100-40GB-uniform:") == NULL);
-    CHECK_CONTAINS(y, "  # NVIDIA-A100-40GB: per-node layouts hold its 42 MIG pods on 21 GPUs; one "
+    const char *u = strstr(y, "  NVIDIA-A100-SXM4-40GB-uniform:");
+    CHECK(u != NULL && strstr(u + 1, "  NVIDIA-A100-SXM4-40GB-uniform:") == NULL);
+    CHECK_CONTAINS(y, "  # NVIDIA-A100-SXM4-40GB: per-node layouts hold its 42 MIG pods on 21 GPUs; one "
                       "layout on every GPU takes 40. Label nodes:\n"
-                      "  #   gpu-0..gpu-2 (3 nodes): nvidia.com/mig.config=NVIDIA-A100-40GB-all-"
+                      "  #   gpu-0..gpu-2 (3 nodes): nvidia.com/mig.config=NVIDIA-A100-SXM4-40GB-all-"
                       "3g.20gb (20 GPU(s) used)\n");
     free(y);
     done(&r);

@@ -45,8 +45,11 @@ static const char *INV =
 
 typedef struct {
     int placed, unplaced, denied;
+    int same_reason; /* 1 when every unplaced pod has the first one's reason and detail */
     int racks[4], blocks[2]; /* pods per rack / block */
 } outcome;
+
+static bool gangs_whole;
 
 static outcome run(const char *policy, int workers)
 {
@@ -71,15 +74,21 @@ static outcome run(const char *policy, int workers)
     if (!p || !inv || gpa_sim_new(&s, inv, &err) != GPA_OK) goto out;
     CHECK_INT(gpa_objects_read(&objs, job, strlen(job), "job.yaml", &err), GPA_OK);
     if (!objs) goto out;
+    gpa_sim_set_gangs_whole(s, gangs_whole);
     CHECK_INT(gpa_sim_admit(s, p, gpa_objects_get(objs, 0), "job.yaml:1:1", &err), GPA_OK);
     CHECK_INT(gpa_sim_run(s, GPA_SIM_BFD, &err), GPA_OK);
     gpa_sim_totals t;
     gpa_sim_get_totals(&t, s);
     o.denied = (int)t.denied;
+    const char *first_reason = NULL;
+    o.same_reason = 1;
     for (size_t i = 0; i < gpa_sim_pod_count(s); i++) {
         const char *node = gpa_sim_pod_node(s, i);
         if (!node) {
             o.unplaced++;
+            const char *r = gpa_sim_pod_reason(s, i);
+            if (!first_reason) first_reason = r;
+            o.same_reason &= r && first_reason && strcmp(r, first_reason) == 0;
             continue;
         }
         o.placed++;
@@ -143,11 +152,25 @@ int main(void)
     /* 9 x 8 GPUs: wider than a block, refused before anything is placed */
     o = run(POLICY(LEVELS), 8);
     CHECK_INT(o.placed + o.unplaced, 0);
-    CHECK_INT(o.denied, 2); /* both templates, Master and Worker */
+    CHECK_INT(o.denied, 9); /* both templates, Master and Worker: 1 + 8 pods */
 
     /* the trap without levels: affinity to one island (one node) strands all but one pod */
     o = run(POLICY(""), 2);
     CHECK_INT(o.placed, 1);
     CHECK_INT(o.unplaced, 2);
+
+    /* gangs whole (issue 31): the same trap leaves the whole gang unplaced, with one cause;
+     * the gangs that fit a rack or a block are placed as before */
+    gangs_whole = true;
+    o = run(POLICY(""), 2);
+    CHECK_INT(o.placed, 0);
+    CHECK_INT(o.unplaced, 3);
+    CHECK_INT(o.same_reason, 1);
+    o = run(POLICY(LEVELS), 2);
+    CHECK_INT(o.placed, 3);
+    CHECK_INT(max_of(o.racks, 4), 3);
+    o = run(POLICY(LEVELS), 5);
+    CHECK_INT(o.placed, 6);
+    CHECK_INT(max_of(o.blocks, 2), 6);
     return check_done();
 }
