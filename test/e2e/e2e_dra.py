@@ -23,8 +23,11 @@ Pods are bound, never run (no kubelet): a claim's status.allocation is what the 
 decided. Assertions are on what the API server stored (`kubectl get -o json`) and on what
 kubectl printed (the API server's answer, warnings included).
 
-Checks follow POLICY.md (the DRA section and "Isolation by default") as the contract; where
-the server of the day behaves otherwise the check fails and says what it found.
+Checks follow POLICY.md (the DRA section and "Isolation by default") as the contract. Where
+main does not meet it yet, the check is listed in KNOWN_GAPS with the issue or finding that
+fixes it, as e2e_today.py does: it runs, and its failure is printed as XFAIL (the run stays
+green); a known gap that passes is an XPASS and fails the run, so the entry is removed when the
+fix lands. GPA_E2E_STRICT=1 turns every XFAIL into a failure.
 
 Must never: pass a refusal check on a refusal from elsewhere (each names the entry and the full
 message), a "placed" check on an object the webhook did not change (each compares with what
@@ -74,6 +77,44 @@ BRIDGE_CLASS = {
              "extendedResourceName": "nvidia.com/mig-1g.10gb"}}
 NVIDIA_CLASSES = ["compute-domain-daemon.nvidia.com", "compute-domain-default-channel.nvidia.com",
                   "gpu.nvidia.com", "mig.nvidia.com", "vfio.gpu.nvidia.com"]
+
+
+# check name -> why it fails on main today (issue, the branch that implements the fix)
+KNOWN_GAPS = {
+    "dra-untrusted-no-shared/unplaced-claim-no-shared-device":
+        "issue 33 item 1 (branch unplaced): an unplaced claim is allocated a multi-allocatable L4",
+    "dra-untrusted-no-shared/unplaced-pod-deviceclass.resource.kubernetes.io-no-shared-device":
+        "finding (README): the scheduler's claim for an unplaced pod gets a multi-allocatable L4; "
+        "issue 33 path 6 (branch count) judges the pod, but pool l4-shares is exclusive for pods",
+    "dra-untrusted-no-shared/unplaced-pod-nvidia.com-no-shared-device":
+        "finding (README): NVIDIA's gpu.nvidia.com maps nvidia.com/gpu, and the scheduler's claim "
+        "for an unplaced pod gets a multi-allocatable L4 (l4-shares is exclusive for pods)",
+    "dra-unknown-class/untrusted-vfio-refused":
+        "issue 33 item 1 (branch unplaced): unknown-device-class not refused",
+    "dra-unknown-class/untrusted-vfio-not-stored":
+        "issue 33 item 1 (branch unplaced): unknown-device-class not refused",
+    "dra-reapply/accepted":
+        "POLICY.md (amended December 2026): claims placed again on UPDATE; the engine and the "
+        "chart's mutate-claims entry place on CREATE only",
+    "dra-webhook-down/channel-claim-admitted-while-down":
+        "finding (README): the claim entries have no matchConditions, so with the server down "
+        "every claim is refused, ComputeDomain channels included",
+}
+
+
+def expect(ck, name, ok, detail=""):
+    """ck.expect, except for a KNOWN_GAPS check (see the module comment)."""
+    if name not in KNOWN_GAPS:
+        return ck.expect(name, ok, detail)
+    if ok:
+        return ck.expect(name + " [XPASS: fixed; remove it from KNOWN_GAPS in e2e_dra.py]",
+                         False, KNOWN_GAPS[name])
+    if os.environ.get("GPA_E2E_STRICT") == "1":
+        return ck.expect(name, False, "known gap: %s\n%s" % (KNOWN_GAPS[name], detail))
+    print("XFAIL %s\n     known gap: %s\n     %s" % (name, KNOWN_GAPS[name],
+                                                   str(detail)[:600]), flush=True)
+    ck.results.append((name + " [XFAIL]", True, detail))
+    return False
 
 
 def configure(c):
@@ -520,7 +561,7 @@ def sc_untrusted_no_shared(c, ck):
         c.create(claim_pod("sneak", NS_UNPLACED, claim_name="sneak"))
         settle(c, NS_UNPLACED, "sneak")
         o = allocated(c, NS_UNPLACED, "sneak", timeout=10)
-    ck.expect(s + "/unplaced-claim-no-shared-device",
+    expect(ck, s + "/unplaced-claim-no-shared-device",
               r.returncode != 0 or o is None or not l4_devices(devs, o),
               "admitted%s" % (" and allocated %s" % describe(devs, o) if o else ""))
 
@@ -540,7 +581,7 @@ def sc_untrusted_no_shared(c, ck):
                 for n in wait_claims_of(c, NS_UNPLACED, name, timeout=15):
                     o = allocated(c, NS_UNPLACED, n, timeout=10)
                     got += l4_devices(devs, o) if o else []
-        ck.expect("%s/unplaced-pod-%s-no-shared-device" % (s, res.split("/")[0]),
+        expect(ck, "%s/unplaced-pod-%s-no-shared-device" % (s, res.split("/")[0]),
                   r.returncode != 0 or not got,
                   "admitted%s" % (" and allocated %s" % got if got else ""))
 
@@ -561,10 +602,10 @@ def sc_unknown_class(c, ck):
               [d[1:4] for d in describe(devs, o)] == [("vfio-0", "NVIDIA H100 80GB HBM3", "vfio")],
               (r.stderr, o and describe(devs, o)))
     r = apply(c, json.dumps(claim("vm", NS_UNTRUSTED, {"deviceClassName": "vfio.gpu.nvidia.com"})))
-    ck.expect(s + "/untrusted-vfio-refused", r.returncode != 0 and
+    expect(ck, s + "/untrusted-vfio-refused", r.returncode != 0 and
               'admission webhook "%s" denied the request' % MUT in r.stderr, r.stderr or
               "admitted")
-    ck.expect(s + "/untrusted-vfio-not-stored", c.get(RC, "vm", NS_UNTRUSTED) is None)
+    expect(ck, s + "/untrusted-vfio-not-stored", c.get(RC, "vm", NS_UNTRUSTED) is None)
 
 
 def sc_dry_run(c, ck):
@@ -700,7 +741,7 @@ def sc_reapply(c, ck):
     text = fixture_docs("quickstart_v1_gpu-test1.yaml", ("Namespace", "ResourceClaimTemplate"))
     before = c.get(RCT, "single-gpu", "gpu-test1") or {}
     r = apply(c, text)
-    ck.expect(s + "/accepted", r.returncode == 0, r.stderr)
+    expect(ck, s + "/accepted", r.returncode == 0, r.stderr)
     after = c.get(RCT, "single-gpu", "gpu-test1") or {}
     ck.expect(s + "/stored-spec-unchanged", dig(after, "spec") == dig(before, "spec") and
               dig(after, "spec", "spec", "devices", "requests", 0, "exactly",
@@ -811,8 +852,9 @@ def sc_webhook_down(c, ck):
     (failurePolicy Fail): a GPU claim is refused ("failed calling webhook") and not stored, as
     a pod is. A ComputeDomain channel claim, which no rule judges, is a finding: the claim
     entries have no matchConditions (they send every claim), so it is refused too and an IMEX
-    workload cannot start while the webhook is down. Pinned here as found; a chart change that
-    lets it through turns channel-claim-refused-while-down-finding into a failure to update."""
+    workload cannot start while the webhook is down: channel-claim-admitted-while-down asks for
+    what should happen and is a known gap (KNOWN_GAPS) until the chart lets such claims
+    through."""
     s = "dra-webhook-down"
     ns = "gpu-test-imex"
     c.namespace(ns)
@@ -824,8 +866,8 @@ def sc_webhook_down(c, ck):
     ck.expect(s + "/gpu-claim-not-stored", c.get(RC, "down-gpu", "gpu-test1") is None)
     ch = claim("imex-down", ns, {"deviceClassName": "compute-domain-default-channel.nvidia.com"})
     r = apply(c, json.dumps(ch))
-    ck.expect(s + "/channel-claim-refused-while-down-finding", r.returncode != 0 and
-              'failed calling webhook "%s"' % MUT in r.stderr, r.stderr or "admitted")
+    expect(ck, s + "/channel-claim-admitted-while-down", r.returncode == 0 and
+           c.get(RC, "imex-down", ns) is not None, r.stderr)
 
 
 SCENARIOS = [
