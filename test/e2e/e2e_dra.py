@@ -791,8 +791,9 @@ def sc_mutating_skipped(c, ck):
               [w.get("name") for w in orig["webhooks"]])
 
 
-CHANNEL_RCT = """# The ResourceClaimTemplate NVIDIA's ComputeDomain controller creates in the workload's
-# namespace (kubernetes-sigs/dra-driver-nvidia-gpu@95932046683719c43b6a0dd9613c2e5aad5d6703,
+CHANNEL_RCT = """# The ResourceClaimTemplate NVIDIA's ComputeDomain controller creates in the
+# workload's namespace (kubernetes-sigs/dra-driver-nvidia-gpu at
+# 95932046683719c43b6a0dd9613c2e5aad5d6703,
 # templates/compute-domain-workload-claim-template.tmpl.yaml, rendered for a ComputeDomain
 # imex-channel-injection as in demo/specs/imex/channel-injection.yaml; the finalizer left out)
 apiVersion: resource.k8s.io/v1
