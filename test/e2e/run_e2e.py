@@ -37,10 +37,11 @@ K8S_VERSION = "v1.37.2"
 # apiserver knows but the scheduler does not would make the scheduler refuse to start, so the
 # list holds only gates all three components register): the Workload API (beta, off by
 # default) and DRA's consumable capacity. The API group versions they serve are turned on with
-# --runtime-config.
+# --runtime-config, and resource.k8s.io/v1beta1 (off by default since 1.34) for the DRA suite's
+# v1beta1 -> v1 conversion scenario.
 FEATURE_GATES = "GenericWorkload=true,DRAConsumableCapacity=true"
 FEATURES = ["--feature-gates=" + FEATURE_GATES]
-RUNTIME_CONFIG = "scheduling.k8s.io/v1beta1=true"
+RUNTIME_CONFIG = "scheduling.k8s.io/v1beta1=true,resource.k8s.io/v1beta1=true"
 # Deployments need the deployment and replicaset controllers; namespaces the namespace
 # controller; ResourceQuota status the resourcequota controller; pods with resourceClaimTemplates
 # the resource-claim controller (it creates their ResourceClaims).
