@@ -378,6 +378,14 @@ class Threats(unittest.TestCase):
         self.assertAdmittedBoth(from_pod("research-x", {"prefix": "APP_",
                                                         "configMapRef": {"name": "c"}}))
         self.assertAdmittedBoth(from_pod("ml-platform", {"configMapRef": {"name": "c"}}))
+        # kubectl debug: an ephemeral container added later with envFrom (no prefix)
+        old = H.pod("a", "research-x", containers=[{"name": "main", "image": "i"}])
+        new = copy.deepcopy(old)
+        new["spec"]["ephemeralContainers"] = [{"name": "dbg", "image": "busybox", "envFrom": [
+            {"secretRef": {"name": "s"}}]}]
+        rv = H.review(new, operation="UPDATE", old_object=old)
+        rv["request"]["subResource"] = "ephemeralcontainers"
+        self.assertDenied("validate", rv, "container dbg", "takes its environment from Secret s")
 
     # ---- the scheduler of a pod on a shared pool (issue 33)
 
