@@ -1,5 +1,5 @@
 """e2e_quota.py - the quota suite of the end-to-end test (`run_e2e.py --suite quota`, ctest
-e2e/quota; issue 25): against the real kube-apiserver v1.20.2 (ResourceQuota admission on, the
+e2e/quota; issue 25): against the real kube-apiserver v1.37.2 (ResourceQuota admission on, the
 resourcequota controller running), which namespace ResourceQuota refuses a pod the mutating
 webhook rewrote from nvidia.com/gpu to nvidia.com/mig-1g.10gb: one on requests.nvidia.com/gpu
 or one on requests.nvidia.com/mig-1g.10gb. ResourceQuota is a validating admission plugin, run

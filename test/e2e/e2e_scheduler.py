@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""e2e_scheduler.py - `gpu-admission simulate` checked against the real kube-scheduler v1.20.2
+"""e2e_scheduler.py - `gpu-admission simulate` checked against the real kube-scheduler v1.37.2
 (ctest e2e/scheduler; issue 15).
 
-A real kube-apiserver (etcd, the same cached Debian-built binaries as run_e2e.py), the webhook
+A real kube-apiserver (etcd, the same cached binaries of build-kube.sh as run_e2e.py), the webhook
 serving test/sim/policies and registered from the chart, and kube-scheduler configured to bin
 pack (NodeResourcesMostAllocated, as the simulator's packing assumes). For each inventory, fake
 GPU nodes are created through the API (labels, taints, and capacity/allocatable of
@@ -32,7 +32,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run_e2e import (Cluster, Fatal, cluster_args, end_run, note, run, setup_failed,  # noqa: E402
+from run_e2e import (FEATURES, Cluster, Fatal, cluster_args, end_run, note, run, setup_failed,  # noqa: E402
                      start_run, tools_missing, wait_for)
 
 NAMESPACES = ["inference", "big", "team-a", "team-b", "training", "other", "gang"]
@@ -117,21 +117,24 @@ LEVEL_GANGS = [("levels-2x4", 2, 4, 2, "nvidia.com/gpu.clique"),
                ("levels-unknown", 2, 8, None, BLOCK)]
 
 
+# Bin packing, as the simulator assumes: NodeResourcesFit scores MostAllocated (the separate
+# NodeResourcesMostAllocated plugin of v1beta1 configurations is gone since 1.24), the
+# balancing score is off so it cannot pull pods apart.
 SCHED_CONFIG = {
-    "apiVersion": "kubescheduler.config.k8s.io/v1beta1",
+    "apiVersion": "kubescheduler.config.k8s.io/v1",
     "kind": "KubeSchedulerConfiguration",
     "leaderElection": {"leaderElect": False},
     "profiles": [{
         "schedulerName": "default-scheduler",
         "plugins": {"score": {
-            "disabled": [{"name": "NodeResourcesLeastAllocated"},
-                         {"name": "NodeResourcesBalancedAllocation"}],
-            "enabled": [{"name": "NodeResourcesMostAllocated", "weight": 10}]}},
-        "pluginConfig": [{"name": "NodeResourcesMostAllocated", "args": {"resources": [
-            {"name": "cpu", "weight": 1}, {"name": "nvidia.com/gpu", "weight": 10},
-            {"name": "nvidia.com/gpu.shared", "weight": 10},
-            {"name": "nvidia.com/mig-1g.5gb", "weight": 10},
-            {"name": "nvidia.com/mig-3g.20gb", "weight": 10}]}}],
+            "disabled": [{"name": "NodeResourcesBalancedAllocation"}],
+            "enabled": [{"name": "NodeResourcesFit", "weight": 10}]}},
+        "pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {
+            "type": "MostAllocated", "resources": [
+                {"name": "cpu", "weight": 1}, {"name": "nvidia.com/gpu", "weight": 10},
+                {"name": "nvidia.com/gpu.shared", "weight": 10},
+                {"name": "nvidia.com/mig-1g.5gb", "weight": 10},
+                {"name": "nvidia.com/mig-3g.20gb", "weight": 10}]}}}],
     }],
 }
 
@@ -144,7 +147,7 @@ def start_scheduler(c):
         json.dump(cfg, f)
     c.procs.start("kube-scheduler", [
         os.path.join(c.args.k8s_bin, "kube-scheduler"), "--config", path,
-        "--port", "0", "--secure-port", "0", "--v", "1"])
+        "--secure-port", "0", "--v", "1"] + FEATURES)
     time.sleep(1)
     if not c.procs.alive("kube-scheduler"):
         raise RuntimeError("kube-scheduler exited:\n" + c.procs.log_tail("kube-scheduler"))

@@ -1,7 +1,7 @@
 """e2e_workloads.py - the workloads suite of the end-to-end test (`run_e2e.py --suite
 workloads`, ctest e2e/workloads): workload objects (Deployment, CronJob, a CRD kind) judged at
 apply time by the chart's workloads.gpu-admission.io webhook entry (issue 16), against the same
-real kube-apiserver v1.20.2 and kube-controller-manager as the pods suite.
+real kube-apiserver v1.37.2 and kube-controller-manager as the pods suite.
 
 The webhook configuration comes from the chart, rendered the way users get it; the suite only
 adds chart values (webhook.workloads.extraResources for its CRD) and one policy file
@@ -91,9 +91,8 @@ def deployment(name, ns, pod, replicas=1):
 
 
 def cronjob(name, ns, pod):
-    # batch/v1beta1: Kubernetes 1.20 serves CronJob only there (batch/v1 from 1.21).
     pod = dict(pod, spec=dict(pod["spec"], restartPolicy="Never"))
-    return {"apiVersion": "batch/v1beta1", "kind": "CronJob",
+    return {"apiVersion": "batch/v1", "kind": "CronJob",
             "metadata": {"name": name, "namespace": ns},
             "spec": {"schedule": "*/30 * * * *",
                      "jobTemplate": {"spec": {"template": template_of(pod)}}}}

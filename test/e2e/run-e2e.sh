@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# run-e2e.sh - the e2e ctests: builds (or takes from the cache) the Kubernetes v1.20.2 binaries
-# (kube-apiserver, kube-controller-manager, kube-scheduler), then runs a driver against them:
+# run-e2e.sh - the e2e ctests: builds (or takes from the cache) the Kubernetes v1.37.2 binaries
+# (kube-apiserver, kube-controller-manager, kube-scheduler) and etcd v3.6 with build-kube.sh,
+# then runs a driver against them:
 # run_e2e.py (e2e/apiserver, e2e/workloads with --suite workloads), or e2e_scheduler.py with
 # --scheduler first (e2e/scheduler; it checks for kube-scheduler itself).
 #
@@ -21,8 +22,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 export PATH="$src/.deps/bin:$PATH"
 
 t0=$(date +%s)
-if ! bin=$("$here/build-apiserver.sh" | tail -1) || [ ! -x "$bin/kube-apiserver" ]; then
-  echo "e2e: FAIL building the Kubernetes binaries (see the build-apiserver lines above)"
+if ! bin=$("$here/build-kube.sh" | tail -1) || [ ! -x "$bin/kube-apiserver" ]; then
+  echo "e2e: FAIL building the Kubernetes binaries (see the build-kube lines above)"
   exit 1
 fi
 echo "e2e: Kubernetes binaries ready in $(($(date +%s) - t0)) s: $bin"

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""run_e2e.py - end-to-end checks of gpu-admission against a real kube-apiserver v1.20.2.
+"""run_e2e.py - end-to-end checks of gpu-admission against a real kube-apiserver v1.37.2.
 
-Starts etcd, kube-apiserver and kube-controller-manager (binaries from build-apiserver.sh) and
-`gpu-admission serve` on 127.0.0.1, registers the webhooks from the chart rendered by the real
-helm, then runs named scenarios that create objects with kubectl and assert on what the API
+Starts etcd, kube-apiserver and kube-controller-manager (binaries from build-kube.sh) and
+`gpu-admission serve` on 127.0.0.1, installs the chart with the real `helm install` (its
+webhook configurations point at the server by webhook.url), then runs named scenarios that create objects with kubectl and assert on what the API
 server STORED (`kubectl get -o json`), never on what the webhook answered.
 
 Must never: bind anything but 127.0.0.1, leave a process running (every child is stopped by
@@ -32,6 +32,21 @@ import urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 RELEASE_NS = "gpu-admission"
 TOKEN = "e2e-admin-token"
+K8S_VERSION = "v1.37.2"
+# Beta and alpha parts of 1.37 the suites exercise, on in every component (a gate the
+# apiserver knows but the scheduler does not would make the scheduler refuse to start, so the
+# list holds only gates all three components register): the Workload API (beta, off by
+# default) and DRA's consumable capacity. The API group versions they serve are turned on with
+# --runtime-config.
+FEATURE_GATES = "GenericWorkload=true,DRAConsumableCapacity=true"
+FEATURES = ["--feature-gates=" + FEATURE_GATES]
+RUNTIME_CONFIG = "scheduling.k8s.io/v1beta1=true"
+# Deployments need the deployment and replicaset controllers; namespaces the namespace
+# controller; ResourceQuota status the resourcequota controller; pods with resourceClaimTemplates
+# the resource-claim controller (it creates their ResourceClaims).
+KCM_CONTROLLERS = ("deployment-controller,replicaset-controller,namespace-controller,"
+                   "serviceaccount-controller,garbage-collector-controller,"
+                   "resourcequota-controller,resourceclaim-controller")
 
 # --------------------------------------------------------------------------------------------
 # processes
@@ -226,6 +241,16 @@ class Cluster:
         """kubectl create -f - ; returns the CompletedProcess (check=False)."""
         return self.kubectl("create", "-f", "-", *extra, stdin=json.dumps(obj), check=False)
 
+    def server_version(self):
+        """The API server's gitVersion; `kubectl version` is printed into the e2e log once."""
+        r = self.kubectl("version", "-o", "json", check=False)
+        ver = dig(json.loads(r.stdout or "{}"), "serverVersion", "gitVersion", default="?")
+        if not getattr(self, "_version_printed", False):
+            self._version_printed = True
+            note("kubectl version: client %s, server %s" % (dig(
+                json.loads(r.stdout or "{}"), "clientVersion", "gitVersion", default="?"), ver))
+        return ver
+
     def namespace(self, name, labels=None):
         lab = {"kubernetes.io/metadata.name": name}
         lab.update(labels or {})
@@ -300,7 +325,10 @@ class Cluster:
         self.procs.start("kube-apiserver", [
             bin_, "--etcd-servers", self.etcd_url,
             "--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1",
-            "--secure-port", str(port), "--insecure-port", "0",
+            # 1.37 refuses a loopback advertise address for the `kubernetes` Service's
+            # endpoints; nothing here reaches the API server through that Service.
+            "--endpoint-reconciler-type", "none",
+            "--secure-port", str(port),
             "--cert-dir", os.path.join(self.work, "apiserver-certs"),
             "--tls-cert-file", self.apiserver_crt, "--tls-private-key-file", self.apiserver_key,
             "--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
@@ -316,7 +344,8 @@ class Cluster:
             "--disable-admission-plugins", "ServiceAccount",
             "--audit-policy-file", audit_policy, "--audit-log-path", self.audit_log,
             "--audit-log-format", "json",
-            "--allow-privileged=true", "--profiling=false", "--v=1"])
+            "--runtime-config", RUNTIME_CONFIG,
+            "--allow-privileged=true", "--profiling=false", "--v=1"] + FEATURES)
         ctx = ssl.create_default_context(cafile=self.apiserver_crt)
 
         def ready():
@@ -342,8 +371,7 @@ class Cluster:
         bin_ = os.path.join(self.args.k8s_bin, "kube-controller-manager")
         self.procs.start("kube-controller-manager", [
             bin_, "--kubeconfig", self.kubeconfig, "--leader-elect=false",
-            "--controllers", "deployment,replicaset,namespace,serviceaccount,garbagecollector,resourcequota",
-            "--port", "0", "--secure-port", "0", "--v", "1"])
+            "--controllers", KCM_CONTROLLERS, "--secure-port", "0", "--v", "1"] + FEATURES)
 
         def default_sa():
             if not self.procs.alive("kube-controller-manager"):
@@ -411,33 +439,46 @@ class Cluster:
              (self.webhook_port, self.metrics_port))
 
     def register_webhooks(self, extra=()):
-        """Render the chart (suite values, then `extra` helm flags) and apply its webhook
-        configurations; returns the applied YAML."""
-        argv = [self.args.helm, "template", "gpu-admission",
+        """`helm upgrade --install` of the chart (suite values, then `extra` helm flags) into
+        the API server: the webhook configurations under test are the ones helm stored, with
+        the chart's own matchConditions, namespace exclusions and failure policies. Returns
+        the stored configurations as YAML (also written to webhooks.yaml).
+
+        The chart's server Deployment is installed too but never runs here (no kubelet): a
+        nodeSelector no node carries keeps a scheduler from binding its pods to the fake GPU
+        nodes of a suite. The API server reaches the server process this harness started by
+        webhook.url. The pre-install policy-check hook is a Job, which needs a kubelet to run
+        and would hold `helm install` until its deadline, so policyCheck is off here; its
+        `check --strict` is run offline by test/chart."""
+        argv = [self.args.helm, "upgrade", "--install", "gpu-admission",
                 os.path.join(self.args.source_dir, "helm", "gpu-admission"),
-                "--namespace", RELEASE_NS, "--kube-version", "1.20.2",
+                "--kubeconfig", self.kubeconfig, "--namespace", RELEASE_NS, "--create-namespace",
                 "--set", "webhook.url=https://127.0.0.1:%d" % self.webhook_port,
                 "--set", "certificates.mode=existing",
                 "--set", "certificates.existingSecret=gpu-admission-e2e-tls",
-                "--set", "certificates.caBundle=" + self.ca_b64] + self.helm_args + list(extra)
-        rendered = run(argv).stdout
-        with open(os.path.join(self.work, "chart-rendered.yaml"), "w") as f:
-            f.write(rendered)
-        docs = re.split(r"(?m)^---\s*$", rendered)
-        hooks = [d for d in docs if re.search(
-            r"(?m)^kind:\s*(Mutating|Validating)WebhookConfiguration\s*$", d)]
-        kinds = sorted(re.search(r"(?m)^kind:\s*(\S+)", d).group(1) for d in hooks)
+                "--set", "certificates.caBundle=" + self.ca_b64,
+                "--set", "policyCheck.enabled=false",
+                "--set", "replicaCount=1",
+                "--set", "podDisruptionBudget.enabled=false",
+                "--set-string", "nodeSelector.gpu-admission\\.io/e2e-no-such-node=true",
+                ] + self.helm_args + list(extra)
+        env = dict(os.environ, HELM_CACHE_HOME=os.path.join(self.work, "helm", "cache"),
+                   HELM_CONFIG_HOME=os.path.join(self.work, "helm", "config"),
+                   HELM_DATA_HOME=os.path.join(self.work, "helm", "data"))
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=180, env=env)
+        if r.returncode != 0:
+            raise RuntimeError("helm upgrade --install failed (%d): %s%s" %
+                               (r.returncode, r.stdout[-1500:], r.stderr[-1500:]))
+        self.helm_release_output = r.stdout
+        stored = self.kubectl("get", "mutatingwebhookconfigurations,validatingwebhookconfigurations",
+                              "-l", "app.kubernetes.io/instance=gpu-admission", "-o", "json").stdout
+        items = json.loads(stored)["items"]
+        kinds = sorted(i["kind"] for i in items)
         if kinds != ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"]:
-            raise RuntimeError("chart rendered webhook configurations %s, want one of each" % kinds)
-        sel = "---\n".join(hooks)
+            raise RuntimeError("helm stored webhook configurations %s, want one of each" % kinds)
         with open(os.path.join(self.work, "webhooks.yaml"), "w") as f:
-            f.write(sel)
-        self.kubectl("apply", "-f", "-", stdin=sel)
-        # The release namespace and kube-system are excluded by their (1.21+ automatic) label.
-        self.namespace(RELEASE_NS)
-        self.kubectl("label", "--overwrite", "namespace", "kube-system",
-                     "kubernetes.io/metadata.name=kube-system")
-        return sel
+            f.write(stored)
+        return stored
 
 
 # --------------------------------------------------------------------------------------------
@@ -514,9 +555,10 @@ def sc_chart_config(c, ck):
                        ("validatingwebhookconfigurations", "/validate")):
         items = json.loads(c.kubectl("get", kind, "-o", "json").stdout)["items"]
         # The Pod webhooks; the workloads entry (failurePolicy Ignore, no pods) is checked by
-        # the workloads suite (e2e_workloads.py).
+        # the workloads suite (e2e_workloads.py), the claim entries (rendered on 1.34+) by the
+        # DRA suite (e2e_dra.py).
         hooks = [w for it in items for w in it.get("webhooks") or []
-                 if w.get("name") != "workloads.gpu-admission.io"]
+                 if w.get("name") in ("mutate.gpu-admission.io", "validate.gpu-admission.io")]
         k = kind.split("webhook")[0]
         if not ck.expect("%s/%s-present" % (s, k), len(hooks) >= 1, items):
             continue
@@ -535,6 +577,15 @@ def sc_chart_config(c, ck):
                           ({"CREATE", "*"} & set(r.get("operations") or []))
                           for r in w.get("rules") or []) for w in hooks),
                   [w.get("rules") for w in hooks])
+        # helm install stored them (not a kubectl apply of a rendering), with the chart's
+        # matchConditions, which this API server evaluates (webhook-down shows it).
+        ck.expect("%s/%s-installed-by-helm" % (s, k),
+                  all(dig(it, "metadata", "labels", "app.kubernetes.io/managed-by") == "Helm" and
+                      dig(it, "metadata", "annotations", "meta.helm.sh/release-name") ==
+                      "gpu-admission" for it in items), [it.get("metadata") for it in items])
+        ck.expect("%s/%s-matchConditions" % (s, k),
+                  all(w.get("matchConditions") for w in hooks),
+                  [(w.get("name"), w.get("matchConditions")) for w in hooks])
         ns_labels = {n: {"kubernetes.io/metadata.name": n} for n in
                      ("kube-system", RELEASE_NS, "inference-e2e")}
         ns_labels["ignored"] = {"kubernetes.io/metadata.name": "ignored",
@@ -879,6 +930,10 @@ def sc_webhook_down(c, ck):
     ck.expect(s + "/gpu-pod-refused", r.returncode != 0 and
               "failed calling webhook" in r.stderr, r.stdout + r.stderr)
     ck.expect(s + "/gpu-pod-not-stored", c.get("pod", "down-1", "inference-e2e") is None)
+    # The chart's matchConditions, evaluated by the API server: a pod asking no GPU in an
+    # ordinary namespace is never sent, so it is admitted while no replica answers.
+    r = c.create(gpu_pod("down-cpu", "inference-e2e", gpus=0))
+    ck.expect(s + "/cpu-pod-admitted-by-matchConditions", r.returncode == 0, r.stderr)
     r = c.create(gpu_pod("down-plain", RELEASE_NS, gpus=0))
     ck.expect(s + "/release-namespace-pod-admitted", r.returncode == 0, r.stderr)
     r = c.create(gpu_pod("down-sys", "kube-system", gpus=0))
@@ -907,18 +962,24 @@ SCENARIOS = [
 
 def cluster_args(ap):
     """The flags every driver takes: the binaries, the sources and the scratch directory."""
-    ap.add_argument("--k8s-bin", required=True, help="dir with the Kubernetes binaries built by "
-                    "build-apiserver.sh")
+    ap.add_argument("--k8s-bin", required=True, help="dir with the Kubernetes and etcd binaries "
+                    "built by build-kube.sh")
     ap.add_argument("--gpu-admission", required=True, help="the gpu-admission binary")
     ap.add_argument("--source-dir", required=True, help="repository root (policies/, helm/)")
     ap.add_argument("--work", required=True, help="scratch dir (wiped first; logs stay on failure)")
-    ap.add_argument("--kubectl", default=shutil.which("kubectl"))
+    ap.add_argument("--kubectl", default=None, help="kubectl (default: K8S_BIN/kubectl, the "
+                    "server's own version)")
     ap.add_argument("--helm", default=shutil.which("helm"))
-    ap.add_argument("--etcd", default=shutil.which("etcd") or "/usr/bin/etcd")
+    ap.add_argument("--etcd", default=None, help="etcd server (default: K8S_BIN/etcd, the v3.6 "
+                    "build-kube.sh makes; Debian's 3.4.23 is too old for 1.35+ watches)")
 
 
 def tools_missing(args):
     """True (and says which) when kubectl, helm or etcd is not executable."""
+    if args.etcd is None:
+        args.etcd = os.path.join(args.k8s_bin, "etcd")
+    if args.kubectl is None:
+        args.kubectl = os.path.join(args.k8s_bin, "kubectl")
     for tool in ("kubectl", "helm", "etcd"):
         p = getattr(args, tool)
         if not p or not os.access(p, os.X_OK):
@@ -1014,6 +1075,8 @@ def main():
             step = "setup/kube-controller-manager"
             c.start_kcm()
             ck.expect("setup/cluster-up", True)
+            ck.expect("setup/server-version-" + K8S_VERSION, c.server_version() == K8S_VERSION,
+                      c.server_version())
             note("etcd + kube-apiserver + kube-controller-manager up in %.1fs" %
                  (time.monotonic() - t0))
             if suite:
