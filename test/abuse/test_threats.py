@@ -288,6 +288,138 @@ class Threats(unittest.TestCase):
                                                 old_object=placed))
 
 
+    # ---- paths to a GPU beside resources (issue 33): hostPath, toolkit env, envFrom
+
+    def assertDeniedBoth(self, rv, *words, policies=None):
+        """Denied as the API server runs the webhooks: by the mutating one, and by the
+        validating one alone (the mutating webhook skipped)."""
+        self.assertDenied("mutate", rv, *words, policies=policies)
+        self.assertDenied("validate", rv, *words, policies=policies)
+
+    def assertAdmittedBoth(self, pod, policies=None):
+        """Admitted by mutate, the patch applied, then by validate; a pod the mutating webhook
+        leaves alone also by validate alone (a placed one needs its patch by design)."""
+        placed = mutated(pod, policies)
+        self.assertAllowed("validate", H.review(placed), policies=policies)
+        if placed == pod:
+            self.assertAllowed("validate", H.review(pod), policies=policies)
+        return placed
+
+    def hostpath_pod(self, ns, path, mount="/host", gpus=0):
+        p = H.pod("h", ns, gpus=gpus)
+        p["spec"]["containers"][0]["volumeMounts"] = [{"name": "v", "mountPath": mount}]
+        p["spec"]["volumes"] = [{"name": "v", "hostPath": {"path": path}}]
+        return p
+
+    def test_hostpath_volume_mounts_request(self):
+        # the issue's attack: /dev/null at /var/run/nvidia-container-devices/all is a request
+        # for every GPU to a toolkit in volume-mounts mode; no GPU resource needed
+        for gpus in (0, 1):
+            pod = self.hostpath_pod("research-x", "/dev/null",
+                                    "/var/run/nvidia-container-devices/all", gpus=gpus)
+            self.assertDeniedBoth(H.review(pod), "hostPath volume v (/dev/null)", "reaches /dev")
+
+    def test_hostpath_spellings(self):
+        reached = {
+            "/dev/nvidia0": "/dev", "/dev/": "/dev", "//dev//nvidia0": "/dev",
+            "/var/run/../dev": "/dev", "/tmp/../dev/nvidiactl": "/dev", "dev/nvidia0": "/dev",
+            "/": "/dev", "/var/run/nvidia-container-devices": "/run/nvidia-container-devices",
+            "/run/nvidia/mps": "/run/nvidia", "/var/run/containerd/containerd.sock":
+            "/run/containerd", "/run/containerd": "/run/containerd",
+            "/var/run/crio/crio.sock": "/run/crio", "/var/run/docker.sock": "/run/docker.sock",
+            "/var/run/cri-dockerd.sock": "/run/cri-dockerd.sock", "/run": "/run/",
+            "/var/lib/kubelet/device-plugins": "/var/lib/kubelet/device-plugins",
+            "/proc": "/proc",
+        }
+        for path, where in reached.items():
+            with self.subTest(path=path):
+                rv = H.review(self.hostpath_pod("research-x", path))
+                self.assertDenied("validate", rv, "reaches " + where)
+        # trusted namespaces keep their hostPaths; an untrusted GPU pod with a harmless one is
+        # placed and admitted after the patch
+        self.assertAdmittedBoth(self.hostpath_pod("ml-platform", "/dev"))
+        placed = self.assertAdmittedBoth(self.hostpath_pod("research-x", "/data/sets", gpus=2))
+        self.assertEqual(placed["metadata"]["annotations"]["gpu-admission.io/rule"], "training")
+        for path in ("/devices", "/run/nvidia-persistenced", "/var/run/secrets", "/var/log"):
+            self.assertAllowed("validate", H.review(self.hostpath_pod("research-x", path)))
+
+    def test_toolkit_env_names(self):
+        denied = [("NVIDIA_IMEX_CHANNELS", "0"), ("NVIDIA_MIG_MONITOR_DEVICES", "all"),
+                  ("CUDA_VERSION", "11.0.3"), ("NVIDIA_REQUIRE_CUDA", ""),
+                  ("NVIDIA_REQUIRE_JETPACK", "csv-mounts=all"), ("DOCKER_RESOURCE_GPU", "0"),
+                  ("NVIDIA_GDS", "enabled"), ("NVIDIA_MOFED", "enabled"),
+                  ("NVIDIA_GDRCOPY", "enabled"), ("NVIDIA_NVSWITCH", "enabled"),
+                  ("NVIDIA_NVSWITCH", "$(MODE)")]
+        for name, value in denied:
+            with self.subTest(name=name, value=value):
+                env = [{"name": "MODE", "value": "enabled"}, {"name": name, "value": value}]
+                self.assertDeniedBoth(H.review(env_pod("research-x", env)), name)
+                # trusted: allowed
+                self.assertAllowed("validate", H.review(env_pod("ml-platform", env)))
+        harmless = [("NVIDIA_IMEX_CHANNELS", "void"), ("NVIDIA_GDS", "disabled"),
+                    ("NVIDIA_REQUIRE_CUDA", "cuda>=12.0"), ("NVIDIA_DRIVER_CAPABILITIES", "all"),
+                    ("NVIDIA_DISABLE_REQUIRE", "true"), ("NVIDIA_REQUIRE_ARCH", "x86_64")]
+        for name, value in harmless:
+            with self.subTest(name=name, value=value):
+                self.assertAdmittedBoth(env_pod("research-x", [{"name": name, "value": value}]))
+
+    def test_env_from(self):
+        def from_pod(ns, src):
+            p = H.pod("f", ns, gpus=1)
+            p["spec"]["containers"][0]["envFrom"] = [src]
+            return p
+        self.assertDeniedBoth(H.review(from_pod("research-x", {"configMapRef": {"name": "c"}})),
+                              "takes its environment from ConfigMap c",
+                              "without a prefix")
+        self.assertDeniedBoth(H.review(from_pod("research-x", {
+            "prefix": "NVIDIA_", "secretRef": {"name": "s"}})), "with prefix NVIDIA_")
+        self.assertDeniedBoth(H.review(from_pod("research-x", {
+            "prefix": "CUDA_", "configMapRef": {"name": "c"}})), "could set CUDA_VERSION")
+        self.assertAdmittedBoth(from_pod("research-x", {"prefix": "APP_",
+                                                        "configMapRef": {"name": "c"}}))
+        self.assertAdmittedBoth(from_pod("ml-platform", {"configMapRef": {"name": "c"}}))
+        # kubectl debug: an ephemeral container added later with envFrom (no prefix)
+        old = H.pod("a", "research-x", containers=[{"name": "main", "image": "i"}])
+        new = copy.deepcopy(old)
+        new["spec"]["ephemeralContainers"] = [{"name": "dbg", "image": "busybox", "envFrom": [
+            {"secretRef": {"name": "s"}}]}]
+        rv = H.review(new, operation="UPDATE", old_object=old)
+        rv["request"]["subResource"] = "ephemeralcontainers"
+        self.assertDenied("validate", rv, "container dbg", "takes its environment from Secret s")
+
+    # ---- the scheduler of a pod on a shared pool (issue 33)
+
+    def test_shared_pool_other_scheduler(self):
+        other = {"schedulerName": "my-scheduler"}
+        pod = H.pod("s", "notebooks", gpus=1, extra_spec=other)
+        self.assertDenied("mutate", H.review(pod), "schedulerName my-scheduler",
+                          "spec.isolation.schedulers")
+        # validate only: the pod as the mutating webhook would have placed it, scheduler kept
+        placed = mutated(H.pod("s", "notebooks", gpus=1))
+        placed["spec"]["schedulerName"] = "my-scheduler"
+        self.assertDenied("validate", H.review(placed), "schedulerName my-scheduler")
+        # the default scheduler, named or not, is fine
+        self.assertAdmittedBoth(H.pod("s", "notebooks", gpus=1,
+                                      extra_spec={"schedulerName": "default-scheduler"}))
+        # a pod on no shared pool may name any scheduler
+        self.assertAdmittedBoth(H.pod("t", "ml-platform", gpus=4, extra_spec=other))
+        # listed in spec.isolation.schedulers: admitted through both webhooks
+        with tempfile.TemporaryDirectory() as d:
+            for f in os.listdir(POLICIES):
+                if f.endswith((".yaml", ".yml")):
+                    with open(os.path.join(POLICIES, f)) as src, \
+                            open(os.path.join(d, f), "w") as dst:
+                        dst.write(src.read())
+            with open(os.path.join(d, "90-isolation.yaml"), "w") as f:
+                f.write("apiVersion: gpu-admission.io/v1alpha1\nkind: GPUPolicy\n"
+                        "metadata: {name: isolation}\n"
+                        "spec:\n  isolation:\n    schedulers: [my-scheduler]\n")
+            placed = self.assertAdmittedBoth(pod, policies=d)
+            self.assertEqual(placed["spec"]["schedulerName"], "my-scheduler")
+            self.assertDenied("mutate", H.review(H.pod("s", "notebooks", gpus=1, extra_spec={
+                "schedulerName": "volcano"})), "schedulerName volcano", policies=d)
+
+
 def main():
     global BIN, POLICIES
     ap = argparse.ArgumentParser()

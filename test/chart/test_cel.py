@@ -50,6 +50,14 @@ def pod(containers=None, init=None, eph=None, labels=None, annotations=None, met
     return p
 
 
+def toolkit_names():
+    """The device-granting env names of the server's table (src/core/k8s/toolkit_env.c)."""
+    import re
+    with open(os.path.join(c.SRC, "src", "core", "k8s", "toolkit_env.c")) as f:
+        return re.findall(r'^    \{"([A-Z_]+)", GPA_TKENV_', f.read(), re.M)
+
+
+TOOLKIT_NAMES = toolkit_names()
 GPU = {"nvidia.com/gpu": "1"}
 # id: (pod, mutating expected, validating expected)
 EDGE = {
@@ -93,6 +101,35 @@ EDGE = {
                             False, False),
     "no-metadata-fields": (pod([ctr()], meta=False), False, False),
     "no-containers-field": (pod(), False, False),
+    # paths to devices beside resources (issue 33): hostPath of any path, toolkit env names,
+    # envFrom whose prefix could produce a device-granting name
+    "hostpath-dev": (dict(pod([ctr()]), spec={"containers": [ctr()], "volumes": [
+        {"name": "d", "hostPath": {"path": "/dev/nvidia0"}}]}), False, True),
+    "hostpath-any-path": (dict(pod([ctr()]), spec={"containers": [ctr()], "volumes": [
+        {"name": "e", "emptyDir": {}}, {"name": "d", "hostPath": {"path": "/data"}}]}),
+        False, True),
+    "volumes-no-hostpath": (dict(pod([ctr()]), spec={"containers": [ctr()], "volumes": [
+        {"name": "e", "emptyDir": {}}, {"name": "c", "configMap": {"name": "x"}}]}),
+        False, False),
+    "env-imex": (pod([ctr(env=[{"name": "NVIDIA_IMEX_CHANNELS", "value": "0"}])]), False, True),
+    "env-cuda-version-init": (pod([ctr()], init=[ctr("i", env=[
+        {"name": "CUDA_VERSION", "value": "11.0"}])]), False, True),
+    "env-docker-resource-ephemeral": (pod([ctr()], eph=[ctr("d", env=[
+        {"name": "DOCKER_RESOURCE_GPU", "value": "0"}])]), False, True),
+    "env-nvidia-other": (pod([ctr(env=[{"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "all"}])]),
+                         False, True),
+    "envfrom-no-prefix": (pod([dict(ctr(), envFrom=[{"configMapRef": {"name": "x"}}])]),
+                          False, True),
+    "envfrom-empty-prefix": (pod([dict(ctr(), envFrom=[{"prefix": "", "secretRef": {"name": "x"}}])]),
+                             False, True),
+    "envfrom-nvidia-prefix-init": (pod([ctr()], init=[dict(ctr("i"), envFrom=[
+        {"prefix": "NVIDIA_G", "configMapRef": {"name": "x"}}])]), False, True),
+    "envfrom-safe-prefix": (pod([dict(ctr(), envFrom=[{"prefix": "APP_",
+                                                       "configMapRef": {"name": "x"}}])]),
+                            False, False),
+    "envfrom-driver-prefix": (pod([dict(ctr(), envFrom=[{"prefix": "NVIDIA_DRIVER_",
+                                                         "configMapRef": {"name": "x"}}])]),
+                              False, False),
     "everything": (pod([ctr(limits=GPU, env=[{"name": "NVIDIA_VISIBLE_DEVICES", "value": "0"}],
                             privileged=True)], labels={"gpu-admission.io/group": "j"}), True, True),
 }
@@ -114,9 +151,19 @@ def oracle(p, prefixes=PREFIXES):
         priv = (cn.get("securityContext") or {}).get("privileged") is True
         return priv or bool(names & {"NVIDIA_VISIBLE_DEVICES", "NVIDIA_MIG_CONFIG_DEVICES"})
 
+    def devices(cn):
+        names = {e.get("name") or "" for e in (cn.get("env") or [])}
+        if any(n.startswith("NVIDIA_") or n in ("CUDA_VERSION", "DOCKER_RESOURCE_GPU")
+               for n in names):
+            return True
+        return any(any(n.startswith(f.get("prefix") or "") for n in TOOLKIT_NAMES)
+                   for f in (cn.get("envFrom") or []))
+
     gpu = any(asks(x) for x in (spec.get("containers") or []) + (spec.get("initContainers") or []))
-    other = any(reaches(x) for k in ("containers", "initContainers", "ephemeralContainers")
-                for x in (spec.get(k) or []))
+    every = [x for k in ("containers", "initContainers", "ephemeralContainers")
+             for x in (spec.get(k) or [])]
+    other = any(reaches(x) or devices(x) for x in every)
+    other = other or any("hostPath" in v for v in (spec.get("volumes") or []))
     ours = any(k.startswith("gpu-admission.io/") for k in list(lab) + list(ann))
     return gpu, gpu or other or ours
 
@@ -223,6 +270,19 @@ class MatchConditions(unittest.TestCase):
         self.assertEqual(r["x"], {"mutate": True, "validate": True})
         self.assertEqual(r["n"], {"mutate": True, "validate": True})
         self.assertEqual(r["o"], {"mutate": False, "validate": False})
+
+    def test_toolkit_names_match_the_server(self):
+        # the envFrom clause lists the server's device-granting names: the same set, so a
+        # prefix the server refuses always reaches it
+        self.assertEqual(len(TOOLKIT_NAMES), 12)
+        rendered = self.exprs["validate"]
+        for n in TOOLKIT_NAMES:
+            self.assertIn("'%s'" % n, rendered)
+        import re
+        listed = re.findall(r"\[('[A-Z_]+'(?:, '[A-Z_]+')*)\]\.exists\(n,", rendered)
+        self.assertTrue(listed)
+        for lst in listed:
+            self.assertEqual(sorted(x.strip("' ") for x in lst.split(",")), sorted(TOOLKIT_NAMES))
 
     def test_evaluator_reports_unguarded_access(self):
         # The harness must see the failure mode it protects against.

@@ -1,7 +1,7 @@
 /*
  * test_oom_policy.c - the policy loader with every allocation failing in turn (fault.h):
  * gpa_policy_load_dir on the shipped policies/ and on test/golden/policies/cluster (shipped/ is
- * a byte copy of policies/), the modes/ and workloads/ overlays loaded with cluster as the
+ * a byte copy of policies/), the modes/, workloads/ and isolation/ overlays loaded with cluster as the
  * golden cases load them (gpa_policy_load_sources), then what the CLI and /policy ask of a loaded
  * set (gpa_policy_describe, gpa_policy_warnings). A load must end with the same set as the clean
  * run (same revision, pools and rules) or GPA_ENOMEM with no set and a message; never a
@@ -122,6 +122,10 @@ int main(void)
                    "modes/warn.yaml"}},
         {.files = {"cluster/00-tenancy.yaml", "cluster/01-settings.yaml", "cluster/10-pools.yaml",
                    "cluster/20-rules.yaml", "workloads/paddle.yaml"}},
+        /* spec.isolation: its list, the revision's sorted copy, describe and lint lines */
+        {.files = {"cluster/00-tenancy.yaml", "cluster/01-settings.yaml", "cluster/10-pools.yaml",
+                   "cluster/20-rules.yaml", "isolation/schedulers.yaml"},
+         .describe = true},
     };
     static char paths[6][4096];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -139,7 +143,8 @@ int main(void)
     }
     static const char *const names[] = {
         "policy/load policies/ + describe", "policy/load golden cluster + describe",
-        "policy/load cluster + modes/warn.yaml", "policy/load cluster + workloads/paddle.yaml"};
+        "policy/load cluster + modes/warn.yaml", "policy/load cluster + workloads/paddle.yaml",
+        "policy/load cluster + isolation/schedulers.yaml + describe"};
     int failed = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         fault_case fc = {names[i], run_load, check_load, &cases[i]};

@@ -207,6 +207,24 @@ privileged - what the validating webhook checks on every pod, GPU or not.
 {{- end }}
 
 {{/*
+CEL: the pod could reach devices beside its resources (POLICY.md "Isolation by default"): a
+hostPath volume (any path: the server canonicalises it and judges), an env name the NVIDIA
+container toolkit reads (every NVIDIA_*, CUDA_VERSION, DOCKER_RESOURCE_GPU), or an envFrom whose
+prefix could produce one of the device-granting names (the server's table in
+src/core/k8s/toolkit_env.c; test/chart/test_cel.py holds the two equal). One linear pass per
+list; the name list is a constant.
+*/}}
+{{- define "gpu-admission.celPodReachesDevices" -}}
+{{- $names := "['NVIDIA_VISIBLE_DEVICES', 'NVIDIA_MIG_CONFIG_DEVICES', 'NVIDIA_MIG_MONITOR_DEVICES', 'NVIDIA_IMEX_CHANNELS', 'DOCKER_RESOURCE_GPU', 'CUDA_VERSION', 'NVIDIA_REQUIRE_CUDA', 'NVIDIA_REQUIRE_JETPACK', 'NVIDIA_GDS', 'NVIDIA_MOFED', 'NVIDIA_GDRCOPY', 'NVIDIA_NVSWITCH']" }}
+{{- $c := printf "(has(c.env) && c.env.exists(e, has(e.name) && (e.name.startsWith('NVIDIA_') || e.name == 'CUDA_VERSION' || e.name == 'DOCKER_RESOURCE_GPU'))) || (has(c.envFrom) && c.envFrom.exists(f, !has(f.prefix) || %s.exists(n, n.startsWith(f.prefix))))" $names }}
+{{- $parts := list "(has(object.spec.volumes) && object.spec.volumes.exists(v, has(v.hostPath)))" }}
+{{- range list "containers" "initContainers" "ephemeralContainers" }}
+{{- $parts = append $parts (printf "(has(object.spec.%s) && object.spec.%s.exists(c, %s))" . . $c) }}
+{{- end }}
+{{- join "\n|| " $parts }}
+{{- end }}
+
+{{/*
 CEL: the pod carries a gpu-admission.io/ label (tenant, trust, pool, group ...) or annotation
 (a malformed gpu-admission.io/gpu-memory is refused even on a pod without GPUs).
 */}}

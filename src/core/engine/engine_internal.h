@@ -149,6 +149,10 @@ void gpa_eng_gang_pod_too_big(gpa_eng *e);
 /* engine_validate.c: every check POLICY.md lists, on the pod as it will be stored. */
 void gpa_eng_check(gpa_eng *e, const gpa_pod *v);
 
+/* engine_devices.c: an untrusted pod's paths to devices beside its resources (toolkit env,
+ * envFrom, privileged containers; hostPath volumes when create), GPU pod or not. */
+void gpa_eng_check_devices(gpa_eng *e, const gpa_pod *v, bool create);
+
 /* engine_affinity.c */
 /* One required node expression the placement adds: key op [value]. */
 typedef struct gpa_node_req {

@@ -15,6 +15,7 @@
 
 #include "engine/engine_internal.h"
 #include "policy/policy_gang.h"
+#include "policy/policy_isolation.h"
 #include "policy/policy_reach.h"
 
 /* The quantity as the user wrote it, for messages. */
@@ -224,6 +225,15 @@ static void check_shared(gpa_eng *e, const gpa_pod *v, const own_labels *own, co
                           "bypass the scheduler and the tenant anti-affinity; remove nodeName "
                           "and let the scheduler pick a node",
                           node, sp->shared_resource);
+    /* the anti-affinity below keeps tenants apart only if the scheduler reads it */
+    const char *sched = v->scheduler_name;
+    if (!gpa_isolation_scheduler_ok(e->p, sched))
+        gpa_eng_violation(e, "shared-scheduler",
+                          "pod on shared resource %s of pool %s names schedulerName %s, which the "
+                          "policy does not list as honouring the tenant anti-affinity; remove "
+                          "schedulerName (the default scheduler honours it), or ask the platform "
+                          "team to list %s in spec.isolation.schedulers",
+                          sp->shared_resource, sp->name, sched, sched);
     const char *missing = NULL;
     if (!tl)
         missing = "label " GPA_LABEL_TENANT;
@@ -372,66 +382,6 @@ static void check_pool_label(gpa_eng *e, const own_labels *own, const gpa_pool *
                           GPA_LABEL_POOL, pl);
 }
 
-/* env NVIDIA_VISIBLE_DEVICES / NVIDIA_MIG_CONFIG_DEVICES and privileged, every container. */
-static void check_untrusted_containers(gpa_eng *e, const gpa_pod *v)
-{
-    char nb[16];
-    for (int k = 0; k < GPA_PODC_KINDS; k++) {
-        const cJSON *c;
-        int i = 0;
-        cJSON_ArrayForEach(c, gpa_pod_containers(v, (gpa_podc_kind)k))
-        {
-            const char *cname = gpa_podc_name(c, i++, nb, sizeof nb);
-            const cJSON *env;
-            /* env and securityContext in one pass over the container (the first of a
-             * repeated name counts, as with a lookup) */
-            const cJSON *envs = NULL, *sc = NULL;
-            bool seen_env = false, seen_sc = false;
-            for (const cJSON *m = c->child; m; m = m->next) {
-                const char *mk = m->string;
-                if (!mk) continue;
-                if (mk[0] == 'e' && !seen_env && strcmp(mk, "env") == 0) {
-                    seen_env = true;
-                    envs = gpa_is_array(m) ? m : NULL;
-                } else if (mk[0] == 's' && !seen_sc && strcmp(mk, "securityContext") == 0) {
-                    seen_sc = true;
-                    sc = gpa_is_object(m) ? m : NULL;
-                }
-            }
-            cJSON_ArrayForEach(env, envs)
-            {
-                const char *name = gpa_json_str(env, "name");
-                if (!name || name[0] != 'N' ||
-                    (strcmp(name, "NVIDIA_VISIBLE_DEVICES") != 0 &&
-                     strcmp(name, "NVIDIA_MIG_CONFIG_DEVICES") != 0))
-                    continue;
-                const char *val = gpa_json_str(env, "value");
-                bool from = gpa_jn_get(env, "valueFrom") != NULL;
-                if (!from && val && (strcmp(val, "void") == 0 || strcmp(val, "none") == 0))
-                    continue; /* hides GPUs: harmless */
-                gpa_eng_tenancy(e);
-                if (e->trust != GPA_TRUST_UNTRUSTED) continue;
-                gpa_eng_violation(e, "visible-devices",
-                                  "container %s of an untrusted pod sets %s%s%s: it reaches GPUs "
-                                  "outside the device plugin's accounting and isolation; remove "
-                                  "it and ask for GPUs in resources.limits",
-                                  cname, name, from ? " from a reference" : "=",
-                                  from ? "" : (val ? val : ""));
-            }
-            const cJSON *priv = gpa_jn_get(sc, "privileged");
-            if (gpa_is_true(priv)) {
-                gpa_eng_tenancy(e);
-                if (e->trust == GPA_TRUST_UNTRUSTED)
-                    gpa_eng_violation(e, "privileged",
-                                      "container %s of an untrusted pod is privileged: it can "
-                                      "reach every GPU on the node; drop "
-                                      "securityContext.privileged",
-                                      cname);
-            }
-        }
-    }
-}
-
 void gpa_eng_check(gpa_eng *e, const gpa_pod *v)
 {
     const bool create = e->create;
@@ -504,7 +454,7 @@ void gpa_eng_check(gpa_eng *e, const gpa_pod *v)
     check_pool_label(e, &own, e->pool ? e->pool : shared);
     /* An ordinary pod UPDATE cannot change containers; the ephemeralcontainers subresource
      * adds them to a running pod, so it gets the same container checks as a CREATE. */
-    if (create || e->req->ephemeral_update) check_untrusted_containers(e, v);
+    if (create || e->req->ephemeral_update) gpa_eng_check_devices(e, v, create);
 }
 
 int gpa_engine_validate(gpa_decision *out, const gpa_policy *p, const gpa_request *req,

@@ -59,7 +59,7 @@ void gpa_pod_init_spec(gpa_pod *v, const cJSON *spec)
     memset(v, 0, sizeof *v);
     v->spec = gpa_is_object(spec) ? spec : NULL;
     /* one pass over spec instead of a lookup per container kind / field per check */
-    bool seen_aff = false, seen_sel = false, seen_node = false, seen_rc = false;
+    bool seen_aff = false, seen_sel = false, seen_node = false, seen_rc = false, seen_sn = false;
     const cJSON *c;
     cJSON_ArrayForEach(c, v->spec)
     {
@@ -77,6 +77,13 @@ void gpa_pod_init_spec(gpa_pod *v, const cJSON *spec)
             break;
         case 'r':
             if (key_is(k, "runtimeClassName")) take_str(&v->runtime_class, &seen_rc, c);
+            break;
+        case 's':
+            if (key_is(k, "schedulerName")) take_str(&v->scheduler_name, &seen_sn, c);
+            break;
+        /* volumes: the last array of a repeated key, as containers */
+        case 'v':
+            if (gpa_is_array(c) && key_is(k, "volumes")) v->volumes = c;
             break;
         /* containers, initContainers, ephemeralContainers: the last array of a repeated key,
          * as always */

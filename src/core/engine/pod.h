@@ -36,8 +36,8 @@ typedef struct gpa_pod {
     const cJSON *spec;                       /* object or NULL */
     const cJSON *containers[GPA_PODC_KINDS]; /* arrays or NULL, looked up once */
     /* spec fields the checks read, found in the same pass: objects / strings or NULL */
-    const cJSON *affinity, *node_selector;
-    const char *node_name, *runtime_class;
+    const cJSON *affinity, *node_selector, *volumes;
+    const char *node_name, *runtime_class, *scheduler_name;
 } gpa_pod;
 
 void gpa_pod_init(gpa_pod *v, const cJSON *pod);

@@ -289,6 +289,12 @@ char *gpa_policy_describe(const gpa_policy *p)
     for (size_t i = 0; i < p->n_rules; i++)
         describe_rule(&o, i, &p->rules[i]);
     describe_workloads(&o, p);
+    if (p->isolation.set) {
+        gpa_sb_printf(&o, "isolation:   pods on shared pools may use schedulers default-scheduler");
+        for (size_t i = 0; i < p->isolation.schedulers.n; i++)
+            gpa_sb_printf(&o, ", %s", p->isolation.schedulers.items[i]);
+        gpa_sb_printf(&o, "  (%s:%d)\n", p->isolation.pos.file, p->isolation.pos.line);
+    }
     gpa_sb_printf(&o, "revision: %s\n", p->revision);
     return gpa_sb_take(&o);
 }

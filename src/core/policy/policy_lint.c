@@ -19,6 +19,7 @@
 #include "gpu_admission/strbuf.h"
 #include "policy/policy_dra.h"
 #include "policy/policy_gang.h"
+#include "policy/policy_isolation.h"
 #include "policy/policy_model.h"
 #include "policy/policy_reach.h"
 
@@ -172,6 +173,7 @@ char *gpa_policy_warnings(const gpa_policy *p)
         lint_rule(&o, p, i);
     gpa_policy_dra_warnings(&o, p);
     gpa_gang_warnings(&o, p);
+    gpa_isolation_warnings(&o, p);
     return gpa_sb_take(&o);
 }
 

@@ -16,6 +16,7 @@
 #include "gpu_admission/quantity.h"
 #include "k8s/k8s_names.h"
 #include "policy/policy_dra.h"
+#include "policy/policy_isolation.h"
 #include "policy/policy_loader.h"
 
 #define API_VERSION "gpu-admission.io/v1alpha1"
@@ -296,16 +297,16 @@ static void load_once_enum(loader *L, const gpa_ynode *key, const gpa_ynode *v, 
 static void load_spec(loader *L, const gpa_ynode *n)
 {
     static const char *const f[] = {"tenancy",   "pools",     "rules", "enforcement",
-                                    "unmatched", "workloads", "dra",   NULL};
+                                    "unmatched", "workloads", "dra",   "isolation", NULL};
     static const char *const enf[] = {"deny", "warn", "audit", NULL};
     static const char *const unm[] = {"allow", "deny", NULL};
     if (!gpa_yread_want_map(&L->r, n, "spec")) return;
-    const gpa_ynode *v[7];
+    const gpa_ynode *v[8];
     gpa_yread_fields(&L->r, n, "spec", f, v);
     /* find the keys again for "already defined here" positions */
-    const gpa_ynode *keys[7] = {0};
+    const gpa_ynode *keys[8] = {0};
     for (size_t i = 0; i < n->n; i++)
-        for (size_t j = 0; j < 7; j++)
+        for (size_t j = 0; j < 8; j++)
             if (strcmp(gpa_ymap_key(n, i)->value, f[j]) == 0) keys[j] = gpa_ymap_key(n, i);
     if (v[0]) load_tenancy(L, keys[0], v[0]);
     if (v[1] && !gpa_yread_is_null(v[1]) && gpa_yread_want_seq(&L->r, v[1], "spec.pools"))
@@ -340,6 +341,7 @@ static void load_spec(loader *L, const gpa_ynode *n)
     }
     if (v[5]) gpa_policy_load_workloads(L, v[5]);
     if (v[6]) gpa_policy_load_dra(L, keys[6], v[6]);
+    if (v[7]) gpa_policy_load_isolation(L, keys[7], v[7]);
 }
 
 static void load_metadata(loader *L, const gpa_ynode *n)
@@ -631,6 +633,7 @@ int gpa_policy_load_sources(gpa_policy **out, const gpa_policy_source *sources, 
             p->storage = L.arena;
             if (!gpa_policy_finish_workloads(&L, p)) L.r.oom = true;
             gpa_policy_finish_dra(&L, p);
+            p->isolation = L.isolation;
         }
     }
     if (L.r.oom) {

@@ -56,6 +56,9 @@ typedef struct loader {
 
     /* spec.dra (policy_dra.c) */
     gpa_dra_spec dra;
+
+    /* spec.isolation (policy_isolation.c) */
+    gpa_isolation_spec isolation;
 } loader;
 
 /* Records an error at a remembered position (possibly another file). */

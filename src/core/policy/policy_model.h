@@ -77,6 +77,14 @@ typedef struct gpa_dra_spec {
                                         n 0: not written, system:kube-scheduler */
 } gpa_dra_spec;
 
+/* POLICY.md "Isolation by default": spec.isolation, at most once across files. */
+typedef struct gpa_isolation_spec {
+    bool set; /* written (an empty block too) */
+    gpa_srcpos pos;
+    gpa_strlist schedulers;  /* besides the default scheduler, those honouring pod anti-affinity */
+    gpa_srcpos *sched_pos;   /* parallel to schedulers */
+} gpa_isolation_spec;
+
 typedef struct gpa_pool_dra {
     bool set;
     bool none; /* dra: {enabled: false}: the pool says it serves no DRA (set stays false) */
@@ -192,6 +200,8 @@ struct gpa_policy {
     gpa_strlist gpu_resources;
 
     gpa_dra_spec dra; /* spec.dra; dra.set false: claims are not judged */
+
+    gpa_isolation_spec isolation; /* spec.isolation */
 
     char revision[65];
 

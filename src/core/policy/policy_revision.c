@@ -55,6 +55,11 @@ static int cmp_idx_key(const void *a, const void *b, void *keys)
     return strcmp(k[*(const size_t *)a], k[*(const size_t *)b]);
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 /* a map's meaning does not depend on the order its keys were written in */
 static void put_map(hasher *h, const char *tag, const gpa_kvlist *m)
 {
@@ -197,6 +202,23 @@ int gpa_policy_compute_revision(gpa_policy *p)
         put_int(&h, "draEnforcement", p->dra.enforcement);
         put_list(&h, "draGenericClasses", &p->dra.generic_classes);
         if (p->dra.scheduler_users.n) put_list(&h, "draSchedulerUsers", &p->dra.scheduler_users);
+    }
+
+    /* Only when a scheduler is listed: a set without spec.isolation (or with an empty one)
+     * keeps the revision it had before the block existed. A set of names: order is not
+     * meaning. */
+    if (p->isolation.schedulers.n) {
+        gpa_strlist l = p->isolation.schedulers;
+        char **sorted = malloc(l.n * sizeof *sorted);
+        if (!sorted) {
+            h.bad = true;
+        } else {
+            memcpy(sorted, l.items, l.n * sizeof *sorted);
+            qsort(sorted, l.n, sizeof *sorted, cmp_str);
+            l.items = sorted;
+            put_list(&h, "isolationSchedulers", &l);
+            free(sorted);
+        }
     }
 
     unsigned char md[EVP_MAX_MD_SIZE];
