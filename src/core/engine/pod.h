@@ -112,8 +112,10 @@ static inline int64_t gpa_count_add(int64_t a, int64_t b)
     return a > INT64_MAX - b ? INT64_MAX : a + b;
 }
 
-/* max(sum over containers, max over initContainers) of every GPU resource; any_named
- * (optional) tells whether any container names a GPU resource at all, valid or not. */
+/* The pod's GPU count as the scheduler computes it (gpu_admission/pod_need.h: containers
+ * plus native sidecars, or the largest init container need) over every GPU resource;
+ * any_named (optional) tells whether any container names a GPU resource at all, valid or
+ * not. */
 int64_t gpa_pod_gpu_count(const gpa_pod *v, const gpa_policy *p, bool *any_named);
 /* The same with scans taken from / kept in sc (may be NULL). */
 int64_t gpa_pod_gpu_count_cached(const gpa_pod *v, const gpa_policy *p, bool *any_named,
