@@ -12,6 +12,7 @@
 #include "gpu_admission/pod_need.h"
 #include "gpu_admission/quantity.h"
 #include "engine/engine_internal.h"
+#include "policy/policy_dra.h"
 #include "util/node_arena.h"
 #include "engine/pod.h"
 
@@ -184,6 +185,13 @@ bool gpa_is_gpu_resource(const gpa_policy *p, const char *name)
         if (p->gpu_resources.items[i][0] == name[0] && strcmp(p->gpu_resources.items[i], name) == 0)
             return true;
     return false;
+}
+
+bool gpa_is_plain_gpu(const gpa_policy *p, const char *name)
+{
+    if (name[0] == 'n' && strcmp(name, GPA_RES_GPU) == 0) return true;
+    const gpa_dra_ext *x = gpa_dra_ext_of(p, name);
+    return x && x->generic;
 }
 
 bool gpa_gpu_qty(int64_t *out, const cJSON *v)
