@@ -72,12 +72,14 @@ static void rename_resources(gpa_eng *e, cJSON *pod)
         target = e->mig->resource;
     else if (pool->sharing == GPA_SHARING_TIME_SLICING || pool->sharing == GPA_SHARING_MPS)
         target = pool->shared_resource;
-    if (!target || strcmp(target, GPA_RES_GPU) == 0) return;
+    if (!target) return;
+    /* a generic DRA extended resource stands for nvidia.com/gpu: the same pools take it, so
+     * it is rewritten alike (the last one rewritten is named in the warning), also to a
+     * shared pool that keeps the name nvidia.com/gpu (renameByDefault: false) */
+    const bool keep_gpu = strcmp(target, GPA_RES_GPU) == 0;
+    const gpa_policy *p = e->p;
     cJSON *spec = gpa_jn_get(pod, "spec");
     bool any = false;
-    /* a generic DRA extended resource stands for nvidia.com/gpu: the same pools take it, so
-     * it is rewritten alike (the last one rewritten is named in the warning) */
-    const gpa_policy *p = e->p;
     const char *dra_from = NULL;
     static const gpa_podc_kind kinds[] = {GPA_PODC_MAIN, GPA_PODC_INIT};
     for (size_t k = 0; k < 2; k++) {
@@ -94,14 +96,17 @@ static void rename_resources(gpa_eng *e, cJSON *pod)
             cJSON *req = gpa_jn_get(res, "requests");
             /* all or nothing per container: renaming only one side of a bad quantity would
              * change the pod's GPU count, and with it the rule a reinvocation matches */
-            bool ok = renamable(lim, GPA_RES_GPU, target) && renamable(req, GPA_RES_GPU, target);
+            bool ok = keep_gpu || (renamable(lim, GPA_RES_GPU, target) &&
+                                   renamable(req, GPA_RES_GPU, target));
             for (size_t x = 0; ok && x < p->n_dra_ext; x++)
                 if (p->dra_ext[x].generic)
                     ok = renamable(lim, p->dra_ext[x].name, target) &&
                          renamable(req, p->dra_ext[x].name, target);
             if (!ok) continue;
-            if (gpa_is_object(lim) && rename_one(e, lim, GPA_RES_GPU, target)) any = true;
-            if (gpa_is_object(req) && rename_one(e, req, GPA_RES_GPU, target)) any = true;
+            if (!keep_gpu && gpa_is_object(lim) && rename_one(e, lim, GPA_RES_GPU, target))
+                any = true;
+            if (!keep_gpu && gpa_is_object(req) && rename_one(e, req, GPA_RES_GPU, target))
+                any = true;
             for (size_t x = 0; x < p->n_dra_ext; x++) {
                 const char *from = p->dra_ext[x].name;
                 if (!p->dra_ext[x].generic) continue;
