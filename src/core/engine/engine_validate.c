@@ -141,6 +141,10 @@ static const gpa_pool *check_container(gpa_eng *e, const cJSON *c, const char *c
         if (pool && pool->sharing == GPA_SHARING_MIG && pool->mig_strategy == GPA_MIG_SINGLE &&
             gpa_is_plain_gpu(e->p, r->name))
             n_mig = gpa_count_add(n_mig, r->count);
+        /* a MIG pool's DeviceClass asked by its DRA extended resource: MIG devices too */
+        const gpa_dra_ext *dx = gpa_dra_ext_of(e->p, r->name);
+        if (dx && !dx->generic && dx->pool && dx->pool->sharing == GPA_SHARING_MIG)
+            n_mig = gpa_count_add(n_mig, r->count);
     }
     if (create && n_shared > 1)
         gpa_eng_violation(e, "shared-count",
