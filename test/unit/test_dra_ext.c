@@ -92,6 +92,14 @@ static void test_table(void)
                       "example.com/other = other.example.com, nvidia.com/gpu = gpu.nvidia.com");
     CHECK_CONTAINS(d, "deviceclass.resource.kubernetes.io/gpu.nvidia.com");
     free(d);
+    /* check warns for a name the chart's default prefixes do not send, not for nvidia.com/ */
+    char *w = gpa_policy_warnings(p);
+    CHECK_CONTAINS(w, "t.yaml:5:3: warning: dra.extendedResourceNames example.com/gpu (class "
+                      "gpu.example.com) is outside nvidia.com/: pods asking it reach the webhook "
+                      "only if the chart's webhook.matchConditions.resourcePrefixes lists its "
+                      "prefix\n");
+    CHECK(w && strstr(w, "extendedResourceNames nvidia.com/gpu") == NULL);
+    free(w);
     /* the map is meaning: the revision moves with it */
     gpa_policy *q = load(HEAD "  dra:\n    genericClasses: [gpu.example.com]\n"
                               "    extendedResourceNames:\n"

@@ -319,6 +319,17 @@ void gpa_policy_dra_warnings(gpa_sb *o, const gpa_policy *p)
             }
         }
     }
+    /* the chart sends pods to the webhook by resource prefix: nvidia.com/ and the DRA prefix
+     * always, any other only when its values list it */
+    const gpa_kvlist *named = &p->dra.extended_names;
+    for (size_t i = 0; i < named->n; i++)
+        if (strncmp(named->values[i], "nvidia.com/", 11) != 0)
+            gpa_sb_printf(o,
+                          "%s:%d:%d: warning: dra.extendedResourceNames %s (class %s) is outside "
+                          "nvidia.com/: pods asking it reach the webhook only if the chart's "
+                          "webhook.matchConditions.resourcePrefixes lists its prefix\n",
+                          p->dra.pos.file, p->dra.pos.line, p->dra.pos.col, named->values[i],
+                          named->keys[i]);
     if (!p->dra.set || p->dra.enforcement == GPA_DRA_OFF) return;
     for (size_t r = 0; r < p->n_rules; r++) {
         const gpa_rule *x = &p->rules[r];
