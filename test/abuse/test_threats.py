@@ -341,10 +341,16 @@ class Threats(unittest.TestCase):
         self.assertDenied("validate", H.review(H.pod("d", "notebooks", gpus=1,
                                                      resource_name=dra)),
                           "lacks the tenant isolation")
-        # a DeviceClass that is no GPU class the policy knows is not a GPU
-        self.assertAllowed("validate", H.review(H.pod(
-            "n", "notebooks", gpus=1, resource_name="deviceclass.resource.kubernetes.io/nic.example",
-            labels=lowered)))
+        # a DeviceClass the policy does not know: no GPU pod, but nothing would judge the
+        # devices the scheduler's claim gets, so an untrusted pod is refused; a trusted one not
+        unknown = "deviceclass.resource.kubernetes.io/nic.example"
+        for hook in ("mutate", "validate"):
+            self.assertDenied(hook, H.review(H.pod("n", "notebooks", gpus=1,
+                                                   resource_name=unknown, labels=lowered)),
+                              "DeviceClass nic.example, which the policy does not know")
+        resp, patch = self.assertAllowed("mutate", H.review(H.pod("n", "notebooks", gpus=1,
+                                                                  resource_name=unknown)))
+        self.assertIsNone(patch)
 
 
 def main():

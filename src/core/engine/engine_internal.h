@@ -140,6 +140,9 @@ void gpa_eng_gang_pod_too_big(gpa_eng *e);
 
 /* engine_validate.c: every check POLICY.md lists, on the pod as it will be stored. */
 void gpa_eng_check(gpa_eng *e, const gpa_pod *v);
+/* engine_dra_ext.c: an untrusted pod's DRA extended resources of DeviceClasses the policy
+ * does not know (unknown-device-class). */
+void gpa_eng_check_dra_classes(gpa_eng *e, const gpa_pod *v);
 
 /* engine_affinity.c */
 /* One required node expression the placement adds: key op [value]. */

@@ -510,6 +510,7 @@ void gpa_eng_check(gpa_eng *e, const gpa_pod *v)
     /* An ordinary pod UPDATE cannot change containers; the ephemeralcontainers subresource
      * adds them to a running pod, so it gets the same container checks as a CREATE. */
     if (create || e->req->ephemeral_update) check_untrusted_containers(e, v);
+    if (create) gpa_eng_check_dra_classes(e, v);
 }
 
 int gpa_engine_validate(gpa_decision *out, const gpa_policy *p, const gpa_request *req,
