@@ -34,8 +34,21 @@ static void judge_name(gpa_eng *e, const char *cname, const char *name, const cJ
                       cname, name, name + pre);
 }
 
+/* The first member of obj whose key is key (first byte compared before strcmp: this runs on
+ * every pod), NULL when absent or not an object. */
+static const cJSON *member_obj(const cJSON *obj, const char *key)
+{
+    for (const cJSON *m = obj ? obj->child : NULL; m; m = m->next)
+        if (m->string && m->string[0] == key[0] && strcmp(m->string, key) == 0)
+            return gpa_is_object(m) ? m : NULL;
+    return NULL;
+}
+
 void gpa_eng_check_dra_classes(gpa_eng *e, const gpa_pod *v)
 {
+    /* a trust already resolved (rule matching, the other checks) that is trusted needs no
+     * scan; otherwise the scan comes first and trust is resolved only on a hit */
+    if (e->tenancy_done && e->trust != GPA_TRUST_UNTRUSTED) return;
     char nb[16];
     for (int k = GPA_PODC_MAIN; k <= GPA_PODC_INIT; k++) {
         const cJSON *c;
@@ -43,9 +56,9 @@ void gpa_eng_check_dra_classes(gpa_eng *e, const gpa_pod *v)
         cJSON_ArrayForEach(c, gpa_pod_containers(v, (gpa_podc_kind)k))
         {
             int at = i++;
-            const cJSON *res = gpa_json_obj(c, "resources");
+            const cJSON *res = gpa_is_object(c) ? member_obj(c, "resources") : NULL;
             if (!res) continue;
-            const cJSON *lim = gpa_json_obj(res, "limits"), *req = gpa_json_obj(res, "requests");
+            const cJSON *lim = member_obj(res, "limits"), *req = member_obj(res, "requests");
             const cJSON *m;
             const char *cname = NULL;
             cJSON_ArrayForEach(m, lim)
