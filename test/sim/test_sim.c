@@ -270,6 +270,31 @@ static void sidecars(void)
     CHECK_INT(o.t.placed, 2);
 }
 
+/* A whole GPU asked through DRA (deviceclass.resource.kubernetes.io/gpu.nvidia.com, issue 33
+ * path 6) is placed by the engine like nvidia.com/gpu; the inventory's device-plugin nodes
+ * pack it as the nvidia.com/gpu it stands for (an unknown extended resource would leave
+ * every pod unplaced). */
+static void dra_extended(void)
+{
+    outcome o;
+    const char *inv = "apiVersion: gpu-admission.io/v1alpha1\nkind: GPUInventory\nspec:\n"
+                      "  nodeGroups:\n    - name: h100\n      count: 1\n      gpus: 8\n"
+                      "      gpu: H100-80GB\n      mig: none\n"
+                      "      taints: [{key: nvidia.com/gpu, effect: NoSchedule}]\n"
+                      "      nvlinkIslandSize: 8\n";
+    const char *job = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: train, namespace: "
+                      "training}\nspec:\n  parallelism: 3\n  template:\n    spec:\n"
+                      "      restartPolicy: Never\n      containers:\n"
+                      "        - {name: main, image: x, resources: {limits: "
+                      "{deviceclass.resource.kubernetes.io/gpu.nvidia.com: 2, "
+                      "nvidia.com/gpu: 2}}}\n";
+    CHECK(simulate(&o, inv, job));
+    CHECK_INT(o.t.placed, 2);
+    CHECK_INT(o.t.unplaced, 1);
+    CHECK_INT(o.t.gpus_used, 8);
+    CHECK(strstr(o.reasons, "deviceclass") == NULL);
+}
+
 static void constraints(void)
 {
     outcome o;
@@ -622,6 +647,7 @@ int main(void)
     known_answers();
     constraints();
     sidecars();
+    dra_extended();
     node_list();
     bad_input();
     quality();

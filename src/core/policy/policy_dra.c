@@ -252,6 +252,12 @@ int gpa_policy_dra_ext_build(gpa_policy *p, gpa_arena *a)
     return rc;
 }
 
+bool gpa_policy_dra_generic(const gpa_policy *p, const char *name)
+{
+    const gpa_dra_ext *x = p && name ? gpa_dra_ext_of(p, name) : NULL;
+    return x && x->generic;
+}
+
 const gpa_dra_ext *gpa_dra_ext_of(const gpa_policy *p, const char *name)
 {
     for (size_t i = 0; i < p->n_dra_ext; i++)
