@@ -3,7 +3,8 @@
  * src/core): engine_decision.c (violations, warnings, enforcement), engine_match.c (tenancy,
  * trust, rule matching), engine_mutate.c (placement on a copy), engine_affinity.c (node and
  * pod (anti-)affinity), engine_validate.c (the checks), engine_dra_ext.c (untrusted pods'
- * DRA extended resources of unknown classes), engine_start.c (the start both webhooks share). The rule index and the warning texts it reads are the policy layer's
+ * DRA extended resources of unknown classes), engine_start.c (the start both webhooks
+ * share). The rule index and the warning texts it reads are the policy layer's
  * (policy/rule_index.h, policy/warn_text.h); gpa_engine_mutate_validate, the one entry the
  * webhook layer needs beyond engine.h, is declared in engine_mutate_validate.h.
  *
