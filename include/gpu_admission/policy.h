@@ -39,6 +39,11 @@ const char *gpa_policy_revision(const gpa_policy *p);
 size_t gpa_policy_pool_count(const gpa_policy *p);
 size_t gpa_policy_rule_count(const gpa_policy *p);
 
+/* Does the resource name stand for a whole nvidia.com/gpu of no pool in particular: a DRA
+ * extended resource of a generic class (deviceclass.resource.kubernetes.io/gpu.nvidia.com, a
+ * spec.dra.genericClasses class, or such a class's listed extendedResourceName)? */
+bool gpa_policy_dra_generic(const gpa_policy *p, const char *name);
+
 /* Human-readable summary for `gpu-admission check`: pools, rules in effective order (with
  * the file:line each came from), enforcement, unmatched, revision. Caller frees. */
 char *gpa_policy_describe(const gpa_policy *p);

@@ -30,6 +30,51 @@ static void pod_name(char *buf, size_t cap, const cJSON *pod, const char *fallba
              nm ? nm : "(no name)");
 }
 
+/* The inventory's nodes offer GPUs through the device plugin: a whole GPU asked through DRA
+ * (a generic DRA extended resource the placed pool served as written, e.g.
+ * deviceclass.resource.kubernetes.io/gpu.nvidia.com on whole-GPU pools) is packed as the
+ * nvidia.com/gpu it stands for, added to one the container already asks. */
+static double whole(const cJSON *v)
+{
+    const char *str = cJSON_GetStringValue(v);
+    return cJSON_IsNumber(v) ? v->valuedouble : str ? atof(str) : 0;
+}
+
+static void as_device_plugin_gpus(const gpa_policy *p, cJSON *pod)
+{
+    cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
+    static const char *const lists[] = {"containers", "initContainers"};
+    for (int l = 0; l < 2; l++) {
+        cJSON *c;
+        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(spec, lists[l]))
+        {
+            cJSON *res = cJSON_GetObjectItemCaseSensitive(c, "resources");
+            static const char *const kinds[] = {"limits", "requests"};
+            for (int k = 0; k < 2; k++) {
+                cJSON *m = cJSON_GetObjectItemCaseSensitive(res, kinds[k]);
+                for (cJSON *q = cJSON_IsObject(m) ? m->child : NULL; q;) {
+                    cJSON *next = q->next;
+                    if (q->string && gpa_policy_dra_generic(p, q->string)) {
+                        cJSON *v = cJSON_DetachItemViaPointer(m, q);
+                        cJSON *gpu = cJSON_GetObjectItemCaseSensitive(m, "nvidia.com/gpu");
+                        if (!gpu) {
+                            cJSON_AddItemToObject(m, "nvidia.com/gpu", v);
+                        } else {
+                            /* both whole counts: the quantity check refused anything else */
+                            cJSON *sum = cJSON_CreateNumber(whole(gpu) + whole(v));
+                            if (sum)
+                                cJSON_ReplaceItemInObjectCaseSensitive(m, "nvidia.com/gpu", sum);
+                            cJSON_Delete(v);
+                        }
+                        next = m->child; /* the merge may have freed next; q is gone from m */
+                    }
+                    q = next;
+                }
+            }
+        }
+    }
+}
+
 static int judge_one(gpa_sim *s, const gpa_policy *p, const cJSON *pod, const char *ns,
                      const char *name, long long copies, const char *origin, gpa_error *err)
 {
@@ -56,6 +101,7 @@ static int judge_one(gpa_sim *s, const gpa_policy *p, const cJSON *pod, const ch
         gpa_judgement_clear(&j);
         return rc;
     }
+    if (j.object) as_device_plugin_gpus(p, j.object);
     rc = gpa_sim_add_pod_pool(s, j.object ? j.object : pod, name, copies, j.pool, err);
     gpa_judgement_clear(&j);
     if (rc == GPA_ERANGE && origin) {

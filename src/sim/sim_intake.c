@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "gpu_admission/labels.h"
+#include "gpu_admission/pod_need.h"
 #include "gpu_admission/quantity.h"
 #include "sim_internal.h"
 
@@ -24,34 +25,72 @@ static int64_t qty_milli(const cJSON *v)
     return q.milli < 0 ? 0 : q.milli;
 }
 
-/* Adds a container's requests (limits when a resource has no request) into acc, a JSON
- * object name -> milli-units. */
-static int add_container(cJSON *acc, const cJSON *c, bool max)
+/* Per resource name, the pod's need as containers are fed through it (names point into the
+ * pod, which outlives the accumulator). */
+typedef struct need_acc {
+    size_t n, cap;
+    struct {
+        const char *name;
+        gpa_pod_need need;
+    } *e;
+} need_acc;
+
+static gpa_pod_need *need_of(need_acc *a, const char *name)
+{
+    for (size_t i = 0; i < a->n; i++)
+        if (strcmp(a->e[i].name, name) == 0) return &a->e[i].need;
+    if (a->n == a->cap) {
+        size_t cap = a->cap ? a->cap * 2 : 8;
+        void *ne = realloc(a->e, cap * sizeof *a->e);
+        if (!ne) return NULL;
+        a->e = ne;
+        a->cap = cap;
+    }
+    a->e[a->n].name = name;
+    memset(&a->e[a->n].need, 0, sizeof a->e[a->n].need);
+    return &a->e[a->n++].need;
+}
+
+/* Feeds a container's requests (limits when a resource has no request), in milli-units,
+ * into acc: a container of spec.containers, or an init container (sidecar or not). */
+static int add_container(need_acc *acc, const cJSON *c, bool init, bool sidecar)
 {
     const cJSON *res = cJSON_GetObjectItemCaseSensitive(c, "resources");
     const cJSON *req = cJSON_GetObjectItemCaseSensitive(res, "requests");
     const cJSON *lim = cJSON_GetObjectItemCaseSensitive(res, "limits");
-    cJSON *seen = cJSON_CreateObject();
-    if (!seen) return GPA_ENOMEM;
     const cJSON *lists[2] = {req, lim};
     for (int l = 0; l < 2; l++) {
         const cJSON *e;
         cJSON_ArrayForEach(e, lists[l])
         {
-            if (!e->string || cJSON_GetObjectItemCaseSensitive(seen, e->string)) continue;
-            cJSON_AddItemToObject(seen, e->string, cJSON_CreateTrue());
-            double v = (double)qty_milli(e);
-            cJSON *cur = cJSON_GetObjectItemCaseSensitive(acc, e->string);
-            if (!cur)
-                cJSON_AddNumberToObject(acc, e->string, v);
-            else if (!max)
-                cJSON_SetNumberValue(cur, cur->valuedouble + v);
-            else if (v > cur->valuedouble)
-                cJSON_SetNumberValue(cur, v);
+            if (!e->string) continue;
+            if (l == 1 && cJSON_GetObjectItemCaseSensitive(req, e->string)) continue;
+            bool dup = false; /* a repeated name counts once, as with a lookup */
+            for (const cJSON *x = lists[l]->child; x != e && !dup; x = x->next)
+                dup = x->string && strcmp(x->string, e->string) == 0;
+            if (dup) continue;
+            gpa_pod_need *n = need_of(acc, e->string);
+            if (!n) return GPA_ENOMEM;
+            if (init)
+                gpa_pod_need_init(n, qty_milli(e), sidecar);
+            else
+                gpa_pod_need_container(n, qty_milli(e));
         }
     }
-    cJSON_Delete(seen);
     return GPA_OK;
+}
+
+/* The pod's need per resource, a JSON object name -> milli-units; NULL on OOM. */
+static cJSON *need_totals(const need_acc *acc)
+{
+    cJSON *o = cJSON_CreateObject();
+    for (size_t i = 0; o && i < acc->n; i++)
+        if (!cJSON_AddNumberToObject(o, acc->e[i].name,
+                                     (double)gpa_pod_need_total(&acc->e[i].need))) {
+            cJSON_Delete(o);
+            o = NULL;
+        }
+    return o;
 }
 
 static int read_terms(gpa_sim_term **out, size_t *n, const cJSON *terms)
@@ -225,28 +264,18 @@ int gpa_sim_add_pod_pool(gpa_sim *s, const cJSON *pod, const char *name, long lo
             t->gpu_mem_req = gpa_quantity_value(&q);
     }
     const cJSON *spec = cJSON_GetObjectItemCaseSensitive(t->obj, "spec");
-    cJSON *sum = cJSON_CreateObject(), *init = cJSON_CreateObject();
-    if (!sum || !init) {
-        cJSON_Delete(sum);
-        cJSON_Delete(init);
-        return gpa_fail(err, GPA_ENOMEM, "out of memory");
-    }
+    need_acc acc = {0};
     const cJSON *c;
-    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(spec, "containers"))
-        add_container(sum, c, false);
-    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(spec, "initContainers"))
-        add_container(init, c, true);
-    /* The scheduler's rule: max(sum over containers, max over init containers). */
-    const cJSON *e;
-    cJSON_ArrayForEach(e, init)
-    {
-        cJSON *cur = cJSON_GetObjectItemCaseSensitive(sum, e->string);
-        if (!cur)
-            cJSON_AddNumberToObject(sum, e->string, e->valuedouble);
-        else if (e->valuedouble > cur->valuedouble)
-            cJSON_SetNumberValue(cur, e->valuedouble);
-    }
     int rc = GPA_OK;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(spec, "containers"))
+        if (rc == GPA_OK) rc = add_container(&acc, c, false, false);
+    /* The scheduler's rule, sidecars included (gpu_admission/pod_need.h). */
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(spec, "initContainers"))
+        if (rc == GPA_OK) rc = add_container(&acc, c, true, gpa_init_container_is_sidecar(c));
+    cJSON *sum = rc == GPA_OK ? need_totals(&acc) : NULL;
+    free(acc.e);
+    if (!sum) return gpa_fail(err, GPA_ENOMEM, "out of memory");
+    const cJSON *e;
     cJSON_ArrayForEach(e, sum)
     {
         int64_t milli = (int64_t)e->valuedouble;
@@ -273,7 +302,6 @@ int gpa_sim_add_pod_pool(gpa_sim *s, const cJSON *pod, const char *name, long lo
         }
     }
     cJSON_Delete(sum);
-    cJSON_Delete(init);
     const cJSON *aff = cJSON_GetObjectItemCaseSensitive(spec, "affinity");
     if (rc == GPA_OK)
         rc = read_terms(

@@ -287,6 +287,71 @@ class Threats(unittest.TestCase):
         self.assertAllowed("validate", H.review(benign, operation="UPDATE",
                                                 old_object=placed))
 
+    # ---- GPUs the count must see (issue 33 paths 4 and 6)
+
+    def test_sidecar_gpus_counted(self):
+        # one container and three native sidecars asking a GPU each, dressed as the shipped
+        # inference-small pod (gpus max 1): the scheduler counts 4 GPUs, and so must we
+        def gpu(name, sidecar):
+            c = {"name": name, "image": "i",
+                 "resources": {"limits": {"nvidia.com/gpu": "1"},
+                               "requests": {"nvidia.com/gpu": "1"}}}
+            if sidecar:
+                c["restartPolicy"] = "Always"
+            return c
+        pod = H.pod("side", "inference-a", labels={"app.kubernetes.io/component": "inference"},
+                    annotations={"gpu-admission.io/gpu-memory": "8Gi"},
+                    containers=[gpu("main", False)],
+                    extra_spec={"initContainers": [gpu("s%d" % i, True) for i in range(3)]})
+        resp, patch = self.assertAllowed("mutate", H.review(pod))
+        placed = H.apply_patch(pod, patch or [])
+        ann = placed["metadata"]["annotations"]
+        self.assertEqual(ann.get("gpu-admission.io/rule"), "training", ann)
+        # no container got a MIG slice; the island size says 4 GPUs
+        self.assertNotIn("mig-", json.dumps(placed["spec"]))
+        self.assertIn('"Gt", "values": ["3"]', json.dumps(placed["spec"]))
+        self.assertAllowed("validate", H.review(placed))
+        # the mutating webhook skipped: the four MIG slices the old count gave are refused
+        slices = copy.deepcopy(pod)
+        for c in slices["spec"]["containers"] + slices["spec"]["initContainers"]:
+            for k in ("limits", "requests"):
+                c["resources"][k] = {"nvidia.com/mig-1g.10gb": "1"}
+        self.assertDenied("validate", H.review(slices), "nvidia.com/mig-1g.10gb",
+                          "pool h100-train")
+        # control: without the sidecars it is the small inference pod it claims to be
+        small = copy.deepcopy(pod)
+        del small["spec"]["initContainers"]
+        resp, patch = self.assertAllowed("mutate", H.review(small))
+        self.assertIn("nvidia.com/mig-1g.10gb", json.dumps(H.apply_patch(small, patch or [])))
+
+    def test_dra_extended_resource_judged(self):
+        # a GPU through a claim the scheduler makes (KEP-5004): the pod is where it is judged
+        dra = "deviceclass.resource.kubernetes.io/gpu.nvidia.com"
+        lowered = {"gpu-admission.io/trust": "untrusted"}
+        rv = H.review(H.pod("d", "notebooks", gpus=1, resource_name=dra, labels=lowered))
+        for hook in ("mutate", "validate"):
+            self.assertDenied(hook, rv, "untrusted workloads may not share a time-sliced GPU")
+        # a trusted notebook is placed on the shared pool like a nvidia.com/gpu pod
+        placed = mutated(H.pod("d", "notebooks", gpus=1, resource_name=dra))
+        self.assertEqual(placed["metadata"]["labels"].get("gpu-admission.io/tenant"), "platform")
+        self.assertIn("nvidia.com/gpu.shared", placed["spec"]["containers"][0]["resources"]
+                      ["limits"])
+        self.assertAllowed("validate", H.review(placed))
+        # skipped mutating webhook: no isolation, refused
+        self.assertDenied("validate", H.review(H.pod("d", "notebooks", gpus=1,
+                                                     resource_name=dra)),
+                          "lacks the tenant isolation")
+        # a DeviceClass the policy does not know: no GPU pod, but nothing would judge the
+        # devices the scheduler's claim gets, so an untrusted pod is refused; a trusted one not
+        unknown = "deviceclass.resource.kubernetes.io/nic.example"
+        for hook in ("mutate", "validate"):
+            self.assertDenied(hook, H.review(H.pod("n", "notebooks", gpus=1,
+                                                   resource_name=unknown, labels=lowered)),
+                              "DeviceClass nic.example, which the policy does not know")
+        resp, patch = self.assertAllowed("mutate", H.review(H.pod("n", "notebooks", gpus=1,
+                                                                  resource_name=unknown)))
+        self.assertIsNone(patch)
+
 
     # ---- paths to a GPU beside resources (issue 33): hostPath, toolkit env, envFrom
 

@@ -15,6 +15,8 @@ import chartlib as c
 
 CEL_MODULE = os.path.join(c.NPM_MODULES, "@bufbuild", "cel", "dist", "esm", "index.js")
 PREFIXES = ("nvidia.com/",)
+# Always sent, whatever resourcePrefixes says: DRA extended resources (issue 33 path 6).
+DRA_PREFIX = "deviceclass.resource.kubernetes.io/"
 
 
 def ctr(name="c", limits=None, requests=None, env=None, privileged=None, resources=None):
@@ -72,6 +74,14 @@ EDGE = {
     "empty-limits": (pod([ctr(limits={}, requests={})]), False, False),
     "cpu-memory-only": (pod([ctr(limits={"cpu": "2", "memory": "1Gi"})]), False, False),
     "other-vendor-gpu": (pod([ctr(limits={"amd.com/gpu": "1"})]), False, False),
+    "dra-extended": (pod([ctr(limits={DRA_PREFIX + "gpu.nvidia.com": "1"})]), True, True),
+    "dra-extended-requests-init": (pod([ctr()], init=[ctr("s", requests={
+        DRA_PREFIX + "mig.nvidia.com": "1"})]), True, True),
+    "dra-extended-any-class": (pod([ctr(limits={DRA_PREFIX + "nic.example.com": "1"})]),
+                               True, True),
+    "dra-prefix-lookalike": (pod([ctr(limits={"deviceclass.resource.kubernetes.io": "1",
+                                              "x.deviceclass.resource.kubernetes.io/g": "1"})]),
+                             False, False),
     "prefix-only-in-value": (pod([ctr(limits={"example.com/x": "nvidia.com/gpu"})]), False, False),
     "env-visible-devices": (pod([ctr(env=[{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}])]),
                             False, True),
@@ -144,7 +154,7 @@ def oracle(p, prefixes=PREFIXES):
     def asks(cn):
         res = cn.get("resources") or {}
         keys = list((res.get("limits") or {}).keys()) + list((res.get("requests") or {}).keys())
-        return any(k.startswith(pre) for k in keys for pre in prefixes)
+        return any(k.startswith(pre) for k in keys for pre in tuple(prefixes) + (DRA_PREFIX,))
 
     def reaches(cn):
         names = {e.get("name") for e in (cn.get("env") or [])}
@@ -265,11 +275,14 @@ class MatchConditions(unittest.TestCase):
             "resourcePrefixes": ["nvidia.com/", "example.org/"]}}})
         cases = [{"id": "x", "object": pod([ctr(limits={"example.org/shared-gpu": "1"})])},
                  {"id": "n", "object": pod([ctr(limits=GPU)])},
-                 {"id": "o", "object": pod([ctr(limits={"example.com/gpu": "1"})])}]
+                 {"id": "o", "object": pod([ctr(limits={"example.com/gpu": "1"})])},
+                 {"id": "d", "object": pod([ctr(limits={DRA_PREFIX + "gpu.nvidia.com": "1"})])}]
         r = evaluate(exprs, cases)["results"]
         self.assertEqual(r["x"], {"mutate": True, "validate": True})
         self.assertEqual(r["n"], {"mutate": True, "validate": True})
         self.assertEqual(r["o"], {"mutate": False, "validate": False})
+        # the DRA prefix is not one of the values: a custom list never drops it
+        self.assertEqual(r["d"], {"mutate": True, "validate": True})
 
     def test_toolkit_names_match_the_server(self):
         # the envFrom clause lists the server's device-granting names: the same set, so a

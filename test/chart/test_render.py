@@ -789,6 +789,7 @@ class KubeVersions(unittest.TestCase):
         self.assertEqual(vc["name"], "gpu-relevant-pod")
         for e in (mc["expression"], vc["expression"]):
             self.assertIn("r.startsWith('example.org/gpu')", e)
+            self.assertIn("r.startsWith('deviceclass.resource.kubernetes.io/')", e)
             self.assertIn("has(object.spec.initContainers) && object.spec.initContainers.exists(", e)
             self.assertEqual(e.count("("), e.count(")"))
         for needle in ("NVIDIA_VISIBLE_DEVICES", "NVIDIA_MIG_CONFIG_DEVICES",

@@ -235,6 +235,71 @@ static void known_answers(void)
     }
 }
 
+/* Native sidecars' GPUs count as the scheduler counts them (issue 33 path 4): a pod of one
+ * 2-GPU container and two 1-GPU sidecars needs 4 GPUs, so an 8-GPU node holds two such pods,
+ * not four (the old rule, max(sum of containers, largest init container), said 2 per pod).
+ * Its cpu follows the same rule: 1 + 2 sidecars of 500m = 2 cpus, so a 5-cpu node holds two. */
+static void sidecars(void)
+{
+    outcome o;
+    const char *inv = "apiVersion: gpu-admission.io/v1alpha1\nkind: GPUInventory\nspec:\n"
+                      "  nodeGroups:\n    - name: h100\n      count: 1\n      gpus: 8\n"
+                      "      gpu: H100-80GB\n      mig: none\n      cpu: 64\n"
+                      "      taints: [{key: nvidia.com/gpu, effect: NoSchedule}]\n"
+                      "      nvlinkIslandSize: 8\n";
+    char job[2048];
+    snprintf(job, sizeof job,
+             "apiVersion: batch/v1\nkind: Job\nmetadata: {name: train, namespace: training}\n"
+             "spec:\n  parallelism: 4\n  template:\n    spec:\n      restartPolicy: Never\n"
+             "      initContainers:\n"
+             "        - {name: s1, image: x, restartPolicy: Always, resources: {limits: "
+             "{nvidia.com/gpu: 1, cpu: 500m}}}\n"
+             "        - {name: s2, image: x, restartPolicy: Always, resources: {limits: "
+             "{nvidia.com/gpu: 1, cpu: 500m}}}\n"
+             "      containers:\n"
+             "        - {name: main, image: x, resources: {limits: "
+             "{nvidia.com/gpu: 2, cpu: 1}}}\n");
+    CHECK(simulate(&o, inv, job));
+    CHECK_INT(o.t.placed, 2);
+    CHECK_INT(o.t.unplaced, 2);
+    CHECK_INT(o.t.gpus_used, 8);
+    CHECK_INT(o.t.unplaced_gpus, 8);
+    /* the same pods on a 16-GPU node of 5 cpus: the GPUs hold four, the cpu need (2 each,
+     * sidecars included) two */
+    const char *inv5 = "apiVersion: gpu-admission.io/v1alpha1\nkind: GPUInventory\nspec:\n"
+                       "  nodeGroups:\n    - name: h100\n      count: 1\n      gpus: 16\n"
+                       "      gpu: H100-80GB\n      mig: none\n      cpu: 5\n"
+                       "      taints: [{key: nvidia.com/gpu, effect: NoSchedule}]\n"
+                       "      nvlinkIslandSize: 16\n";
+    CHECK(simulate(&o, inv5, job));
+    CHECK_INT(o.t.placed, 2);
+}
+
+/* A whole GPU asked through DRA (deviceclass.resource.kubernetes.io/gpu.nvidia.com, issue 33
+ * path 6) is placed by the engine like nvidia.com/gpu; the inventory's device-plugin nodes
+ * pack it as the nvidia.com/gpu it stands for (an unknown extended resource would leave
+ * every pod unplaced). */
+static void dra_extended(void)
+{
+    outcome o;
+    const char *inv = "apiVersion: gpu-admission.io/v1alpha1\nkind: GPUInventory\nspec:\n"
+                      "  nodeGroups:\n    - name: h100\n      count: 1\n      gpus: 8\n"
+                      "      gpu: H100-80GB\n      mig: none\n"
+                      "      taints: [{key: nvidia.com/gpu, effect: NoSchedule}]\n"
+                      "      nvlinkIslandSize: 8\n";
+    const char *job = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: train, namespace: "
+                      "training}\nspec:\n  parallelism: 3\n  template:\n    spec:\n"
+                      "      restartPolicy: Never\n      containers:\n"
+                      "        - {name: main, image: x, resources: {limits: "
+                      "{deviceclass.resource.kubernetes.io/gpu.nvidia.com: 2, "
+                      "nvidia.com/gpu: 2}}}\n";
+    CHECK(simulate(&o, inv, job));
+    CHECK_INT(o.t.placed, 2);
+    CHECK_INT(o.t.unplaced, 1);
+    CHECK_INT(o.t.gpus_used, 8);
+    CHECK(strstr(o.reasons, "deviceclass") == NULL);
+}
+
 static void constraints(void)
 {
     outcome o;
@@ -586,6 +651,8 @@ int main(void)
     }
     known_answers();
     constraints();
+    sidecars();
+    dra_extended();
     node_list();
     bad_input();
     quality();

@@ -349,4 +349,33 @@ check(objs == ["Deployment notebooks/team-notebook", "Pod notebooks/team-noteboo
       "the odd pod apart, the 3 like the template grouped: %r" % objs)
 check(rep["summary"].get("grouped") == 3, "still 3 grouped: %r" % rep["summary"])
 
+# ---- native sidecars are counted (issue 33 path 4) ----
+# The new set lets training take only pods of 4+ GPUs. A pod of one 1-GPU container and two
+# 1-GPU sidecars asks 3 GPUs as the scheduler counts them: training under the old set,
+# unmatched under the new one. Counted without its sidecars (1 GPU) it would be unmatched
+# under both, and diff would report nothing.
+with tempfile.TemporaryDirectory() as d:
+    newp = os.path.join(d, "new")
+    shutil.copytree(OLD, newp, ignore=shutil.ignore_patterns("tests"))
+    rules = os.path.join(newp, "20-rules.yaml")
+    txt = open(rules).read()
+    check("match: {gpus: {min: 2}}" in txt, "the shipped training rule as this test expects")
+    open(rules, "w").write(txt.replace("match: {gpus: {min: 2}}", "match: {gpus: {min: 4}}"))
+    side = {"name": "s", "image": "x", "restartPolicy": "Always",
+            "resources": {"limits": {"nvidia.com/gpu": "1"}}}
+    pod = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": "with-sidecars", "namespace": "prod-llm"},
+           "spec": {"initContainers": [dict(side, name="s1"), dict(side, name="s2")],
+                    "containers": [{"name": "main", "image": "x",
+                                    "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}
+    pf = os.path.join(d, "pod.json")
+    json.dump(pod, open(pf, "w"))
+    rc, out, err = diff("--old", OLD, "--new", newp, "-o", "json", pf)
+    check(rc == 0, "sidecar diff runs: %d %s" % (rc, err))
+    ch = json.loads(out)["changes"] if rc == 0 else []
+    check(len(ch) == 1 and ch[0]["old"].get("rule") == "training" and
+          ch[0]["old"].get("pool") == "h100-train" and ch[0]["new"].get("rule") is None,
+          "the 3-GPU sidecar pod leaves training: %r" % ch)
+
+
 finish()

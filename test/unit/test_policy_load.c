@@ -11,6 +11,7 @@
 
 #include "check.h"
 #include "gpu_admission/policy.h"
+#include "policy/policy_dra.h"
 #include "policy/policy_model.h"
 
 #define HDR "apiVersion: gpu-admission.io/v1alpha1\nkind: GPUPolicy\nspec:\n" /* lines 1-3 */
@@ -172,13 +173,23 @@ static void test_shipped_policies(void)
     CHECK_INT(r[2].pos.line, 28);
     CHECK_CONTAINS(mig->pos.file, "10-pools.yaml");
 
-    /* GPU resource names: nvidia.com/gpu, the MIG pool's offered profiles, the shared one */
-    static const char *const res[] = {"nvidia.com/gpu",         "nvidia.com/mig-1g.10gb",
-                                      "nvidia.com/mig-2g.20gb", "nvidia.com/mig-3g.40gb",
-                                      "nvidia.com/mig-7g.80gb", "nvidia.com/gpu.shared"};
-    CHECK_INT(p->gpu_resources.n, 6);
-    for (size_t i = 0; i < 6 && i < p->gpu_resources.n; i++)
+    /* GPU resource names: nvidia.com/gpu, the MIG pool's offered profiles, the shared one,
+     * then the DRA extended resources of NVIDIA's GPU DeviceClasses (issue 33 path 6) */
+    static const char *const res[] = {"nvidia.com/gpu",
+                                      "nvidia.com/mig-1g.10gb",
+                                      "nvidia.com/mig-2g.20gb",
+                                      "nvidia.com/mig-3g.40gb",
+                                      "nvidia.com/mig-7g.80gb",
+                                      "nvidia.com/gpu.shared",
+                                      "deviceclass.resource.kubernetes.io/gpu.nvidia.com",
+                                      "deviceclass.resource.kubernetes.io/mig.nvidia.com",
+                                      "deviceclass.resource.kubernetes.io/vfio.gpu.nvidia.com"};
+    CHECK_INT(p->gpu_resources.n, 9);
+    for (size_t i = 0; i < 9 && i < p->gpu_resources.n; i++)
         CHECK_STR(p->gpu_resources.items[i], res[i]);
+    CHECK_INT(p->n_dra_ext, 3);
+    CHECK(p->n_dra_ext == 3 && p->dra_ext[0].generic && !p->dra_ext[1].generic &&
+          !p->dra_ext[2].generic && !p->dra_ext[0].pool);
 
     const char *rev = gpa_policy_revision(p);
     CHECK_INT(strlen(rev), 64);
@@ -289,7 +300,7 @@ static void test_defaults(void)
     CHECK_STR(p->rules[2].deny_message, "no");
     CHECK(p->rules[2].pool == NULL);
     /* mig-single adds no resource name (it keeps nvidia.com/gpu); mps adds its own */
-    CHECK_INT(p->gpu_resources.n, 1 + 7 + 2);
+    CHECK_INT(p->gpu_resources.n, 1 + 7 + 2 + GPA_DRA_BUILTIN_CLASSES);
     CHECK_STR(p->gpu_resources.items[0], "nvidia.com/gpu");
     CHECK_STR(p->gpu_resources.items[1], "nvidia.com/gpu.shared");
     CHECK_STR(p->gpu_resources.items[2], "example.com/gpu-mps");

@@ -175,11 +175,14 @@ namespaces).
 
 {{/*
 CEL predicate "container c asks for a GPU resource": any key of its requests or limits starts
-with one of webhook.matchConditions.resourcePrefixes. Every optional field is guarded by has():
-an evaluation error makes the API server apply failurePolicy to the call.
+with one of webhook.matchConditions.resourcePrefixes, or with deviceclass.resource.kubernetes.io/
+(a DRA extended resource: the scheduler makes the claim for it and the webhook leaves that
+claim alone, so the pod is where its GPUs are judged; not a value, so it cannot be left out).
+Every optional field is guarded by has(): an evaluation error makes the API server apply
+failurePolicy to the call.
 */}}
 {{- define "gpu-admission.celContainerHasGPU" -}}
-{{- $p := list }}
+{{- $p := list "r.startsWith('deviceclass.resource.kubernetes.io/')" }}
 {{- range .Values.webhook.matchConditions.resourcePrefixes }}
 {{- $p = append $p (printf "r.startsWith(%s)" (squote .)) }}
 {{- end }}

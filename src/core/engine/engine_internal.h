@@ -2,8 +2,9 @@
  * engine_internal.h - the per-request state shared by the engine's files (private to
  * src/core): engine_decision.c (violations, warnings, enforcement), engine_match.c (tenancy,
  * trust, rule matching), engine_mutate.c (placement on a copy), engine_affinity.c (node and
- * pod (anti-)affinity), engine_validate.c (the checks), engine_start.c (the start both
- * webhooks share). The rule index and the warning texts it reads are the policy layer's
+ * pod (anti-)affinity), engine_validate.c (the checks), engine_dra_ext.c (untrusted pods'
+ * DRA extended resources of unknown classes), engine_start.c (the start both webhooks
+ * share). The rule index and the warning texts it reads are the policy layer's
  * (policy/rule_index.h, policy/warn_text.h); gpa_engine_mutate_validate, the one entry the
  * webhook layer needs beyond engine.h, is declared in engine_mutate_validate.h.
  *
@@ -148,6 +149,9 @@ void gpa_eng_gang_pod_too_big(gpa_eng *e);
 
 /* engine_validate.c: every check POLICY.md lists, on the pod as it will be stored. */
 void gpa_eng_check(gpa_eng *e, const gpa_pod *v);
+/* engine_dra_ext.c: an untrusted pod's DRA extended resources of DeviceClasses the policy
+ * does not know (unknown-device-class). */
+void gpa_eng_check_dra_classes(gpa_eng *e, const gpa_pod *v);
 
 /* engine_devices.c: an untrusted pod's paths to devices beside its resources (toolkit env,
  * envFrom, privileged containers; hostPath volumes when create), GPU pod or not. */

@@ -18,10 +18,10 @@
 
 /* ---------------------------------------------------------------- 1. resource name */
 
-/* Moves obj[GPA_RES_GPU] to obj[target]; merges into an existing target by adding counts. */
-static bool rename_one(gpa_eng *e, cJSON *obj, const char *target)
+/* Moves obj[from] to obj[target]; merges into an existing target by adding counts. */
+static bool rename_one(gpa_eng *e, cJSON *obj, const char *from, const char *target)
 {
-    cJSON *item = gpa_jn_get(obj, GPA_RES_GPU);
+    cJSON *item = gpa_jn_get(obj, from);
     if (!item) return false;
     cJSON *existing = gpa_jn_get(obj, target);
     gpa_narena *a = gpa_eng_arena(e);
@@ -53,10 +53,10 @@ static bool rename_one(gpa_eng *e, cJSON *obj, const char *target)
     return true;
 }
 
-/* Can obj's nvidia.com/gpu be moved to target without guessing a count? (absent: yes) */
-static bool renamable(const cJSON *obj, const char *target)
+/* Can obj's from be moved to target without guessing a count? (absent: yes) */
+static bool renamable(const cJSON *obj, const char *from, const char *target)
 {
-    const cJSON *item = gpa_is_object(obj) ? gpa_jn_get(obj, GPA_RES_GPU) : NULL;
+    const cJSON *item = gpa_is_object(obj) ? gpa_jn_get(obj, from) : NULL;
     if (!item) return true;
     int64_t n;
     if (!gpa_gpu_qty(&n, item)) return false;
@@ -72,9 +72,15 @@ static void rename_resources(gpa_eng *e, cJSON *pod)
         target = e->mig->resource;
     else if (pool->sharing == GPA_SHARING_TIME_SLICING || pool->sharing == GPA_SHARING_MPS)
         target = pool->shared_resource;
-    if (!target || strcmp(target, GPA_RES_GPU) == 0) return;
+    if (!target) return;
+    /* a generic DRA extended resource stands for nvidia.com/gpu: the same pools take it, so
+     * it is rewritten alike (the last one rewritten is named in the warning), also to a
+     * shared pool that keeps the name nvidia.com/gpu (renameByDefault: false) */
+    const bool keep_gpu = strcmp(target, GPA_RES_GPU) == 0;
+    const gpa_policy *p = e->p;
     cJSON *spec = gpa_jn_get(pod, "spec");
     bool any = false;
+    const char *dra_from = NULL;
     static const gpa_podc_kind kinds[] = {GPA_PODC_MAIN, GPA_PODC_INIT};
     for (size_t k = 0; k < 2; k++) {
         cJSON *arr = gpa_jn_get(spec, gpa_podc_field(kinds[k]));
@@ -90,14 +96,32 @@ static void rename_resources(gpa_eng *e, cJSON *pod)
             cJSON *req = gpa_jn_get(res, "requests");
             /* all or nothing per container: renaming only one side of a bad quantity would
              * change the pod's GPU count, and with it the rule a reinvocation matches */
-            if (!renamable(lim, target) || !renamable(req, target)) continue;
-            if (gpa_is_object(lim) && rename_one(e, lim, target)) any = true;
-            if (gpa_is_object(req) && rename_one(e, req, target)) any = true;
+            bool ok = keep_gpu || (renamable(lim, GPA_RES_GPU, target) &&
+                                   renamable(req, GPA_RES_GPU, target));
+            for (size_t x = 0; ok && x < p->n_dra_ext; x++)
+                if (p->dra_ext[x].generic)
+                    ok = renamable(lim, p->dra_ext[x].name, target) &&
+                         renamable(req, p->dra_ext[x].name, target);
+            if (!ok) continue;
+            if (!keep_gpu && gpa_is_object(lim) && rename_one(e, lim, GPA_RES_GPU, target))
+                any = true;
+            if (!keep_gpu && gpa_is_object(req) && rename_one(e, req, GPA_RES_GPU, target))
+                any = true;
+            for (size_t x = 0; x < p->n_dra_ext; x++) {
+                const char *from = p->dra_ext[x].name;
+                if (!p->dra_ext[x].generic) continue;
+                bool l = gpa_is_object(lim) && rename_one(e, lim, from, target);
+                bool r = gpa_is_object(req) && rename_one(e, req, from, target);
+                if (l || r) dra_from = from;
+            }
         }
     }
-    if (!any) return;
+    if (dra_from) gpa_eng_warn(e, GPA_W_RENAMED, dra_from, target, e->rule->name);
+    if (!any && !dra_from) return;
     const gpa_rule_text *rt = gpa_eng_rule_text(e);
-    if (rt && rt->renamed.s && target == pool->shared_resource) {
+    if (!any) {
+        /* only a DRA extended resource was rewritten: its own line above says so */
+    } else if (rt && rt->renamed.s && target == pool->shared_resource) {
         gpa_eng_warn_sv(e, rt->renamed);
     } else if (rt) {
         const gpa_sv parts[] = {

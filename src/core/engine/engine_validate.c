@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "engine/engine_internal.h"
+#include "policy/policy_dra.h"
 #include "policy/policy_gang.h"
 #include "policy/policy_isolation.h"
 #include "policy/policy_reach.h"
@@ -34,14 +35,19 @@ static bool is_shared(const gpa_pool *p)
     return p && (p->sharing == GPA_SHARING_TIME_SLICING || p->sharing == GPA_SHARING_MPS);
 }
 
-/* Does the pool hand out this resource name? */
-static bool pool_serves(const gpa_pool *p, const char *name)
+/* Does the pool hand out this resource name? A DRA extended resource of the pool's own
+ * dra.deviceClass is its devices by another name; a generic one is nvidia.com/gpu's twin. */
+static bool pool_serves(const gpa_policy *pol, const gpa_pool *p, const char *name)
 {
+    if (p->dra.set) {
+        const gpa_dra_ext *x = gpa_dra_ext_of(pol, name);
+        if (x && strcmp(x->device_class, p->dra.device_class) == 0) return true;
+    }
     switch (p->sharing) {
     case GPA_SHARING_EXCLUSIVE:
-        return strcmp(name, GPA_RES_GPU) == 0;
+        return gpa_is_plain_gpu(pol, name);
     case GPA_SHARING_MIG:
-        if (p->mig_strategy == GPA_MIG_SINGLE) return strcmp(name, GPA_RES_GPU) == 0;
+        if (p->mig_strategy == GPA_MIG_SINGLE) return gpa_is_plain_gpu(pol, name);
         for (size_t i = 0; i < p->n_profiles; i++)
             if (strcmp(p->profiles[i]->resource, name) == 0) return true;
         return false;
@@ -66,13 +72,19 @@ static void served_text(const gpa_pool *p, char *buf, size_t cap)
     snprintf(buf, cap, "%s", is_shared(p) ? p->shared_resource : GPA_RES_GPU);
 }
 
-/* The time-slicing/mps pool a resource name belongs to when no rule placed the pod. */
+/* The time-slicing/mps pool a resource name belongs to when no rule placed the pod: its
+ * shared resource, or a DRA extended resource of its dra.deviceClass. */
 static const gpa_pool *shared_pool_of(const gpa_policy *p, const char *name)
 {
-    if (strcmp(name, GPA_RES_GPU) == 0)
+    if (gpa_is_plain_gpu(p, name))
         return NULL; /* plain GPUs are never assumed shared without a placement */
     for (size_t i = 0; i < p->n_pools; i++)
         if (is_shared(&p->pools[i]) && strcmp(p->pools[i].shared_resource, name) == 0)
+            return &p->pools[i];
+    const gpa_dra_ext *x = gpa_dra_ext_of(p, name);
+    for (size_t i = 0; x && x->pool && i < p->n_pools; i++)
+        if (is_shared(&p->pools[i]) && p->pools[i].dra.set &&
+            strcmp(p->pools[i].dra.device_class, x->device_class) == 0)
             return &p->pools[i];
     return NULL;
 }
@@ -128,7 +140,11 @@ static const gpa_pool *check_container(gpa_eng *e, const cJSON *c, const char *c
             gpa_is_mig_resource(r->name))
             n_mig = gpa_count_add(n_mig, r->count);
         if (pool && pool->sharing == GPA_SHARING_MIG && pool->mig_strategy == GPA_MIG_SINGLE &&
-            strcmp(r->name, GPA_RES_GPU) == 0)
+            gpa_is_plain_gpu(e->p, r->name))
+            n_mig = gpa_count_add(n_mig, r->count);
+        /* a MIG pool's DeviceClass asked by its DRA extended resource: MIG devices too */
+        const gpa_dra_ext *dx = gpa_dra_ext_of(e->p, r->name);
+        if (dx && !dx->generic && dx->pool && dx->pool->sharing == GPA_SHARING_MIG)
             n_mig = gpa_count_add(n_mig, r->count);
     }
     if (create && n_shared > 1)
@@ -272,10 +288,10 @@ static void check_served(gpa_eng *e, const gpa_pod *v)
             const gpa_ctr_gpus *g = gpa_ctr_gpus_cached(&e->scans, &tmp, e->p, c);
             for (size_t j = 0; j < g->n; j++) {
                 const char *name = g->res[j].name;
-                if (pool_serves(pool, name)) continue;
+                if (pool_serves(e->p, pool, name)) continue;
                 if (g->res[j].bad) continue; /* bad-quantity already says what is wrong */
                 /* no profile fits: mig-memory already says why it was not rewritten */
-                if (pool->sharing == GPA_SHARING_MIG && !e->mig && strcmp(name, GPA_RES_GPU) == 0)
+                if (pool->sharing == GPA_SHARING_MIG && !e->mig && gpa_is_plain_gpu(e->p, name))
                     continue;
                 served_text(pool, served, sizeof served);
                 if (pool->sharing == GPA_SHARING_EXCLUSIVE)
@@ -283,7 +299,7 @@ static void check_served(gpa_eng *e, const gpa_pod *v)
                                       "container %s asks for %s but rule %s places the pod in "
                                       "pool %s, which serves %s; ask for %s",
                                       cname, name, e->rule->name, pool->name, served, GPA_RES_GPU);
-                else if (strcmp(name, GPA_RES_GPU) == 0)
+                else if (gpa_is_plain_gpu(e->p, name))
                     /* the mutating webhook would have rewritten it: it did not run */
                     gpa_eng_violation(e, "resource-pool-mismatch",
                                       "container %s asks for %s but rule %s places the pod in "
@@ -455,6 +471,7 @@ void gpa_eng_check(gpa_eng *e, const gpa_pod *v)
     /* An ordinary pod UPDATE cannot change containers; the ephemeralcontainers subresource
      * adds them to a running pod, so it gets the same container checks as a CREATE. */
     if (create || e->req->ephemeral_update) gpa_eng_check_devices(e, v, create);
+    if (create) gpa_eng_check_dra_classes(e, v);
 }
 
 int gpa_engine_validate(gpa_decision *out, const gpa_policy *p, const gpa_request *req,

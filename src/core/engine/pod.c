@@ -9,8 +9,10 @@
 #include <string.h>
 #include <stdio.h>
 
+#include "gpu_admission/pod_need.h"
 #include "gpu_admission/quantity.h"
 #include "engine/engine_internal.h"
+#include "policy/policy_dra.h"
 #include "util/node_arena.h"
 #include "engine/pod.h"
 
@@ -192,6 +194,13 @@ bool gpa_is_gpu_resource(const gpa_policy *p, const char *name)
     return false;
 }
 
+bool gpa_is_plain_gpu(const gpa_policy *p, const char *name)
+{
+    if (name[0] == 'n' && strcmp(name, GPA_RES_GPU) == 0) return true;
+    const gpa_dra_ext *x = gpa_dra_ext_of(p, name);
+    return x && x->generic;
+}
+
 bool gpa_gpu_qty(int64_t *out, const cJSON *v)
 {
     *out = 0;
@@ -293,23 +302,24 @@ int64_t gpa_pod_gpu_count_cached(const gpa_pod *v, const gpa_policy *p, bool *an
                                  gpa_scan_cache *sc)
 {
     bool named = false;
-    int64_t sum = 0, init_max = 0;
+    gpa_pod_need need = {0, 0, 0};
     gpa_ctr_gpus tmp;
     const cJSON *c;
     cJSON_ArrayForEach(c, gpa_pod_containers(v, GPA_PODC_MAIN))
     {
         const gpa_ctr_gpus *g = gpa_ctr_gpus_cached(sc, &tmp, p, c);
         named = named || g->n || g->overflow;
-        sum = gpa_count_add(sum, g->total);
+        gpa_pod_need_container(&need, g->total);
     }
     cJSON_ArrayForEach(c, gpa_pod_containers(v, GPA_PODC_INIT))
     {
         const gpa_ctr_gpus *g = gpa_ctr_gpus_cached(sc, &tmp, p, c);
         named = named || g->n || g->overflow;
-        if (g->total > init_max) init_max = g->total;
+        /* an init container asking no GPU changes nothing: its need is the sidecars' */
+        if (g->total) gpa_pod_need_init(&need, g->total, gpa_init_container_is_sidecar(c));
     }
     if (any_named) *any_named = named;
-    return sum > init_max ? sum : init_max;
+    return gpa_pod_need_total(&need);
 }
 
 int64_t gpa_pod_gpu_count(const gpa_pod *v, const gpa_policy *p, bool *any_named)

@@ -63,6 +63,11 @@ const char *gpa_podc_name(const cJSON *c, int i, char *buf, size_t cap);
 /* nvidia.com/gpu, any nvidia.com/mig-*, or a name in the policy's gpu_resources. */
 bool gpa_is_gpu_resource(const gpa_policy *p, const char *name);
 bool gpa_is_mig_resource(const char *name);
+/* A whole GPU of no pool in particular: nvidia.com/gpu, or a DRA extended resource of a
+ * generic class (deviceclass.resource.kubernetes.io/gpu.nvidia.com, a genericClasses class,
+ * or the extendedResourceName of one). Placement rewrites these alike, and the pools that
+ * serve nvidia.com/gpu serve them. */
+bool gpa_is_plain_gpu(const gpa_policy *p, const char *name);
 
 /* A GPU quantity as a whole device count. Accepts a JSON integer or a quantity string
  * ("1", "2", "1e1"); false for fractions, negatives, or anything that is not a quantity. */
@@ -112,8 +117,10 @@ static inline int64_t gpa_count_add(int64_t a, int64_t b)
     return a > INT64_MAX - b ? INT64_MAX : a + b;
 }
 
-/* max(sum over containers, max over initContainers) of every GPU resource; any_named
- * (optional) tells whether any container names a GPU resource at all, valid or not. */
+/* The pod's GPU count as the scheduler computes it (gpu_admission/pod_need.h: containers
+ * plus native sidecars, or the largest init container need) over every GPU resource;
+ * any_named (optional) tells whether any container names a GPU resource at all, valid or
+ * not. */
 int64_t gpa_pod_gpu_count(const gpa_pod *v, const gpa_policy *p, bool *any_named);
 /* The same with scans taken from / kept in sc (may be NULL). */
 int64_t gpa_pod_gpu_count_cached(const gpa_pod *v, const gpa_policy *p, bool *any_named,

@@ -278,6 +278,9 @@ char *gpa_policy_describe(const gpa_policy *p)
             gpa_sb_printf(&o, ", scheduler users ");
             put_list(&o, &p->dra.scheduler_users);
         }
+        for (size_t i = 0; i < p->dra.extended_names.n; i++)
+            gpa_sb_printf(&o, "%s%s = %s", i ? ", " : ", extended resource names ",
+                          p->dra.extended_names.values[i], p->dra.extended_names.keys[i]);
         gpa_sb_printf(&o, "  (%s:%d)\n", p->dra.pos.file, p->dra.pos.line);
     }
     gpa_sb_printf(&o, "gpu resources: ");

@@ -29,9 +29,23 @@ static const char *user_check(const char *s)
     return NULL;
 }
 
+/* An extendedResourceName a DeviceClass sets: domain/name, not the implicit name every class
+ * already has (KEP-5004 makes that one from the class name). */
+static const char *ext_name_check(const char *s)
+{
+    const char *why = gpa_k8s_qualified_name(s);
+    if (why) return why;
+    if (!strchr(s, '/')) return "is not an extended resource name (domain/name)";
+    if (strncmp(s, GPA_DRA_EXT_PREFIX, sizeof GPA_DRA_EXT_PREFIX - 1) == 0)
+        return "is the implicit name of a class (" GPA_DRA_EXT_PREFIX
+               "<class>, always counted); list the name a class sets in extendedResourceName";
+    return NULL;
+}
+
 void gpa_policy_load_dra(loader *L, const gpa_ynode *key, const gpa_ynode *n)
 {
-    static const char *const f[] = {"enforcement", "genericClasses", "schedulerUsers", NULL};
+    static const char *const f[] = {"enforcement", "genericClasses", "schedulerUsers",
+                                    "extendedResourceNames", NULL};
     static const char *const enf[] = {"deny", "warn", "off", NULL};
     if (L->dra.set) {
         gpa_yread_error(&L->r, key,
@@ -44,7 +58,7 @@ void gpa_policy_load_dra(loader *L, const gpa_ynode *key, const gpa_ynode *n)
     L->dra.pos = gpa_policy_pos(L, key);
     L->dra.enforcement = GPA_DRA_DENY;
     if (gpa_yread_is_null(n) || !gpa_yread_want_map(&L->r, n, "dra")) return;
-    const gpa_ynode *v[3];
+    const gpa_ynode *v[4];
     gpa_yread_fields(&L->r, n, "dra", f, v);
     if (v[0] && !gpa_yread_is_null(v[0])) {
         int i = gpa_yread_enum(&L->r, v[0], "dra.enforcement", enf);
@@ -56,6 +70,19 @@ void gpa_policy_load_dra(loader *L, const gpa_ynode *key, const gpa_ynode *n)
     if (v[2] && !gpa_yread_is_null(v[2]))
         gpa_policy_strlist(L, v[2], "dra.schedulerUsers", false, user_check, "user name",
                            &L->dra.scheduler_users, NULL);
+    gpa_kvlist *x = &L->dra.extended_names;
+    if (v[3] && !gpa_yread_is_null(v[3]) &&
+        gpa_yread_strmap(&L->r, v[3], "dra.extendedResourceNames", GPA_POLICY_MAX_LIST,
+                         class_check, "device class", ext_name_check, "extended resource name",
+                         &x->keys, &x->values, &x->n))
+        /* the scheduler maps a name to one class; two would leave which one to chance */
+        for (size_t i = 0; i < x->n; i++)
+            for (size_t j = 0; j < i; j++)
+                if (strcmp(x->values[i], x->values[j]) == 0)
+                    gpa_yread_error(&L->r, v[3],
+                                    "dra.extendedResourceNames: %.80s is the name of both %.80s "
+                                    "and %.80s; a name belongs to one DeviceClass",
+                                    x->values[i], x->keys[j], x->keys[i]);
 }
 
 void gpa_policy_load_pool_dra(loader *L, gpa_pool *p, const gpa_ynode *n, bool allow_written_true)
@@ -186,6 +213,75 @@ const char *gpa_cel_light_check(const char *s, size_t *at)
     return NULL;
 }
 
+/* NVIDIA's own DeviceClasses of GPUs (NVIDIA/k8s-dra-driver-gpu: whole GPUs, MIG devices,
+ * GPUs for VFIO passthrough): their extended resources are GPUs whatever the policy names.
+ * gpu.nvidia.com is a whole GPU of no pool in particular, as nvidia.com/gpu (the driver's chart
+ * gives it extendedResourceName: nvidia.com/gpu). */
+static const char *const nvidia_classes[] = {"gpu.nvidia.com", "mig.nvidia.com",
+                                             "vfio.gpu.nvidia.com"};
+_Static_assert(sizeof nvidia_classes / sizeof *nvidia_classes == GPA_DRA_BUILTIN_CLASSES,
+               "GPA_DRA_BUILTIN_CLASSES counts nvidia_classes");
+
+static void ext_add(gpa_policy *p, size_t cap, const char *name, const char *cls)
+{
+    for (size_t i = 0; i < p->n_dra_ext; i++)
+        if (strcmp(p->dra_ext[i].name, name) == 0) return;
+    for (size_t i = 0; i < p->gpu_resources.n; i++)
+        if (strcmp(p->gpu_resources.items[i], name) == 0) return; /* keeps its meaning */
+    if (p->n_dra_ext >= cap) return;
+    gpa_dra_ext *x = &p->dra_ext[p->n_dra_ext++];
+    x->name = name;
+    x->device_class = cls;
+    x->generic = gpa_dra_is_generic(p, cls) || strcmp(cls, nvidia_classes[0]) == 0;
+    x->pool = gpa_dra_pool_of_class(p, cls);
+}
+
+/* The implicit name of class cls (deviceclass.resource.kubernetes.io/<cls>) into the table. */
+static int add_class(gpa_policy *p, gpa_arena *a, size_t cap, const char *cls)
+{
+    size_t len = sizeof GPA_DRA_EXT_PREFIX - 1 + strlen(cls);
+    char *name = gpa_arena_alloc(a, len + 1);
+    if (!name) return GPA_ENOMEM;
+    snprintf(name, len + 1, "%s%s", GPA_DRA_EXT_PREFIX, cls);
+    ext_add(p, cap, name, cls);
+    return GPA_OK;
+}
+
+int gpa_policy_dra_ext_build(gpa_policy *p, gpa_arena *a)
+{
+    const gpa_kvlist *named = &p->dra.extended_names;
+    size_t cap = GPA_DRA_BUILTIN_CLASSES + p->dra.generic_classes.n + p->n_pools + 2 * named->n;
+    p->dra_ext = gpa_arena_array(a, cap, sizeof *p->dra_ext);
+    if (!p->dra_ext) return GPA_ENOMEM;
+    int rc = GPA_OK;
+    for (size_t i = 0; rc == GPA_OK && i < GPA_DRA_BUILTIN_CLASSES; i++)
+        rc = add_class(p, a, cap, nvidia_classes[i]);
+    for (size_t i = 0; rc == GPA_OK && i < p->dra.generic_classes.n; i++)
+        rc = add_class(p, a, cap, p->dra.generic_classes.items[i]);
+    for (size_t i = 0; rc == GPA_OK && i < p->n_pools; i++)
+        if (p->pools[i].dra.set) rc = add_class(p, a, cap, p->pools[i].dra.device_class);
+    /* a class named with its extendedResourceName is a GPU class under both names */
+    for (size_t i = 0; rc == GPA_OK && i < named->n; i++)
+        rc = add_class(p, a, cap, named->keys[i]);
+    for (size_t i = 0; rc == GPA_OK && i < named->n; i++)
+        ext_add(p, cap, named->values[i], named->keys[i]);
+    return rc;
+}
+
+bool gpa_policy_dra_generic(const gpa_policy *p, const char *name)
+{
+    const gpa_dra_ext *x = p && name ? gpa_dra_ext_of(p, name) : NULL;
+    return x && x->generic;
+}
+
+const gpa_dra_ext *gpa_dra_ext_of(const gpa_policy *p, const char *name)
+{
+    for (size_t i = 0; i < p->n_dra_ext; i++)
+        if (p->dra_ext[i].name[0] == name[0] && strcmp(p->dra_ext[i].name, name) == 0)
+            return &p->dra_ext[i];
+    return NULL;
+}
+
 /* Policy lookups the claim engine makes (policy layer: they read only the model). */
 bool gpa_dra_scheduler_user(const gpa_policy *p, const char *user)
 {
@@ -245,6 +341,17 @@ void gpa_policy_dra_warnings(gpa_sb *o, const gpa_policy *p)
             }
         }
     }
+    /* the chart sends pods to the webhook by resource prefix: nvidia.com/ and the DRA prefix
+     * always, any other only when its values list it */
+    const gpa_kvlist *named = &p->dra.extended_names;
+    for (size_t i = 0; i < named->n; i++)
+        if (strncmp(named->values[i], "nvidia.com/", 11) != 0)
+            gpa_sb_printf(o,
+                          "%s:%d:%d: warning: dra.extendedResourceNames %s (class %s) is outside "
+                          "nvidia.com/: pods asking it reach the webhook only if the chart's "
+                          "webhook.matchConditions.resourcePrefixes lists its prefix\n",
+                          p->dra.pos.file, p->dra.pos.line, p->dra.pos.col, named->values[i],
+                          named->keys[i]);
     if (!p->dra.set || p->dra.enforcement == GPA_DRA_OFF) return;
     for (size_t r = 0; r < p->n_rules; r++) {
         const gpa_rule *x = &p->rules[r];

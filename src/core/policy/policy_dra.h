@@ -35,6 +35,20 @@ void gpa_policy_dra_warnings(gpa_sb *o, const gpa_policy *p);
  * default system:kube-scheduler), whose extended-resource claims are left alone? */
 bool gpa_dra_scheduler_user(const gpa_policy *p, const char *user);
 
+/* The prefix of the extended resource name every DeviceClass has (k8s.io/api resource/v1
+ * ResourceDeviceClassPrefix): a pod asking deviceclass.resource.kubernetes.io/<class> gets
+ * devices of <class> through a claim the scheduler makes. */
+#define GPA_DRA_EXT_PREFIX "deviceclass.resource.kubernetes.io/"
+
+/* How many of NVIDIA's GPU DeviceClasses are built in (policy_dra.c). */
+#define GPA_DRA_BUILTIN_CLASSES 3
+
+/* Builds p->dra_ext (policy_model.h) into the arena, once the pools and spec.dra are final;
+ * gpu_resources must not hold the DRA names yet (the loader adds them after). GPA_ENOMEM. */
+int gpa_policy_dra_ext_build(gpa_policy *p, struct gpa_arena *a);
+/* The DRA extended resource of that name, NULL when name is none. */
+const gpa_dra_ext *gpa_dra_ext_of(const gpa_policy *p, const char *name);
+
 /* Is cls one of spec.dra.genericClasses? */
 bool gpa_dra_is_generic(const gpa_policy *p, const char *cls);
 /* The first pool whose dra.deviceClass is cls, NULL when none. */

@@ -506,6 +506,9 @@ static int compute_gpu_resources(gpa_policy *p, gpa_arena *a)
     size_t cap = 1;
     for (size_t i = 0; i < p->n_pools; i++)
         cap += p->pools[i].n_profiles + 1;
+    /* room for the DRA extended resources: at most one per class the policy knows */
+    cap += GPA_DRA_BUILTIN_CLASSES + p->dra.generic_classes.n + p->n_pools +
+           2 * p->dra.extended_names.n;
     p->gpu_resources.items = gpa_arena_array(a, cap, sizeof(char *));
     if (!p->gpu_resources.items) return GPA_ENOMEM;
     add_resource(a, &p->gpu_resources, cap, "nvidia.com/gpu");
@@ -516,6 +519,12 @@ static int compute_gpu_resources(gpa_policy *p, gpa_arena *a)
                 add_resource(a, &p->gpu_resources, cap, pl->profiles[k]->resource);
         if (pl->shared_resource) add_resource(a, &p->gpu_resources, cap, pl->shared_resource);
     }
+    /* DRA extended resources last: a name the device plugin's resources already hold keeps
+     * that meaning (gpa_policy_dra_ext_build leaves it out) */
+    int rc = gpa_policy_dra_ext_build(p, a);
+    if (rc != GPA_OK) return rc;
+    for (size_t i = 0; i < p->n_dra_ext; i++)
+        add_resource(a, &p->gpu_resources, cap, p->dra_ext[i].name);
     return GPA_OK;
 }
 

@@ -75,6 +75,8 @@ typedef struct gpa_dra_spec {
     gpa_strlist generic_classes;     /* classes app teams may name; placement rewrites them */
     gpa_strlist scheduler_users;     /* who may make the claims marked extended-resource-claim;
                                         n 0: not written, system:kube-scheduler */
+    gpa_kvlist extended_names;       /* extendedResourceNames: DeviceClass -> the
+                                        extendedResourceName it sets (pods ask for it) */
 } gpa_dra_spec;
 
 /* POLICY.md "Isolation by default": spec.isolation, at most once across files. */
@@ -84,6 +86,18 @@ typedef struct gpa_isolation_spec {
     gpa_strlist schedulers;  /* besides the default scheduler, those honouring pod anti-affinity */
     gpa_srcpos *sched_pos;   /* parallel to schedulers */
 } gpa_isolation_spec;
+/* A DRA extended resource (KEP-5004) a pod may get a GPU through: the scheduler turns it into
+ * a claim of device_class it makes itself, so the pod is the only place to judge it. Built at
+ * load for every GPU DeviceClass the policy knows (NVIDIA's, spec.dra.genericClasses, the
+ * pools' dra.deviceClass, spec.dra.extendedResourceNames). */
+typedef struct gpa_dra_ext {
+    const char *name;         /* deviceclass.resource.kubernetes.io/<class>, or the class's
+                                 extendedResourceName */
+    const char *device_class;
+    bool generic;             /* a whole GPU of no pool in particular: stands for
+                                 nvidia.com/gpu (placement rewrites it, pools serve it, alike) */
+    const struct gpa_pool *pool; /* the first pool whose dra.deviceClass it is, NULL none */
+} gpa_dra_ext;
 
 typedef struct gpa_pool_dra {
     bool set;
@@ -198,6 +212,9 @@ struct gpa_policy {
     /* Every resource name that counts as a GPU: "nvidia.com/gpu", each mig pool's offered
      * profile resources, each shared pool's resource. Deduplicated. */
     gpa_strlist gpu_resources;
+    /* the DRA extended resources among them (their names are in gpu_resources too) */
+    size_t n_dra_ext;
+    gpa_dra_ext *dra_ext;
 
     gpa_dra_spec dra; /* spec.dra; dra.set false: claims are not judged */
 

@@ -202,6 +202,9 @@ int gpa_policy_compute_revision(gpa_policy *p)
         put_int(&h, "draEnforcement", p->dra.enforcement);
         put_list(&h, "draGenericClasses", &p->dra.generic_classes);
         if (p->dra.scheduler_users.n) put_list(&h, "draSchedulerUsers", &p->dra.scheduler_users);
+        /* only when written: a set without the map keeps the revision it had before it */
+        if (p->dra.extended_names.n)
+            put_map(&h, "draExtendedResourceNames", &p->dra.extended_names);
     }
 
     /* Only when a scheduler is listed: a set without spec.isolation (or with an empty one)
