@@ -254,6 +254,48 @@ class Threats(unittest.TestCase):
         _, again = review("mutate", H.review(placed))
         self.assertFalse(again, "second mutate pass is not empty: %r" % again)
 
+    def test_unplaced_plain_gpu_on_shared_pool(self):
+        # issue 33 path 1, against the golden "cluster" set (unmatched: allow, and pool
+        # t4-plain time-sliced with renameByDefault: false, so its replicas are plain
+        # nvidia.com/gpu): a namespace of no tenant, no rule, the pool's nodes asked for
+        cluster = os.path.join(H.REPO, "test", "golden", "policies", "cluster")
+        squat = H.pod("sq", "team-x", gpus=1,
+                      extra_spec={"nodeSelector": {"gpu-admission.io/pool": "t4-plain"}})
+        for hook in ("mutate", "validate"):
+            self.assertDenied(hook, H.review(squat), "no rule places this pod in shared pool "
+                              "t4-plain", "asks for that pool's nodes", policies=cluster)
+        # without the nodeSelector: the mutating webhook keeps it off all three shared pools,
+        # the result passes validation, a second pass changes nothing
+        plain = H.pod("p", "team-x", gpus=1)
+        self.assertDenied("validate", H.review(plain), "shared pool t4-shared",
+                          "NotIn [time-slicing]", policies=cluster)
+        kept = mutated(plain, cluster)
+        terms = kept["spec"]["affinity"]["nodeAffinity"][
+            "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+        self.assertEqual(terms, [{"matchExpressions": [
+            {"key": "nvidia.com/gpu.sharing-strategy", "operator": "NotIn",
+             "values": ["time-slicing"]},
+            {"key": "nvidia.com/gpu.sharing-strategy", "operator": "NotIn", "values": ["mps"]},
+            {"key": "gpu-admission.io/pool", "operator": "NotIn", "values": ["t4-plain"]}]}])
+        self.assertAllowed("validate", H.review(kept), policies=cluster)
+        _, again = review("mutate", H.review(kept), cluster)
+        self.assertFalse(again, "second mutate pass is not empty: %r" % again)
+        # the attacker ORs a term of its own in: still refused by the validating webhook
+        ored = copy.deepcopy(kept)
+        ored["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+            "nodeSelectorTerms"].append({"matchExpressions": [
+                {"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}]})
+        self.assertDenied("validate", H.review(ored), "lets it land on that pool's nodes",
+                          policies=cluster)
+        # a placed pod too: the shipped training rule's pod is kept off t4-shared
+        train = mutated(H.pod("t", "ml-platform", gpus=2))
+        exprs = train["spec"]["affinity"]["nodeAffinity"][
+            "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0][
+            "matchExpressions"]
+        self.assertIn({"key": "nvidia.com/gpu.sharing-strategy", "operator": "NotIn",
+                       "values": ["time-slicing"]}, exprs)
+        self.assertAllowed("validate", H.review(train))
+
     def test_node_name_on_shared_pool(self):
         placed = mutated(H.pod("s", "notebooks", gpus=1))
         self.assertAllowed("validate", H.review(placed))

@@ -127,11 +127,52 @@ static bool is_expression(const cJSON *x, const char *key, const char *op, const
 
 /* ---------------------------------------------------------------- node affinity */
 
+/* The shared pool a container resource names (never nvidia.com/gpu: renameByDefault false
+ * serves plain GPUs from time-sliced cards too, so that name says nothing). */
+static const gpa_pool *shared_pool_named(const gpa_policy *p, const char *name)
+{
+    if (strcmp(name, GPA_RES_GPU) == 0) return NULL;
+    for (size_t i = 0; i < p->n_pools; i++)
+        if (gpa_pool_is_shared(&p->pools[i]) && strcmp(p->pools[i].shared_resource, name) == 0)
+            return &p->pools[i];
+    return NULL;
+}
+
+const gpa_shared_guard *gpa_eng_shared_guard(gpa_eng *e)
+{
+    if (e->gpus <= 0) return NULL;
+    if (!e->guard_done) {
+        e->guard_done = true;
+        e->guard_ctx = e->pool;
+        /* an unplaced pod asking a shared pool's own resource runs there: that pool's
+         * isolation checks judge it (check_shared), the guard keeps it off the others */
+        for (int k = GPA_PODC_MAIN; !e->guard_ctx && k <= GPA_PODC_INIT; k++) {
+            const cJSON *c;
+            cJSON_ArrayForEach(c, gpa_pod_containers(&e->orig, (gpa_podc_kind)k))
+            {
+                gpa_ctr_gpus tmp;
+                const gpa_ctr_gpus *g = gpa_ctr_gpus_cached(&e->scans, &tmp, e->p, c);
+                for (size_t i = 0; i < g->n && !e->guard_ctx; i++)
+                    e->guard_ctx = shared_pool_named(e->p, g->res[i].name);
+                if (e->guard_ctx) break;
+            }
+        }
+    }
+    return gpa_shared_guard_of(e->p, e->guard_ctx);
+}
+
 size_t gpa_eng_node_reqs(gpa_eng *e, gpa_node_req *out, size_t cap, char *buf, size_t bufcap)
 {
     const gpa_pool *pool = e->pool;
     size_t n = 0, used = 0;
-    if (!pool) return 0;
+    /* the shared pools' nodes ruled out (mutation 3 of a pod not placed in them), after the
+     * pool's own requirements */
+    const gpa_shared_guard *g = gpa_eng_shared_guard(e);
+    if (!pool) {
+        for (size_t i = 0; g && i < g->n && n < cap; i++)
+            out[n++] = (gpa_node_req){g->excl[i].key, "NotIn", g->excl[i].value, &g->excl[i].line};
+        return n;
+    }
     const gpa_pool_text *pt = gpa_eng_pool_text(e);
     for (size_t i = 0; i < pool->node_selector.n && n < cap; i++)
         out[n++] = (gpa_node_req){pool->node_selector.keys[i], "In", pool->node_selector.values[i],
@@ -158,13 +199,17 @@ size_t gpa_eng_node_reqs(gpa_eng *e, gpa_node_req *out, size_t cap, char *buf, s
             used += w + 1;
         }
     }
+    for (size_t i = 0; g && i < g->n && n < cap; i++)
+        out[n++] = (gpa_node_req){g->excl[i].key, "NotIn", g->excl[i].value, &g->excl[i].line};
     return n;
 }
 
 gpa_node_req *gpa_eng_node_reqs_buf(gpa_eng *e, gpa_node_req *stack, size_t *cap,
                                     gpa_node_req **heap)
 {
-    size_t need = (e->pool ? e->pool->node_selector.n : 0) + 2; /* + MIG product, island */
+    const gpa_shared_guard *g = gpa_eng_shared_guard(e);
+    /* + MIG product, island size, the shared pools ruled out */
+    size_t need = (e->pool ? e->pool->node_selector.n : 0) + 2 + (g ? g->n : 0);
     *heap = NULL;
     if (need <= *cap) return stack;
     *heap = malloc(need * sizeof **heap);
@@ -175,6 +220,8 @@ gpa_node_req *gpa_eng_node_reqs_buf(gpa_eng *e, gpa_node_req *stack, size_t *cap
     *cap = need;
     return *heap;
 }
+
+static bool term_excludes(const cJSON *term, const char *key, const char *value);
 
 void gpa_eng_add_node_affinity(gpa_eng *e, cJSON *spec, const gpa_node_req *reqs, size_t n)
 {
@@ -210,8 +257,11 @@ void gpa_eng_add_node_affinity(gpa_eng *e, cJSON *spec, const gpa_node_req *reqs
         if (!exprs) continue;
         for (size_t i = 0; i < n; i++) {
             const cJSON *x;
-            bool have = false;
-            cJSON_ArrayForEach(x, exprs)
+            /* a shared pool's label the term rules out already (NotIn [a, b], In [other],
+             * DoesNotExist) needs no second requirement */
+            bool have = strcmp(reqs[i].op, "NotIn") == 0 &&
+                        term_excludes(term, reqs[i].key, reqs[i].value);
+            if (!have) cJSON_ArrayForEach(x, exprs)
             {
                 if (is_expression(x, reqs[i].key, reqs[i].op, reqs[i].value)) {
                     have = true;
@@ -297,6 +347,17 @@ const cJSON *gpa_eng_node_terms(const gpa_pod *v)
     return gpa_json_arr(gpa_json_obj(gpa_json_obj(v->affinity, "nodeAffinity"),
                                      "requiredDuringSchedulingIgnoredDuringExecution"),
                         "nodeSelectorTerms");
+}
+
+bool gpa_eng_term_rules_out(const gpa_pod *v, const cJSON *term, const gpa_pool *sp)
+{
+    const gpa_kvlist *ns = &sp->node_selector;
+    for (size_t i = 0; i < ns->n; i++) {
+        const char *have = gpa_json_str(v->node_selector, ns->keys[i]);
+        if (have && strcmp(have, ns->values[i]) != 0) return true;
+        if (term && term_excludes(term, ns->keys[i], ns->values[i])) return true;
+    }
+    return false;
 }
 
 /* term_excludes for a term whose expressions are reqs[0..n) (duplicates once). */

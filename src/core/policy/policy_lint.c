@@ -21,6 +21,7 @@
 #include "policy/policy_gang.h"
 #include "policy/policy_model.h"
 #include "policy/policy_reach.h"
+#include "policy/policy_shared_nodes.h"
 
 __attribute__((format(printf, 3, 4))) static void say(gpa_sb *o, const gpa_rule *r, const char *fmt,
                                                       ...)
@@ -172,6 +173,7 @@ char *gpa_policy_warnings(const gpa_policy *p)
         lint_rule(&o, p, i);
     gpa_policy_dra_warnings(&o, p);
     gpa_gang_warnings(&o, p);
+    gpa_shared_nodes_warnings(&o, p);
     return gpa_sb_take(&o);
 }
 

@@ -192,6 +192,10 @@ struct gpa_policy {
 
     gpa_dra_spec dra; /* spec.dra; dra.set false: claims are not judged */
 
+    /* per pool, then one for pods placed nowhere: the node labels that keep pods off the shared
+     * pools they are not placed in (policy_shared_nodes.h); built by the loader */
+    const struct gpa_shared_guard *shared_guards;
+
     char revision[65];
 
     /* loader-private bookkeeping (e.g. an arena) */
