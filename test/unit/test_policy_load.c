@@ -85,7 +85,8 @@ static void test_shipped_policies(void)
     CHECK_INT(gpa_policy_pool_count(p), 3);
     CHECK_INT(gpa_policy_rule_count(p), 3);
     CHECK_INT(p->enforcement, GPA_ENFORCE_DENY);
-    CHECK(!p->unmatched_deny);
+    CHECK(p->unmatched_deny); /* shipped safe default since issue 33 */
+    CHECK(p->dra.set);
     CHECK(p->has_tenancy);
     CHECK_INT(p->default_trust, GPA_TRUST_UNTRUSTED);
     CHECK_INT(p->n_tenants, 2);
@@ -184,7 +185,7 @@ static void test_shipped_policies(void)
 
     char *d = gpa_policy_describe(p);
     CHECK_CONTAINS(d, "enforcement: deny\n");
-    CHECK_CONTAINS(d, "unmatched:   allow\n");
+    CHECK_CONTAINS(d, "unmatched:   deny\n");
     CHECK_CONTAINS(d, "  1. inference-small  (");
     CHECK_CONTAINS(d, "20-rules.yaml:12)\n");
     CHECK_CONTAINS(d, "  2. notebooks  (");

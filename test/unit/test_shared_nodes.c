@@ -121,8 +121,8 @@ static gpa_decision decide(const gpa_policy *p, bool mutate, const char *ns, con
     gpa_request req = {.namespace_ = ns, .op = GPA_OP_CREATE, .object = pod};
     gpa_decision d;
     gpa_error err = {0};
-    CHECK_INT(mutate ? gpa_engine_mutate(&d, p, &req, &err) : gpa_engine_validate(&d, p, &req, &err),
-              GPA_OK);
+    int rc = mutate ? gpa_engine_mutate(&d, p, &req, &err) : gpa_engine_validate(&d, p, &req, &err);
+    CHECK_INT(rc, GPA_OK);
     cJSON_Delete(pod);
     return d;
 }
@@ -149,7 +149,8 @@ static void engine(const gpa_policy *p)
                                          "pool ts, but its node affinity lets it land"));
     gpa_decision_clear(&d);
     /* the sharing label's value alone rules out ts and mps; plain needs its own label */
-    d = decide(p, false, "team-x", ",\"nodeSelector\":{\"nvidia.com/gpu.sharing-strategy\":\"none\"}");
+    d = decide(p, false, "team-x",
+               ",\"nodeSelector\":{\"nvidia.com/gpu.sharing-strategy\":\"none\"}");
     CHECK(!d.allowed);
     CHECK(d.message && strstr(d.message, "shared pool plain,"));
     gpa_decision_clear(&d);
