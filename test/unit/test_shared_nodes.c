@@ -262,6 +262,47 @@ static void no_shared_pools(void)
     gpa_policy_unref(p);
 }
 
+/* The claim side's face-value CEL comparison and the exclusion selector built at load. */
+static void cel(void)
+{
+    const char *l4 = "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA L4'";
+    const char *t4 = "device.attributes['gpu.nvidia.com'].productName == \"Tesla T4\"";
+    CHECK(gpa_cel_eq_contradicts(l4, t4));
+    CHECK(gpa_cel_eq_contradicts(t4, l4));
+    CHECK(!gpa_cel_eq_contradicts(l4, l4));
+    CHECK(!gpa_cel_eq_contradicts(l4, "device.attributes['gpu.nvidia.com'].brand == 'Tesla'"));
+    /* anything but a plain `X == literal` proves nothing */
+    CHECK(!gpa_cel_eq_contradicts(l4, "device.attributes['gpu.nvidia.com'].productName != "
+                                      "'NVIDIA L4'"));
+    CHECK(!gpa_cel_eq_contradicts(l4, "a == 'x' || device.attributes['gpu.nvidia.com']"
+                                      ".productName == 'T4'"));
+    CHECK(!gpa_cel_eq_contradicts(l4, "device.attributes['gpu.nvidia.com'].productName == "
+                                      "'T4' && true"));
+    CHECK(!gpa_cel_eq_contradicts(NULL, l4));
+    gpa_policy *p = load(HDR "  dra: {genericClasses: [gpu.nvidia.com]}\n"
+                             "  pools:\n"
+                             "    - name: two\n"
+                             "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}\n"
+                             "      dra:\n"
+                             "        deviceClass: gpu.nvidia.com\n"
+                             "        multiAllocatable: true\n"
+                             "        selectors: [\"a == 'x'\", \"b == 'y'\"]\n"
+                             "    - name: one\n"
+                             "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-T4}\n"
+                             "      dra:\n"
+                             "        deviceClass: gpu.nvidia.com\n"
+                             "        multiAllocatable: true\n"
+                             "        selectors: [\"a == 'z'\"]\n"
+                             "    - name: whole\n"
+                             "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100}\n"
+                             "      dra: {deviceClass: gpu.nvidia.com, selectors: [\"a == 'h'\"]}\n");
+    if (!p) return;
+    CHECK_STR(pool_named(p, "two")->dra.exclude_cel, "!((a == 'x') && (b == 'y'))");
+    CHECK_STR(pool_named(p, "one")->dra.exclude_cel, "!(a == 'z')");
+    CHECK(pool_named(p, "whole")->dra.exclude_cel == NULL); /* not multiAllocatable */
+    gpa_policy_unref(p);
+}
+
 int main(void)
 {
     gpa_policy *p = load(HDR POOLS RULES);
@@ -273,5 +314,6 @@ int main(void)
     }
     no_node_selector();
     no_shared_pools();
+    cel();
     return check_done();
 }

@@ -140,8 +140,9 @@ static const gpa_pool *shared_pool_named(const gpa_policy *p, const char *name)
 
 const gpa_shared_guard *gpa_eng_shared_guard(gpa_eng *e)
 {
+    if (e->guard_done) return e->guard;
     if (e->gpus <= 0) return NULL;
-    if (!e->guard_done) {
+    {
         e->guard_done = true;
         e->guard_ctx = e->pool;
         /* an unplaced pod asking a shared pool's own resource runs there: that pool's
@@ -158,7 +159,7 @@ const gpa_shared_guard *gpa_eng_shared_guard(gpa_eng *e)
             }
         }
     }
-    return gpa_shared_guard_of(e->p, e->guard_ctx);
+    return e->guard = gpa_shared_guard_of(e->p, e->guard_ctx);
 }
 
 size_t gpa_eng_node_reqs(gpa_eng *e, gpa_node_req *out, size_t cap, char *buf, size_t bufcap)
@@ -259,7 +260,7 @@ void gpa_eng_add_node_affinity(gpa_eng *e, cJSON *spec, const gpa_node_req *reqs
             const cJSON *x;
             /* a shared pool's label the term rules out already (NotIn [a, b], In [other],
              * DoesNotExist) needs no second requirement */
-            bool have = strcmp(reqs[i].op, "NotIn") == 0 &&
+            bool have = !fresh && strcmp(reqs[i].op, "NotIn") == 0 &&
                         term_excludes(term, reqs[i].key, reqs[i].value);
             if (!have) cJSON_ArrayForEach(x, exprs)
             {

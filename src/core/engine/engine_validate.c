@@ -396,6 +396,11 @@ static void check_shared_nodes(gpa_eng *e, const gpa_pod *v)
     bool refused = e->rule ? e->rule->deny_message != NULL : e->p->unmatched_deny;
     if (refused && e->p->enforcement == GPA_ENFORCE_DENY) return;
     const gpa_pool *ctx = e->guard_ctx;
+    /* The placed copy of a pod without terms has one term holding exactly the requirements
+     * placement added: it rules out every shared pool but the inseparable ones (an exclusion
+     * for each, or the pool's own contradicting requirement). */
+    if (e->node_term_is_reqs && v != &e->orig && !v->node_selector && g->n_inseparable == 0)
+        return;
     const cJSON *terms = gpa_eng_node_terms(v);
     /* a pool the pod's nodeSelector asks for is the one to name (pass 0), else the first
      * one it could land on (pass 1) */

@@ -84,6 +84,10 @@ typedef struct gpa_pool_dra {
     gpa_strlist selectors;  /* CEL, appended to every request placed in the pool */
     bool multi_allocatable; /* devices allow multiple allocations (several namespaces) */
     bool allow_untrusted;   /* the pool wrote allowUntrusted: true */
+    /* multiAllocatable pools with selectors: "!(s1)" / "!((s1) && (s2) ...)", the selector
+     * that keeps a claim not placed here off the pool's devices (policy_shared_nodes.c);
+     * NULL otherwise */
+    char *exclude_cel;
 } gpa_pool_dra;
 
 typedef struct gpa_tenant {

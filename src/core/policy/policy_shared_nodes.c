@@ -67,6 +67,7 @@ static int build_one(gpa_shared_guard *g, gpa_arena *a, const gpa_policy *p, con
         int at = pick(ctx, sp);
         if (at < 0) {
             if (!g->inseparable) g->inseparable = sp;
+            g->n_inseparable++;
             continue;
         }
         gpa_shared_excl *x = &g->excl[g->n++];
@@ -82,8 +83,72 @@ static int build_one(gpa_shared_guard *g, gpa_arena *a, const gpa_policy *p, con
     return GPA_OK;
 }
 
+/* "!(s1)" or "!((s1) && (s2) ...)": true exactly for the devices the pool's selectors do not
+ * all accept. */
+static int exclude_cel(gpa_pool *pl, gpa_arena *a)
+{
+    const gpa_strlist *sel = &pl->dra.selectors;
+    size_t len = 4;
+    for (size_t i = 0; i < sel->n; i++)
+        len += strlen(sel->items[i]) + 6;
+    char *s = gpa_arena_alloc(a, len);
+    if (!s) return GPA_ENOMEM;
+    if (sel->n == 1) {
+        snprintf(s, len, "!(%s)", sel->items[0]);
+    } else {
+        size_t at = (size_t)snprintf(s, len, "!(");
+        for (size_t i = 0; i < sel->n; i++)
+            at += (size_t)snprintf(s + at, len - at, "%s(%s)", i ? " && " : "", sel->items[i]);
+        snprintf(s + at, len - at, ")");
+    }
+    pl->dra.exclude_cel = s;
+    return GPA_OK;
+}
+
+/* The literal of `X == 'lit'` (or "lit") and X, trimmed; false for any other form. */
+static bool eq_literal(const char *s, const char **x, size_t *xn, const char **lit, size_t *ln)
+{
+    const char *eq = strstr(s, "==");
+    if (!eq || strstr(eq + 2, "==")) return false;
+    const char *b = s, *e = eq;
+    while (*b == ' ')
+        b++;
+    while (e > b && e[-1] == ' ')
+        e--;
+    const char *r = eq + 2;
+    while (*r == ' ')
+        r++;
+    char q = *r;
+    if ((q != '\'' && q != '"') || e == b) return false;
+    const char *end = strchr(r + 1, q);
+    if (!end || strchr(r + 1, '\\')) return false;
+    for (const char *t = end + 1; *t; t++)
+        if (*t != ' ') return false;
+    /* X itself must be a plain path (no operators that would change what == binds to) */
+    for (const char *t = b; t < e; t++)
+        if (strchr("|&!<>=?:", *t)) return false;
+    *x = b;
+    *xn = (size_t)(e - b);
+    *lit = r + 1;
+    *ln = (size_t)(end - r - 1);
+    return true;
+}
+
+bool gpa_cel_eq_contradicts(const char *a, const char *b)
+{
+    const char *xa, *la, *xb, *lb;
+    size_t nxa, nla, nxb, nlb;
+    if (!a || !b || !eq_literal(a, &xa, &nxa, &la, &nla) || !eq_literal(b, &xb, &nxb, &lb, &nlb))
+        return false;
+    return nxa == nxb && memcmp(xa, xb, nxa) == 0 && (nla != nlb || memcmp(la, lb, nla) != 0);
+}
+
 int gpa_shared_guards_build(gpa_policy *p, gpa_arena *a)
 {
+    for (size_t i = 0; i < p->n_pools; i++)
+        if (gpa_pool_dra_shared(&p->pools[i]) && p->pools[i].dra.selectors.n > 0 &&
+            exclude_cel(&p->pools[i], a) != GPA_OK)
+            return GPA_ENOMEM;
     gpa_shared_guard *g = gpa_arena_array(a, p->n_pools + 1, sizeof *g);
     if (!g) return GPA_ENOMEM;
     for (size_t i = 0; i <= p->n_pools; i++) {

@@ -37,6 +37,7 @@ typedef struct gpa_shared_guard {
     size_t n;
     gpa_shared_excl *excl;
     const gpa_pool *inseparable; /* NULL: none */
+    size_t n_inseparable;        /* how many such pools (the first is inseparable) */
 } gpa_shared_guard;
 
 /* Is the pool time-sliced or MPS (pods of several tenants on one card)? */
@@ -45,8 +46,8 @@ static inline bool gpa_pool_is_shared(const gpa_pool *p)
     return p && (p->sharing == GPA_SHARING_TIME_SLICING || p->sharing == GPA_SHARING_MPS);
 }
 
-/* Fills p->shared_guards (n_pools + 1 entries, the last for pods placed nowhere) in arena a.
- * GPA_ENOMEM. */
+/* Fills p->shared_guards (n_pools + 1 entries, the last for pods placed nowhere) and each
+ * multiAllocatable pool's dra.exclude_cel in arena a. GPA_ENOMEM. */
 struct gpa_arena;
 int gpa_shared_guards_build(gpa_policy *p, struct gpa_arena *a);
 
@@ -56,6 +57,16 @@ static inline const gpa_shared_guard *gpa_shared_guard_of(const gpa_policy *p, c
     if (!p->shared_guards) return NULL;
     return &p->shared_guards[ctx ? (size_t)(ctx - p->pools) : p->n_pools];
 }
+
+/* A pool whose DRA devices claims of several namespaces may share (multiAllocatable). */
+static inline bool gpa_pool_dra_shared(const gpa_pool *p)
+{
+    return p && p->dra.set && p->dra.multi_allocatable;
+}
+
+/* Do CEL selectors a and b contradict on their face: both exactly `X == 'lit'` (or "lit")
+ * with the same X and different literals? (No device passes both.) */
+bool gpa_cel_eq_contradicts(const char *a, const char *b);
 
 /* check's advice: shared pools whose nodes cannot be told apart (no nodeSelector, or another
  * pool's nodeSelector holds all of theirs). */
