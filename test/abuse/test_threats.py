@@ -290,8 +290,7 @@ class Threats(unittest.TestCase):
             "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
         self.assertEqual(terms, [{"matchExpressions": [
             {"key": "nvidia.com/gpu.sharing-strategy", "operator": "NotIn",
-             "values": ["time-slicing"]},
-            {"key": "nvidia.com/gpu.sharing-strategy", "operator": "NotIn", "values": ["mps"]},
+             "values": ["time-slicing", "mps"]},
             {"key": "gpu-admission.io/pool", "operator": "NotIn", "values": ["t4-plain"]}]}])
         self.assertAllowed("validate", H.review(kept), policies=cluster)
         _, again = review("mutate", H.review(kept), cluster)

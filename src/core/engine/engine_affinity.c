@@ -102,6 +102,22 @@ static cJSON *expression(gpa_narena *a, const char *key, const char *op, const c
     return x;
 }
 
+/* {key, operator, values: [v0, v1, ...]} for a requirement of several values. */
+static cJSON *expression_n(gpa_narena *a, const gpa_node_req *r)
+{
+    cJSON *x = expression(a, r->key, r->op, r->values[0]);
+    cJSON *vals = x ? x->child->next->next : NULL;
+    for (size_t i = 1; vals && i < r->n_values; i++) {
+        cJSON *v = gpa_jn_str(a, r->values[i]);
+        if (!v) return NULL;
+        gpa_jn_append(vals, v);
+    }
+    return x;
+}
+
+/* Does x hold exactly r (its values in order)? */
+static bool is_req(const cJSON *x, const gpa_node_req *r);
+
 static bool values_are(const cJSON *vals, const char *value)
 {
     return cJSON_GetArraySize(vals) == 1 && gpa_is_string(vals->child) &&
@@ -125,6 +141,23 @@ static bool is_expression(const cJSON *x, const char *key, const char *op, const
            values_are(gpa_json_arr(x, "values"), value);
 }
 
+static bool is_req(const cJSON *x, const gpa_node_req *r)
+{
+    if (r->n_values <= 1) return is_expression(x, r->key, r->op, r->value);
+    const char *k = gpa_json_str(x, "key"), *o = gpa_json_str(x, "operator");
+    const cJSON *vals = gpa_json_arr(x, "values");
+    if (!k || !o || strcmp(k, r->key) != 0 || strcmp(o, r->op) != 0 ||
+        cJSON_GetArraySize(vals) != (int)r->n_values)
+        return false;
+    size_t i = 0;
+    const cJSON *v;
+    cJSON_ArrayForEach(v, vals)
+    {
+        if (!gpa_is_string(v) || strcmp(v->valuestring, r->values[i++]) != 0) return false;
+    }
+    return true;
+}
+
 /* ---------------------------------------------------------------- node affinity */
 
 /* The shared pool a container resource names (never nvidia.com/gpu: renameByDefault false
@@ -136,6 +169,11 @@ static const gpa_pool *shared_pool_named(const gpa_policy *p, const char *name)
         if (gpa_pool_is_shared(&p->pools[i]) && strcmp(p->pools[i].shared_resource, name) == 0)
             return &p->pools[i];
     return NULL;
+}
+
+static gpa_node_req excl_req(const gpa_shared_excl *x)
+{
+    return (gpa_node_req){x->key, "NotIn", x->values[0], &x->line, x->values, x->n_values};
 }
 
 const gpa_shared_guard *gpa_eng_shared_guard(gpa_eng *e)
@@ -171,18 +209,18 @@ size_t gpa_eng_node_reqs(gpa_eng *e, gpa_node_req *out, size_t cap, char *buf, s
     const gpa_shared_guard *g = gpa_eng_shared_guard(e);
     if (!pool) {
         for (size_t i = 0; g && i < g->n && n < cap; i++)
-            out[n++] = (gpa_node_req){g->excl[i].key, "NotIn", g->excl[i].value, &g->excl[i].line};
+            out[n++] = excl_req(&g->excl[i]);
         return n;
     }
     const gpa_pool_text *pt = gpa_eng_pool_text(e);
     for (size_t i = 0; i < pool->node_selector.n && n < cap; i++)
         out[n++] = (gpa_node_req){pool->node_selector.keys[i], "In", pool->node_selector.values[i],
-                                  pt ? &pt->node_selector[i] : NULL};
+                                  pt ? &pt->node_selector[i] : NULL, NULL, 0};
     if (pool->sharing == GPA_SHARING_MIG && pool->mig_strategy == GPA_MIG_SINGLE && e->mig &&
         pool->mig_product && n < cap) {
         int w = snprintf(buf + used, bufcap - used, "%s-MIG-%s", pool->mig_product, e->mig->name);
         if (w > 0 && (size_t)w < bufcap - used) {
-            out[n++] = (gpa_node_req){"nvidia.com/gpu.product", "In", buf + used, NULL};
+            out[n++] = (gpa_node_req){"nvidia.com/gpu.product", "In", buf + used, NULL, NULL, 0};
             used += (size_t)w + 1;
         }
     }
@@ -196,12 +234,13 @@ size_t gpa_eng_node_reqs(gpa_eng *e, gpa_node_req *out, size_t cap, char *buf, s
             for (size_t i = 0; i < w; i++)
                 buf[used + i] = digits[w - 1 - i];
             buf[used + w] = '\0';
-            out[n++] = (gpa_node_req){pool->topology.island_size_label, "Gt", buf + used, NULL};
+            out[n++] =
+                (gpa_node_req){pool->topology.island_size_label, "Gt", buf + used, NULL, NULL, 0};
             used += w + 1;
         }
     }
     for (size_t i = 0; g && i < g->n && n < cap; i++)
-        out[n++] = (gpa_node_req){g->excl[i].key, "NotIn", g->excl[i].value, &g->excl[i].line};
+        out[n++] = excl_req(&g->excl[i]);
     return n;
 }
 
@@ -260,17 +299,21 @@ void gpa_eng_add_node_affinity(gpa_eng *e, cJSON *spec, const gpa_node_req *reqs
             const cJSON *x;
             /* a shared pool's label the term rules out already (NotIn [a, b], In [other],
              * DoesNotExist) needs no second requirement */
-            bool have = !fresh && strcmp(reqs[i].op, "NotIn") == 0 &&
-                        term_excludes(term, reqs[i].key, reqs[i].value);
+            bool have = !fresh && strcmp(reqs[i].op, "NotIn") == 0;
+            for (size_t v = 0; have && v < (reqs[i].n_values ? reqs[i].n_values : 1); v++)
+                have = term_excludes(term, reqs[i].key,
+                                     reqs[i].n_values ? reqs[i].values[v] : reqs[i].value);
             if (!have) cJSON_ArrayForEach(x, exprs)
             {
-                if (is_expression(x, reqs[i].key, reqs[i].op, reqs[i].value)) {
+                if (is_req(x, &reqs[i])) {
                     have = true;
                     break;
                 }
             }
             if (have) continue;
-            cJSON *nx = expression(a, reqs[i].key, reqs[i].op, reqs[i].value);
+            cJSON *nx = reqs[i].n_values > 1
+                            ? expression_n(a, &reqs[i])
+                            : expression(a, reqs[i].key, reqs[i].op, reqs[i].value);
             if (!nx) {
                 e->oom = true;
                 break;

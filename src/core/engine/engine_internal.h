@@ -152,9 +152,11 @@ void gpa_eng_check(gpa_eng *e, const gpa_pod *v);
 /* One required node expression the placement adds: key op [value]. */
 typedef struct gpa_node_req {
     const char *key;
-    const char *op; /* "In" or "Gt" */
+    const char *op; /* "In", "Gt", or "NotIn" (a shared pool ruled out) */
     const char *value;
     const gpa_sv *line; /* its GPA_W_NODE_AFFINITY line when built at load, else NULL */
+    const char *const *values; /* NotIn of several values: all of them (value = values[0]) */
+    size_t n_values;           /* 0: value alone */
 } gpa_node_req;
 
 #define GPA_MAX_NODE_REQS 64 /* on the stack; larger nodeSelectors go to the heap */

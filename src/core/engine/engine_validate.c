@@ -458,7 +458,10 @@ static void check_shared_nodes(gpa_eng *e, const gpa_pod *v)
             /* the label the mutating webhook would rule out */
             const char *k = sp->node_selector.keys[0], *val = sp->node_selector.values[0];
             for (size_t j = 0; j < g->n; j++)
-                if (g->excl[j].pool == sp) k = g->excl[j].key, val = g->excl[j].value;
+                for (size_t q = 0; q < g->excl[j].n_pools; q++)
+                    if (g->excl[j].pools[q] == sp) k = g->excl[j].key;
+            for (size_t q = 0; q < sp->node_selector.n; q++)
+                if (strcmp(sp->node_selector.keys[q], k) == 0) val = sp->node_selector.values[q];
             gpa_eng_violation(e, "shared-pool-unplaced",
                               "%s, but its node affinity lets it land on that pool's nodes, "
                               "whose GPUs other tenants share; let the mutating webhook rule "

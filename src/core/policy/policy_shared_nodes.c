@@ -52,6 +52,22 @@ static int pick(const gpa_pool *ctx, const gpa_pool *sp)
     return -1;
 }
 
+/* s1, s2, ... joined with ", " into a fresh arena string; NULL on OOM. */
+static char *joined(gpa_arena *a, const char **items, size_t n, size_t off)
+{
+    size_t len = 1;
+    for (size_t i = 0; i < n; i++)
+        len += strlen(*(const char **)((const char *)items + i * off)) + 2;
+    char *s = gpa_arena_alloc(a, len), *o = s;
+    if (!s) return NULL;
+    for (size_t i = 0; i < n; i++) {
+        const char *x = *(const char **)((const char *)items + i * off);
+        o += sprintf(o, "%s%s", i ? ", " : "", x);
+    }
+    *o = '\0';
+    return s;
+}
+
 static int build_one(gpa_shared_guard *g, gpa_arena *a, const gpa_policy *p, const gpa_pool *ctx)
 {
     memset(g, 0, sizeof *g);
@@ -70,14 +86,37 @@ static int build_one(gpa_shared_guard *g, gpa_arena *a, const gpa_policy *p, con
             g->n_inseparable++;
             continue;
         }
-        gpa_shared_excl *x = &g->excl[g->n++];
-        x->key = sp->node_selector.keys[at];
-        x->value = sp->node_selector.values[at];
-        x->pool = sp;
-        int len = snprintf(NULL, 0, GPA_W_SHARED_EXCL, x->key, x->value, sp->name);
+        const char *key = sp->node_selector.keys[at], *value = sp->node_selector.values[at];
+        gpa_shared_excl *x = NULL;
+        for (size_t j = 0; j < g->n && !x; j++)
+            if (strcmp(g->excl[j].key, key) == 0) x = &g->excl[j];
+        if (!x) {
+            x = &g->excl[g->n++];
+            x->key = key;
+            x->values = gpa_arena_array(a, n, sizeof *x->values);
+            x->pools = gpa_arena_array(a, n, sizeof *x->pools);
+            if (!x->values || !x->pools) return GPA_ENOMEM;
+        }
+        bool have = false;
+        for (size_t j = 0; j < x->n_values && !have; j++)
+            have = strcmp(x->values[j], value) == 0;
+        if (!have) x->values[x->n_values++] = value;
+        x->pools[x->n_pools++] = sp;
+    }
+    for (size_t j = 0; j < g->n; j++) {
+        gpa_shared_excl *x = &g->excl[j];
+        const char **names = gpa_arena_array(a, x->n_pools, sizeof *names);
+        if (!names) return GPA_ENOMEM;
+        for (size_t k = 0; k < x->n_pools; k++)
+            names[k] = x->pools[k]->name;
+        char *vals = joined(a, x->values, x->n_values, sizeof *x->values);
+        char *pools = joined(a, names, x->n_pools, sizeof *names);
+        if (!vals || !pools) return GPA_ENOMEM;
+        const char *plural = x->n_pools > 1 ? "s" : "";
+        int len = snprintf(NULL, 0, GPA_W_SHARED_EXCL, x->key, vals, plural, pools);
         char *s = len >= 0 ? gpa_arena_alloc(a, (size_t)len + 1) : NULL;
         if (!s) return GPA_ENOMEM;
-        snprintf(s, (size_t)len + 1, GPA_W_SHARED_EXCL, x->key, x->value, sp->name);
+        snprintf(s, (size_t)len + 1, GPA_W_SHARED_EXCL, x->key, vals, plural, pools);
         x->line = (gpa_sv){s, gpa_warn_shorten(s, (size_t)len)};
     }
     return GPA_OK;

@@ -24,10 +24,15 @@
  * every shared node, also ones no pool describes yet. */
 #define GPA_SHARING_STRATEGY_LABEL "nvidia.com/gpu.sharing-strategy"
 
-/* One node label to rule out: `key NotIn [value]` keeps the pod off shared pool `pool`. */
+/* One node requirement `key NotIn [values...]`: keeps the pod off the shared pools whose
+ * nodeSelector entry of that key the values are (one requirement per key, so 25 pools told
+ * apart by gpu-admission.io/pool cost one expression and one warning, not 25). */
 typedef struct gpa_shared_excl {
-    const char *key, *value; /* the pool's nodeSelector entry */
-    const gpa_pool *pool;
+    const char *key;
+    const char **values; /* distinct, in pool order */
+    size_t n_values;
+    const gpa_pool **pools; /* the shared pools it rules out, in pool order */
+    size_t n_pools;
     gpa_sv line; /* GPA_W_SHARED_EXCL, formatted at load */
 } gpa_shared_excl;
 
