@@ -234,9 +234,9 @@ static int mutate_one(cJSON **out, const gpa_policy *p, const options *o, const 
                     template_pods, d.pool, d.rule ? d.rule : "-");
         else
             fprintf(stderr,
-                    "explain: %s: %lld pod(s) ask for GPUs, no rule places them: "
-                    "admitted unchanged\n",
-                    label, template_pods);
+                    "explain: %s: %lld pod(s) ask for GPUs, no rule places them: %s\n", label,
+                    template_pods,
+                    d.patch ? "kept off the shared pools' nodes" : "admitted unchanged");
     }
     /* Warnings only for an admitted pod: on a denial they would describe changes that never
      * happen. */

@@ -57,6 +57,10 @@ static const option options[] = {
     {"log-level", "GPU_ADMISSION_LOG_LEVEL", K_LEVEL, O(log_level), 0, 0, 0},
     {"ignore-label-namespaces", "GPU_ADMISSION_IGNORE_LABEL_NAMESPACES", K_STR,
      O(ignore_label_namespaces), S(ignore_label_namespaces), 0, 0},
+    {"excluded-namespaces", "GPU_ADMISSION_EXCLUDED_NAMESPACES", K_STR, O(excluded_namespaces),
+     S(excluded_namespaces), 0, 0},
+    {"excluded-namespace-creators", "GPU_ADMISSION_EXCLUDED_NAMESPACE_CREATORS", K_STR,
+     O(excluded_namespace_creators), S(excluded_namespace_creators), 0, 0},
 };
 #define N_OPTIONS (sizeof options / sizeof options[0])
 
@@ -97,7 +101,11 @@ const char *gpa_serve_usage(void)
            "  --log-level LEVEL           debug | info | warn | error (default info)\n"
            "  --ignore-label-namespaces LIST  namespaces (comma-separated) allowed to carry\n"
            "                              the gpu-admission.io/ignore label; a Namespace\n"
-           "                              review adding it elsewhere is refused (default: none)\n";
+           "                              review adding it elsewhere is refused (default: none)\n"
+           "  --excluded-namespaces LIST  namespaces (comma-separated) the webhook\n"
+           "                              configurations leave out by name; a Namespace CREATE\n"
+           "                              of one is refused (default: none)...\n"
+           "  --excluded-namespace-creators LIST  ...except to these (user:NAME,group:NAME)\n";
 }
 
 int gpa_parse_size(size_t *out, const char *s)
@@ -340,6 +348,9 @@ int gpa_serve_config_parse(gpa_serve_config *cfg, int argc, char **argv, gpa_get
         return gpa_fail(err, GPA_EINVAL, "--listen and --metrics-listen must not be empty");
     gpa_ns_guard g;
     int grc = gpa_ns_guard_parse(&g, cfg->ignore_label_namespaces, err);
+    if (grc == GPA_OK)
+        grc = gpa_ns_guard_parse_excluded(&g, cfg->excluded_namespaces,
+                                          cfg->excluded_namespace_creators, err);
     gpa_ns_guard_free(&g);
     return grc;
 }

@@ -34,6 +34,9 @@ typedef struct gpa_serve_config {
     int log_level;              /* gpa_log_level */
     char ignore_label_namespaces[4096]; /* comma-separated names allowed to carry the
                                            gpu-admission.io/ignore label; "" = none */
+    char excluded_namespaces[4096];        /* names the webhooks leave out; their Namespace
+                                              CREATE is refused but to the creators below */
+    char excluded_namespace_creators[4096]; /* user:NAME / group:NAME, comma-separated */
     bool help;                  /* --help was given: print gpa_serve_usage and exit 0 */
 } gpa_serve_config;
 

@@ -288,6 +288,11 @@ int gpa_server_run(const gpa_serve_config *cfg)
         startup_error("bad --ignore-label-namespaces", err.message);
         goto out;
     }
+    if (gpa_ns_guard_parse_excluded(&ns_guard, cfg->excluded_namespaces,
+                                    cfg->excluded_namespace_creators, &err) != GPA_OK) {
+        startup_error("bad --excluded-namespaces / --excluded-namespace-creators", err.message);
+        goto out;
+    }
     st.ns_guard = &ns_guard;
 
     /* Startup with an invalid policy set or certificate fails fast: a webhook that starts
@@ -410,6 +415,8 @@ int gpa_server_run(const gpa_serve_config *cfg)
         gpa_log_int(&l, "min_body_rate", cfg->min_body_rate);
         gpa_log_bool(&l, "client_ca", cfg->client_ca[0] != '\0');
         gpa_log_str(&l, "ignore_label_namespaces", cfg->ignore_label_namespaces);
+        gpa_log_str(&l, "excluded_namespaces", cfg->excluded_namespaces);
+        gpa_log_str(&l, "excluded_namespace_creators", cfg->excluded_namespace_creators);
         gpa_log_str(&l, "policy_revision", rev);
         gpa_log_str(&l, "cert_fingerprint", fp);
         gpa_log_end(&l);

@@ -67,6 +67,22 @@ def mutated(pod, policies=None):
     return H.apply_patch(pod, patch or [])
 
 
+def claim_review(claim):
+    """A ResourceClaim CREATE as the API server sends it (resource.k8s.io/v1)."""
+    rv = H.review(claim)
+    gvk = {"group": "resource.k8s.io", "version": "v1", "kind": "ResourceClaim"}
+    gvr = {"group": "resource.k8s.io", "version": "v1", "resource": "resourceclaims"}
+    rv["request"].update({"kind": gvk, "requestKind": gvk, "resource": gvr,
+                          "requestResource": gvr})
+    return rv
+
+
+def claim(ns, request):
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+            "metadata": {"name": "c", "namespace": ns},
+            "spec": {"devices": {"requests": [dict({"name": "gpu"}, exactly=request)]}}}
+
+
 class Threats(unittest.TestCase):
 
     def assertDenied(self, hook, rv, *words, policies=None):
@@ -253,6 +269,94 @@ class Threats(unittest.TestCase):
         self.assertAllowed("validate", H.review(placed))
         _, again = review("mutate", H.review(placed))
         self.assertFalse(again, "second mutate pass is not empty: %r" % again)
+
+    def test_unplaced_plain_gpu_on_shared_pool(self):
+        # issue 33 path 1, against the golden "cluster" set (unmatched: allow, and pool
+        # t4-plain time-sliced with renameByDefault: false, so its replicas are plain
+        # nvidia.com/gpu): a namespace of no tenant, no rule, the pool's nodes asked for
+        cluster = os.path.join(H.REPO, "test", "golden", "policies", "cluster")
+        squat = H.pod("sq", "team-x", gpus=1,
+                      extra_spec={"nodeSelector": {"gpu-admission.io/pool": "t4-plain"}})
+        for hook in ("mutate", "validate"):
+            self.assertDenied(hook, H.review(squat), "no rule places this pod in shared pool "
+                              "t4-plain", "asks for that pool's nodes", policies=cluster)
+        # without the nodeSelector: the mutating webhook keeps it off all three shared pools,
+        # the result passes validation, a second pass changes nothing
+        plain = H.pod("p", "team-x", gpus=1)
+        self.assertDenied("validate", H.review(plain), "shared pool t4-shared",
+                          "NotIn [time-slicing]", policies=cluster)
+        kept = mutated(plain, cluster)
+        terms = kept["spec"]["affinity"]["nodeAffinity"][
+            "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+        self.assertEqual(terms, [{"matchExpressions": [
+            {"key": "nvidia.com/gpu.sharing-strategy", "operator": "NotIn",
+             "values": ["time-slicing", "mps"]},
+            {"key": "gpu-admission.io/pool", "operator": "NotIn", "values": ["t4-plain"]}]}])
+        self.assertAllowed("validate", H.review(kept), policies=cluster)
+        _, again = review("mutate", H.review(kept), cluster)
+        self.assertFalse(again, "second mutate pass is not empty: %r" % again)
+        # the attacker ORs a term of its own in: still refused by the validating webhook
+        ored = copy.deepcopy(kept)
+        ored["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+            "nodeSelectorTerms"].append({"matchExpressions": [
+                {"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}]})
+        self.assertDenied("validate", H.review(ored), "lets it land on that pool's nodes",
+                          policies=cluster)
+        # a placed pod too: the shipped training rule's pod is kept off t4-shared
+        train = mutated(H.pod("t", "ml-platform", gpus=2))
+        exprs = train["spec"]["affinity"]["nodeAffinity"][
+            "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0][
+            "matchExpressions"]
+        self.assertIn({"key": "nvidia.com/gpu.sharing-strategy", "operator": "NotIn",
+                       "values": ["time-slicing"]}, exprs)
+        self.assertAllowed("validate", H.review(train))
+
+    def test_claims_isolation_by_default(self):
+        golden = os.path.join(H.REPO, "test", "golden", "policies")
+        dra, cluster = os.path.join(golden, "dra"), os.path.join(golden, "cluster")
+        # issue 33 path 2 (golden "dra" set, unmatched: allow): an unplaced claim selecting
+        # the multi-allocatable L4s itself, with a capacity share, is refused by both hooks
+        l4 = "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA L4'"
+        share = claim("web", {"deviceClassName": "gpu.nvidia.com",
+                              "selectors": [{"cel": {"expression": l4}}],
+                              "capacity": {"requests": {"memory": "4Gi"}}})
+        for hook in ("mutate", "validate"):
+            self.assertDenied(hook, claim_review(share), "selects the devices of pool "
+                              "l4-shares", policies=dra)
+        # without its own selector: mutate adds the exclusions, the result validates, a
+        # second pass changes nothing; validated alone it is refused
+        plain = claim("web", {"deviceClassName": "gpu.nvidia.com",
+                              "capacity": {"requests": {"memory": "4Gi"}}})
+        self.assertDenied("validate", claim_review(plain), "may be allocated a device of "
+                          "pool l4-shares", policies=dra)
+        resp, patch = self.assertAllowed("mutate", claim_review(plain), policies=dra)
+        kept = H.apply_patch(plain, patch or [])
+        sels = [x["cel"]["expression"] for x in
+                kept["spec"]["devices"]["requests"][0]["exactly"]["selectors"]]
+        self.assertEqual(sels, ["!(%s)" % l4, "!(device.attributes['gpu.nvidia.com']"
+                                ".productName == 'Tesla T4')"])
+        self.assertAllowed("validate", claim_review(kept), policies=dra)
+        _, again = review("mutate", claim_review(kept), dra)
+        self.assertFalse(again, "second mutate pass is not empty: %r" % again)
+        # issue 33 path 7: NVIDIA's VFIO class from an untrusted tenant (shipped set); the
+        # trusted tenant's is not judged a GPU claim
+        vfio = claim("research-x", {"deviceClassName": "vfio.gpu.nvidia.com"})
+        for hook in ("mutate", "validate"):
+            self.assertDenied(hook, claim_review(vfio), "vfio.gpu.nvidia.com",
+                              "does not know")
+        self.assertAllowed("validate", claim_review(claim("ml-platform", {
+            "deviceClassName": "vfio.gpu.nvidia.com"})))
+        # no spec.dra at all (golden "cluster" set): adminAccess and allocationMode All are
+        # still refused to a trusted tenant without DRA rights
+        for req, words in (({"deviceClassName": "gpu.nvidia.com", "adminAccess": True},
+                            "asks adminAccess"),
+                           ({"deviceClassName": "gpu.nvidia.com", "allocationMode": "All"},
+                            "asks allocationMode All")):
+            for hook in ("mutate", "validate"):
+                self.assertDenied(hook, claim_review(claim("ml-platform", req)), words,
+                                  "tenant platform may not", policies=cluster)
+        self.assertAllowed("validate", claim_review(claim("ml-platform", {
+            "deviceClassName": "gpu.nvidia.com"})), policies=cluster)
 
     def test_node_name_on_shared_pool(self):
         placed = mutated(H.pod("s", "notebooks", gpus=1))

@@ -7,7 +7,8 @@
  *   c) a generated 1,000-rule / 100-pool policy set, with a pod that matches rule 996;
  *   d) a Deployment whose template is (a)'s pod, on the validating hook (issue 16: each
  *      template mutated, then the mutated pod validated; never patched);
- *   e) (a)'s pod on the validating hook;
+ *   e) (a)'s pod as the mutating hook leaves it, on the validating hook (since the shared-pool
+ *      guard, (a)'s raw pod could land on t4-shared's nodes and is refused there);
  *   f) a DRA ResourceClaimTemplate as the API server sends it (NVIDIA's gpu-test1 template
  *      with a gpu-memory annotation, issue 24) through test/golden/policies/dra: placed in a
  *      MIG pool (class rewritten, selectors appended);
@@ -45,6 +46,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "gpu_admission/engine.h"
 #include "gpu_admission/policy.h"
 #include "gpu_admission/review.h"
 
@@ -348,6 +350,32 @@ static char *make_claim_review(const char *ns)
     return s;
 }
 
+/* The review the validating webhook gets for pod_review's pod: the pod as the mutating
+ * webhook leaves it (what the API server stores and validates). */
+static char *make_mutated_review(const gpa_policy *p, const char *pod_review)
+{
+    cJSON *pr = pod_review ? cJSON_Parse(pod_review) : NULL;
+    cJSON *rq = cJSON_GetObjectItemCaseSensitive(pr, "request");
+    cJSON *pod = cJSON_GetObjectItemCaseSensitive(rq, "object");
+    gpa_request req = {
+        .namespace_ = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(rq, "namespace")),
+        .op = GPA_OP_CREATE,
+        .object = pod};
+    gpa_decision d;
+    gpa_error err = {0};
+    char *out = NULL;
+    if (pod && gpa_engine_mutate(&d, p, &req, &err) == GPA_OK) {
+        if (d.allowed && d.mutated) {
+            cJSON_ReplaceItemInObjectCaseSensitive(rq, "object", d.mutated);
+            d.mutated = NULL; /* now the review's */
+            out = cJSON_PrintUnformatted(pr);
+        }
+        gpa_decision_clear(&d);
+    }
+    cJSON_Delete(pr);
+    return out;
+}
+
 static char *make_deployment_review(const char *pod_review)
 {
     cJSON *pr = cJSON_Parse(pod_review);
@@ -554,7 +582,8 @@ int main(int argc, char **argv)
         {"d", "Deployment of (a)'s pod, validating hook", shipped,
          pod_a ? make_deployment_review(pod_a) : NULL, 0, GPA_HOOK_VALIDATE, "allowed", NULL, NULL,
          77000, "spec.template: pods get pool h100-train (rule training)", 0},
-        {"e", "(a)'s pod, validating hook", shipped, pod_a ? strdup(pod_a) : NULL, 0,
+        {"e", "(a)'s pod as mutated, validating hook", shipped,
+         make_mutated_review(shipped, pod_a), 0,
          GPA_HOOK_VALIDATE, "allowed", "training", NULL, 100000, NULL, 0},
         {"f", "DRA claim template, dra set (rule inference)", dra, make_claim_review("inference-a"),
          0, GPA_HOOK_MUTATE, "mutated", "inference", "mig.nvidia.com", 100000,

@@ -195,10 +195,15 @@ class Boot(unittest.TestCase):
         self.assertEqual(self.http_get("/metrics")[0], 200)
         mw = c.one(objs, "MutatingWebhookConfiguration")["webhooks"][0]
         ctx = self.tls_context(mw["clientConfig"]["caBundle"])
-        st, body = self.post(ctx, "/validate", review("u-1"))
+        st, body = self.post(ctx, "/validate", review("u-1", gpus="0"))
         self.assertEqual(st, 200)
         self.assertEqual(body["response"]["uid"], "u-1")
         self.assertIs(body["response"]["allowed"], True)
+        # the shipped set it serves refuses a GPU pod no rule matches (unmatched: deny)
+        st, body = self.post(ctx, "/validate", review("u-3"))
+        self.assertEqual(st, 200)
+        self.assertIs(body["response"]["allowed"], False)
+        self.assertIn("no GPU policy rule matches", body["response"]["status"]["message"])
         st, body = self.post(ctx, "/mutate", review("u-2"))
         self.assertEqual((st, body["response"]["uid"]), (200, "u-2"))
 

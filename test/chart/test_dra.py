@@ -64,7 +64,7 @@ class Auto(unittest.TestCase):
                                      ["mutate.gpu-admission.io", MUT])
                     self.assertEqual([w["name"] for w in v["webhooks"]],
                                      ["validate.gpu-admission.io", "workloads.gpu-admission.io",
-                                      VAL])
+                                      VAL, "namespace-names.gpu-admission.io"])
 
     def test_helm_template_always_lists_the_api(self):
         """Why auto also asks Kubernetes >= 1.34: helm template's capabilities are the API

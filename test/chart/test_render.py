@@ -382,7 +382,8 @@ class Workloads(unittest.TestCase):
                 w = workload_hook(objs)
                 self.assertIsNotNone(w, "enabled by default")
                 self.assertEqual([x["name"] for x in v["webhooks"]],
-                                 ["validate.gpu-admission.io", "workloads.gpu-admission.io"])
+                                 ["validate.gpu-admission.io", "workloads.gpu-admission.io",
+                                  SQUAT])
                 # fails open and answers quickly, whatever the Pod webhooks do
                 self.assertEqual(w["failurePolicy"], "Ignore")
                 self.assertEqual(vw["failurePolicy"], "Fail")
@@ -464,7 +465,7 @@ class Workloads(unittest.TestCase):
         objs = c.render({"webhook": {"workloads": {"enabled": False}}}, kube_version="1.33.0")
         self.assertIsNone(workload_hook(objs))
         _, v, _, vw = webhooks(objs)
-        self.assertEqual(len(v["webhooks"]), 1)
+        self.assertEqual([w["name"] for w in v["webhooks"]], ["validate.gpu-admission.io", SQUAT])
         self.assertEqual(vw["rules"][0]["resources"], ["pods"])
 
     def test_extra_resources_added_after_the_builtin_ones(self):
@@ -541,6 +542,70 @@ def ns_hook(objs):
     return found[0] if found else None
 
 
+SQUAT = "namespace-names.gpu-admission.io"
+
+
+def squat_hook(objs):
+    v = c.one(objs, "ValidatingWebhookConfiguration")
+    found = [w for w in v["webhooks"] if w["name"] == SQUAT]
+    assert len(found) <= 1
+    return found[0] if found else None
+
+
+class ExcludedNamesCannotBeSquatted(unittest.TestCase):
+    """Issue 33: a namespace the webhooks leave out by name (the GPU operator's, ...) is made
+    only by the users and groups webhook.excludedNamespaceCreators names."""
+
+    def test_default_guard(self):
+        objs = c.render(kube_version="1.30.0")
+        w = squat_hook(objs)
+        self.assertIsNotNone(w)
+        self.assertEqual(w["failurePolicy"], "Fail")
+        self.assertEqual(w["rules"], [{"apiGroups": [""], "apiVersions": ["v1"],
+                                       "operations": ["CREATE"], "resources": ["namespaces"],
+                                       "scope": "Cluster"}])
+        self.assertNotIn("namespaceSelector", w)  # no namespace may exempt itself
+        self.assertEqual(w["clientConfig"]["service"]["path"], "/validate")
+        sel = w["objectSelector"]
+        # exactly the excluded names, as the API server labels a new namespace
+        for ns in EXCLUDED:
+            self.assertTrue(selector_matches(sel, ns_labels(ns)), ns)
+        for ns in ("team-a", "gpu-operator-2", "nvidia-gpu-operator"):
+            self.assertFalse(selector_matches(sel, ns_labels(ns)), ns)
+        args = pod_spec(objs)["containers"][0]["args"]
+        self.assertIn("--excluded-namespaces=%s" % ",".join(EXCLUDED), args)
+        self.assertIn("--excluded-namespace-creators=group:system:masters", args)
+
+    def test_names_follow_the_values(self):
+        objs = c.render({"webhook": {"gpuOperatorNamespace": "nvidia-gpu-operator",
+                                     "excludeNamespaces": ["batch-infra"],
+                                     "excludedNamespaceCreators": {
+                                         "users": ["argocd", "alice@example.com"],
+                                         "groups": ["platform-admins"]}}})
+        sel = squat_hook(objs)["objectSelector"]
+        for ns in ("nvidia-gpu-operator", "batch-infra"):
+            self.assertTrue(selector_matches(sel, ns_labels(ns)), ns)
+        self.assertFalse(selector_matches(sel, ns_labels("gpu-operator")))
+        args = pod_spec(objs)["containers"][0]["args"]
+        self.assertIn("--excluded-namespace-creators=user:argocd,user:alice@example.com,"
+                      "group:platform-admins", args)
+        # the server accepts what the chart renders
+        names = [a for a in args if a.startswith("--excluded-namespaces=")]
+        self.assertEqual(names, ["--excluded-namespaces=%s,kube-system,nvidia-gpu-operator,"
+                                 "batch-infra" % c.RELEASE_NS])
+
+    def test_disabled(self):
+        objs = c.render({"webhook": {"excludedNamespaceCreators": {"enabled": False}}})
+        self.assertIsNone(squat_hook(objs))
+        args = pod_spec(objs)["containers"][0]["args"]
+        self.assertEqual([a for a in args if "excluded-namespace" in a], [])
+
+    def test_schema_refuses_a_comma(self):
+        r = c.template({"webhook": {"excludedNamespaceCreators": {"users": ["a,b"]}}},
+                       check=False)
+        self.assertNotEqual(r.returncode, 0)
+
+
 class Exemptions(unittest.TestCase):
     """Issue 25: namespaces are left out by name only; the GPU operator's by default; the
     label gpu-admission.io/ignore only as an opt-in for the mutating entry, with its lock."""
@@ -550,7 +615,8 @@ class Exemptions(unittest.TestCase):
 
     def entries(self, objs):
         _, v, mw, _ = webhooks(objs)
-        return mw, [w for w in v["webhooks"] if w["name"] != "namespaces.gpu-admission.io"]
+        return mw, [w for w in v["webhooks"] if w["name"] not in
+                    ("namespaces.gpu-admission.io", SQUAT)]
 
     def test_default_no_label_anywhere(self):
         objs = c.render(kube_version="1.33.0")
@@ -605,7 +671,7 @@ class Exemptions(unittest.TestCase):
         _, v, _, vw = webhooks(objs)
         self.assertEqual([w["name"] for w in v["webhooks"]],
                          ["validate.gpu-admission.io", "workloads.gpu-admission.io",
-                          "namespaces.gpu-admission.io"])
+                          "namespaces.gpu-admission.io", SQUAT])
         w = ns_hook(objs)
         self.assertEqual(w["failurePolicy"], "Fail")  # fails closed whatever the Pod hooks do
         self.assertEqual(vw["failurePolicy"], "Ignore")

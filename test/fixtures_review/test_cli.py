@@ -177,7 +177,13 @@ for ns in ("inference-chat", "research-lab"):
     resp = json.loads(out)["response"] if rc == 0 else {}
     sent = json.loads(base64.b64decode(resp["patch"])) if "patch" in resp else []
     check(patch == sent, f"mutate --patch equals the patch review mutate sends ({ns})")
-check(len(sent) == 0, "no patch for an unmatched pod ([] printed)")
+# an unmatched pod (research-lab) gets only what keeps it off shared pool t4-shared's nodes
+check([op["path"] for op in sent] == ["/spec/affinity"] and
+      sent[0]["value"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+          "nodeSelectorTerms"] == [{"matchExpressions": [{
+              "key": "nvidia.com/gpu.sharing-strategy", "operator": "NotIn",
+              "values": ["time-slicing"]}]}],
+      "an unmatched pod's patch only keeps it off the shared pool")
 rc, out, err = run("mutate", "--policies", POLICIES, "--patch", "-n", "inference-chat",
                    write("two.yaml", GPU_POD_YAML + "---\n" + GPU_POD_YAML))
 check(rc == 0 and len(out.splitlines()) == 2 and all(json.loads(l) for l in out.splitlines()),

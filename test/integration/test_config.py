@@ -144,7 +144,10 @@ with srv:
     T.eq(srv.startup.get("threads"), 3, "GPU_ADMISSION_THREADS")
     T.eq(srv.startup.get("threads_source"), "flag", "GPU_ADMISSION_THREADS: threads_source")
     ctx = S.client_ctx(os.path.join(certs, "ca.crt"))
-    T.eq(S.post(srv.port, ctx, "/validate", S.review_bytes())[0], 200, "serves from env config")
+    # a pod without GPUs: the 4-GPU default is refused on /validate without its mutation
+    # (shared-pool-unplaced), and only allowed requests are logged at debug
+    T.eq(S.post(srv.port, ctx, "/validate", S.review_bytes(gpus=0))[0], 200,
+         "serves from env config")
     T.check(srv.wait_log(lambda o: o.get("level") == "debug" and o.get("decision") == "allowed",
                          timeout=5) is not None,
             "GPU_ADMISSION_LOG_LEVEL=debug logs allowed requests")

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Regenerates fixtures/cluster-pods.json: what `kubectl get pods,deployments,services -A -o json`
-prints for a small cluster running the shipped policies/ (used by test_cli_diff.py).
+prints for a small cluster running test/tools/policies-base/ (used by test_cli_diff.py): the
+shipped set as it was before issue 33 made unmatched: deny the shipped default, so that an
+unmatched pod (sandbox/experiment) can be running.
 
 Each Pod goes through what the API server does before and after the webhook: defaulting and the
 built-in admission plugins (ServiceAccount token volume, DefaultTolerationSeconds) before it, then
-`gpu-admission mutate` with the shipped set (the webhook), then the fields set after admission
+`gpu-admission mutate` with that set (the webhook), then the fields set after admission
 (uid, resourceVersion, creationTimestamp, managedFields, nodeName, status).
 One pod (nb-edited) was changed by hand after admission, so it cannot be reconstructed.
 
@@ -51,7 +53,8 @@ def defaulted(p, i):
     return p
 
 def webhook(p):
-    out = subprocess.run([BIN, "mutate", "--policies", SRC + "/policies"], input=json.dumps(p),
+    out = subprocess.run([BIN, "mutate", "--policies", SRC + "/test/tools/policies-base"],
+                         input=json.dumps(p),
                          capture_output=True, text=True, check=True)
     return json.loads(out.stdout)
 

@@ -2,7 +2,8 @@
 """test_cli_diff.py - `gpu-admission diff` as a user runs it (python3 stdlib only).
 
 Proves: on a `kubectl get pods,deployments,services -A -o json` List of pods from a cluster
-running the shipped set (fixtures/cluster-pods.json, made by make_cluster_fixture.py), with a
+running policies-base/ (the shipped set with unmatched: allow, as shipped before issue 33;
+fixtures/cluster-pods.json, made by make_cluster_fixture.py), with a
 change that moves the notebooks rule from t4-shared to a100-mig and adds a deny rule for sandbox
 (policies-changed/), exactly the affected objects are reported, each saying how it was judged
 (original / reconstructed / as-is); no change when old = new; --exit-code; -o json summary;
@@ -19,7 +20,7 @@ from clitest import check, finish, parse_args, runner  # noqa: E402
 
 args = parse_args()
 BIN, SRC = args.bin, args.src
-OLD = os.path.join(SRC, "policies")
+OLD = os.path.join(SRC, "test", "tools", "policies-base")
 NEW = os.path.join(SRC, "test", "tools", "policies-changed")
 LIST = os.path.join(SRC, "test", "tools", "fixtures", "cluster-pods.json")
 diff = runner(BIN, "diff")
@@ -51,7 +52,7 @@ check(alice.get("old", {}).get("pool") == "t4-shared" and alice.get("new", {}).g
       "a100-mig", "nb-alice pool t4-shared -> a100-mig")
 check(alice.get("new", {}).get("resources") == {"jupyter": {"nvidia.com/mig-1g.10gb": "1"}},
       "nb-alice new resources: %r" % alice.get("new", {}).get("resources"))
-check(alice.get("origin", "").endswith("cluster-pods.json:148"), "origin names the line: %r" %
+check(alice.get("origin", "").endswith("cluster-pods.json:155"), "origin names the line: %r" %
       alice.get("origin"))
 edited = got.get(("Pod notebooks/nb-edited", None), {})
 check(edited.get("originalUnknown") is True and

@@ -106,11 +106,17 @@ static cJSON *pod(const char *resource, bool labelled, const char *anti)
     snprintf(buf, sizeof buf,
              "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"nb\",\"labels\":{"
              "\"app\":\"jupyter\"%s}},\"spec\":{\"containers\":[{\"name\":\"main\",\"image\":"
-             "\"x\",\"resources\":{\"limits\":{\"%s\":1}}}]%s%s%s}}",
+             "\"x\",\"resources\":{\"limits\":{\"%s\":1}}}]%s%s%s%s}}",
              labelled ? ",\"gpu-admission.io/pool\":\"t4-shared\","
                         "\"gpu-admission.io/tenant\":\"labs\""
                       : "",
-             resource, anti ? ",\"affinity\":{\"podAntiAffinity\":" : "", anti ? anti : "",
+             resource,
+             /* a placed pod keeps to its pool's nodes, off the other shared pools' (the
+              * validating webhook refuses one that could land there: shared-pool-unplaced) */
+             labelled ? ",\"nodeSelector\":{\"nvidia.com/gpu.sharing-strategy\":\"time-slicing\","
+                        "\"gpu-admission.io/pool\":\"t4-shared\"}"
+                      : "",
+             anti ? ",\"affinity\":{\"podAntiAffinity\":" : "", anti ? anti : "",
              anti ? "}" : "");
     return parse(buf);
 }

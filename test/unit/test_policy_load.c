@@ -86,7 +86,8 @@ static void test_shipped_policies(void)
     CHECK_INT(gpa_policy_pool_count(p), 3);
     CHECK_INT(gpa_policy_rule_count(p), 3);
     CHECK_INT(p->enforcement, GPA_ENFORCE_DENY);
-    CHECK(!p->unmatched_deny);
+    CHECK(p->unmatched_deny); /* shipped safe default since issue 33 */
+    CHECK(p->dra.set);
     CHECK(p->has_tenancy);
     CHECK_INT(p->default_trust, GPA_TRUST_UNTRUSTED);
     CHECK_INT(p->n_tenants, 2);
@@ -188,8 +189,15 @@ static void test_shipped_policies(void)
     for (size_t i = 0; i < 9 && i < p->gpu_resources.n; i++)
         CHECK_STR(p->gpu_resources.items[i], res[i]);
     CHECK_INT(p->n_dra_ext, 3);
+    /* the shipped set's pools have dra blocks (safe defaults): gpu.nvidia.com is generic and
+     * t4-shared's class (its first pool), mig.nvidia.com a100-mig's, vfio no pool's */
     CHECK(p->n_dra_ext == 3 && p->dra_ext[0].generic && !p->dra_ext[1].generic &&
-          !p->dra_ext[2].generic && !p->dra_ext[0].pool);
+          !p->dra_ext[2].generic && p->dra_ext[0].pool && p->dra_ext[1].pool &&
+          !p->dra_ext[2].pool);
+    if (p->n_dra_ext == 3 && p->dra_ext[0].pool && p->dra_ext[1].pool) {
+        CHECK_STR(p->dra_ext[0].pool->name, "t4-shared");
+        CHECK_STR(p->dra_ext[1].pool->name, "a100-mig");
+    }
 
     const char *rev = gpa_policy_revision(p);
     CHECK_INT(strlen(rev), 64);
@@ -197,7 +205,7 @@ static void test_shipped_policies(void)
 
     char *d = gpa_policy_describe(p);
     CHECK_CONTAINS(d, "enforcement: deny\n");
-    CHECK_CONTAINS(d, "unmatched:   allow\n");
+    CHECK_CONTAINS(d, "unmatched:   deny\n");
     CHECK_CONTAINS(d, "  1. inference-small  (");
     CHECK_CONTAINS(d, "20-rules.yaml:12)\n");
     CHECK_CONTAINS(d, "  2. notebooks  (");

@@ -253,8 +253,98 @@ static void test_pods_unchanged(void)
     gpa_policy_unref(p);
 }
 
+/* A Namespace CREATE of name by user (in groups, a JSON array text or NULL), labels optional. */
+static char *create_by(const char *name, const char *user, const char *groups, const char *labels)
+{
+    char *b = malloc(4096);
+    snprintf(b, 4096,
+             "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+             "\"uid\":\"u-2\",\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Namespace\"},"
+             "\"resource\":{\"group\":\"\",\"version\":\"v1\",\"resource\":\"namespaces\"},"
+             "\"name\":\"%s\",\"operation\":\"CREATE\",\"userInfo\":{\"username\":\"%s\"%s%s},"
+             "\"object\":{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":"
+             "\"%s\"%s%s}}}}",
+             name, user, groups ? ",\"groups\":" : "", groups ? groups : "", name,
+             labels ? ",\"labels\":" : "", labels ? labels : "");
+    return b;
+}
+
+/* Issue 33: a namespace the webhooks leave out by name (the GPU operator's) cannot be made by a
+ * tenant: its CREATE is refused to all but the listed users and groups. */
+static void test_excluded(void)
+{
+    gpa_ns_guard g;
+    gpa_error err = {0};
+    CHECK_INT(gpa_ns_guard_parse(&g, "", &err), GPA_OK);
+    CHECK_INT(gpa_ns_guard_parse_excluded(&g, "gpu-operator, nvidia-gpu-operator",
+                                          "group:system:masters, user:argocd", &err),
+              GPA_OK);
+    CHECK_INT(g.n_excluded, 2);
+    CHECK_INT(g.n_creators, 2);
+    struct {
+        const char *name, *user, *groups, *labels;
+        bool allowed;
+        const char *outcome;
+    } cases[] = {
+        /* the squatter: a tenant with the right to create namespaces */
+        {"gpu-operator", "alice", "[\"system:authenticated\",\"tenants\"]", NULL, false,
+         "denied"},
+        {"gpu-operator", "alice", NULL, NULL, false, "denied"},
+        {"nvidia-gpu-operator", "system:serviceaccount:capsule:capsule", "[]", NULL, false,
+         "denied"},
+        /* a user named like a group, a group named like the user: no */
+        {"gpu-operator", "system:masters", "[\"argocd\"]", NULL, false, "denied"},
+        /* the administrators the values name */
+        {"gpu-operator", "kubernetes-admin", "[\"system:masters\",\"system:authenticated\"]",
+         NULL, true, "allowed"},
+        {"gpu-operator", "argocd", "[]", NULL, true, "allowed"},
+        /* any other name is none of this guard's business */
+        {"gpu-operator-x", "alice", "[]", NULL, true, "skipped"},
+        {"team-a", "alice", "[]", NULL, true, "skipped"},
+        /* the creator still may not put the ignore label on it (not in that list) */
+        {"gpu-operator", "argocd", "[]", "{\"gpu-admission.io/ignore\":\"true\"}", false,
+         "denied"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *b = create_by(cases[i].name, cases[i].user, cases[i].groups, cases[i].labels);
+        answer a = ask(&g, GPA_HOOK_VALIDATE, b);
+        CHECK_INT(a.http, 200);
+        CHECK_STR(a.outcome, cases[i].outcome);
+        CHECK(a.body && strstr(a.body, cases[i].allowed ? "\"allowed\":true" : "\"allowed\":false"));
+        if (!cases[i].allowed && !cases[i].labels) {
+            CHECK(a.body && strstr(a.body, "left out of the GPU admission webhooks by name"));
+            CHECK_STR(a.reason, "excluded-namespace-create");
+        }
+        free(a.body);
+        free(b);
+    }
+    /* UPDATE of an existing excluded namespace (the operator's own label changes): allowed */
+    char *u = ns_review("UPDATE", "gpu-operator", "{\"a\":\"b\"}", "{}", NULL);
+    answer a = ask(&g, GPA_HOOK_VALIDATE, u);
+    CHECK(a.body && strstr(a.body, "\"allowed\":true"));
+    free(a.body);
+    free(u);
+    /* the mutating hook never judges namespaces */
+    char *b = create_by("gpu-operator", "alice", NULL, NULL);
+    a = ask(&g, GPA_HOOK_MUTATE, b);
+    CHECK(a.body && strstr(a.body, "\"allowed\":true"));
+    free(a.body);
+    free(b);
+    gpa_ns_guard_free(&g);
+    /* bad lists are refused, naming the entry, and leave the lists empty */
+    CHECK_INT(gpa_ns_guard_parse(&g, "", &err), GPA_OK);
+    CHECK_INT(gpa_ns_guard_parse_excluded(&g, "GPU_Operator", "", &err), GPA_EINVAL);
+    CHECK(strstr(err.message, "'GPU_Operator' is not a namespace name") != NULL);
+    CHECK_INT(gpa_ns_guard_parse_excluded(&g, "gpu-operator", "admin", &err), GPA_EINVAL);
+    CHECK(strstr(err.message, "'admin' is not user:NAME or group:NAME") != NULL);
+    CHECK_INT(gpa_ns_guard_parse_excluded(&g, "gpu-operator", "group:", &err), GPA_EINVAL);
+    CHECK_INT(g.n_excluded + g.n_creators, 0);
+    gpa_ns_guard_free(&g);
+}
+
 int main(void)
 {
+    test_excluded();
     test_parse();
     test_reviews();
     test_pods_unchanged();

@@ -91,10 +91,12 @@ def mode_cli(binary, policies, work, problems):
         f.write(b"[" * 5000 + b"]" * 5000)
     podj = os.path.join(work, "pod.json")
     with open(podj, "wb") as f:
-        f.write(H.dumps(H.pod("vg", "ml-platform", gpus=1)))
+        # placed by the shipped training rule (a 1-GPU pod there matches no rule, and the
+        # shipped set denies unmatched GPU pods)
+        f.write(H.dumps(H.pod("vg", "ml-platform", gpus=2)))
     pody = os.path.join(work, "pod.yaml")
     with open(pody, "w") as f:
-        f.write("apiVersion: v1\nkind: Pod\nmetadata:\n  name: vg\n  namespace: research-x\n"
+        f.write("apiVersion: v1\nkind: Pod\nmetadata:\n  name: vg\n  namespace: notebooks\n"
                 "spec:\n  containers:\n  - name: c\n    image: i\n    resources:\n"
                 "      limits: {nvidia.com/gpu: 1}\n")
     privy = os.path.join(work, "priv.yaml")

@@ -131,6 +131,21 @@ matchExpressions:
       {{- end }}
 {{- end }}
 
+{{/*
+webhook.excludedNamespaceCreators: "true" when the guard on the excluded names is rendered
+(absent: --reuse-values from an older chart, on with the defaults), and the creators list the
+server reads (user:NAME,group:NAME).
+*/}}
+{{- define "gpu-admission.squatGuard" -}}
+{{- if dig "excludedNamespaceCreators" "enabled" true .Values.webhook }}true{{ end }}
+{{- end }}
+{{- define "gpu-admission.squatCreators" -}}
+{{- $c := list }}
+{{- range (dig "excludedNamespaceCreators" "users" list .Values.webhook) }}{{ $c = append $c (printf "user:%s" .) }}{{ end }}
+{{- range (dig "excludedNamespaceCreators" "groups" (list "system:masters") .Values.webhook) }}{{ $c = append $c (printf "group:%s" .) }}{{ end }}
+{{- join "," $c }}
+{{- end }}
+
 {{/* webhook.ignoreLabel, {} when absent (--reuse-values from an older chart: off). */}}
 {{- define "gpu-admission.ignoreLabelEnabled" -}}
 {{- if dig "ignoreLabel" "enabled" false .Values.webhook }}

@@ -102,6 +102,22 @@ static cJSON *expression(gpa_narena *a, const char *key, const char *op, const c
     return x;
 }
 
+/* {key, operator, values: [v0, v1, ...]} for a requirement of several values. */
+static cJSON *expression_n(gpa_narena *a, const gpa_node_req *r)
+{
+    cJSON *x = expression(a, r->key, r->op, r->values[0]);
+    cJSON *vals = x ? x->child->next->next : NULL;
+    for (size_t i = 1; vals && i < r->n_values; i++) {
+        cJSON *v = gpa_jn_str(a, r->values[i]);
+        if (!v) return NULL;
+        gpa_jn_append(vals, v);
+    }
+    return x;
+}
+
+/* Does x hold exactly r (its values in order)? */
+static bool is_req(const cJSON *x, const gpa_node_req *r);
+
 static bool values_are(const cJSON *vals, const char *value)
 {
     return cJSON_GetArraySize(vals) == 1 && gpa_is_string(vals->child) &&
@@ -125,22 +141,86 @@ static bool is_expression(const cJSON *x, const char *key, const char *op, const
            values_are(gpa_json_arr(x, "values"), value);
 }
 
+static bool is_req(const cJSON *x, const gpa_node_req *r)
+{
+    if (r->n_values <= 1) return is_expression(x, r->key, r->op, r->value);
+    const char *k = gpa_json_str(x, "key"), *o = gpa_json_str(x, "operator");
+    const cJSON *vals = gpa_json_arr(x, "values");
+    if (!k || !o || strcmp(k, r->key) != 0 || strcmp(o, r->op) != 0 ||
+        cJSON_GetArraySize(vals) != (int)r->n_values)
+        return false;
+    size_t i = 0;
+    const cJSON *v;
+    cJSON_ArrayForEach(v, vals)
+    {
+        if (!gpa_is_string(v) || strcmp(v->valuestring, r->values[i++]) != 0) return false;
+    }
+    return true;
+}
+
 /* ---------------------------------------------------------------- node affinity */
+
+/* The shared pool a container resource names (never nvidia.com/gpu: renameByDefault false
+ * serves plain GPUs from time-sliced cards too, so that name says nothing). */
+static const gpa_pool *shared_pool_named(const gpa_policy *p, const char *name)
+{
+    if (strcmp(name, GPA_RES_GPU) == 0) return NULL;
+    for (size_t i = 0; i < p->n_pools; i++)
+        if (gpa_pool_is_shared(&p->pools[i]) && strcmp(p->pools[i].shared_resource, name) == 0)
+            return &p->pools[i];
+    return NULL;
+}
+
+static gpa_node_req excl_req(const gpa_shared_excl *x)
+{
+    return (gpa_node_req){x->key, "NotIn", x->values[0], &x->line, x->values, x->n_values};
+}
+
+const gpa_shared_guard *gpa_eng_shared_guard(gpa_eng *e)
+{
+    if (e->guard_done) return e->guard;
+    if (e->gpus <= 0) return NULL;
+    {
+        e->guard_done = true;
+        e->guard_ctx = e->pool;
+        /* an unplaced pod asking a shared pool's own resource runs there: that pool's
+         * isolation checks judge it (check_shared), the guard keeps it off the others */
+        for (int k = GPA_PODC_MAIN; !e->guard_ctx && k <= GPA_PODC_INIT; k++) {
+            const cJSON *c;
+            cJSON_ArrayForEach(c, gpa_pod_containers(&e->orig, (gpa_podc_kind)k))
+            {
+                gpa_ctr_gpus tmp;
+                const gpa_ctr_gpus *g = gpa_ctr_gpus_cached(&e->scans, &tmp, e->p, c);
+                for (size_t i = 0; i < g->n && !e->guard_ctx; i++)
+                    e->guard_ctx = shared_pool_named(e->p, g->res[i].name);
+                if (e->guard_ctx) break;
+            }
+        }
+    }
+    return e->guard = gpa_shared_guard_of(e->p, e->guard_ctx);
+}
 
 size_t gpa_eng_node_reqs(gpa_eng *e, gpa_node_req *out, size_t cap, char *buf, size_t bufcap)
 {
     const gpa_pool *pool = e->pool;
     size_t n = 0, used = 0;
-    if (!pool) return 0;
+    /* the shared pools' nodes ruled out (mutation 3 of a pod not placed in them), after the
+     * pool's own requirements */
+    const gpa_shared_guard *g = gpa_eng_shared_guard(e);
+    if (!pool) {
+        for (size_t i = 0; g && i < g->n && n < cap; i++)
+            out[n++] = excl_req(&g->excl[i]);
+        return n;
+    }
     const gpa_pool_text *pt = gpa_eng_pool_text(e);
     for (size_t i = 0; i < pool->node_selector.n && n < cap; i++)
         out[n++] = (gpa_node_req){pool->node_selector.keys[i], "In", pool->node_selector.values[i],
-                                  pt ? &pt->node_selector[i] : NULL};
+                                  pt ? &pt->node_selector[i] : NULL, NULL, 0};
     if (pool->sharing == GPA_SHARING_MIG && pool->mig_strategy == GPA_MIG_SINGLE && e->mig &&
         pool->mig_product && n < cap) {
         int w = snprintf(buf + used, bufcap - used, "%s-MIG-%s", pool->mig_product, e->mig->name);
         if (w > 0 && (size_t)w < bufcap - used) {
-            out[n++] = (gpa_node_req){"nvidia.com/gpu.product", "In", buf + used, NULL};
+            out[n++] = (gpa_node_req){"nvidia.com/gpu.product", "In", buf + used, NULL, NULL, 0};
             used += (size_t)w + 1;
         }
     }
@@ -154,17 +234,22 @@ size_t gpa_eng_node_reqs(gpa_eng *e, gpa_node_req *out, size_t cap, char *buf, s
             for (size_t i = 0; i < w; i++)
                 buf[used + i] = digits[w - 1 - i];
             buf[used + w] = '\0';
-            out[n++] = (gpa_node_req){pool->topology.island_size_label, "Gt", buf + used, NULL};
+            out[n++] =
+                (gpa_node_req){pool->topology.island_size_label, "Gt", buf + used, NULL, NULL, 0};
             used += w + 1;
         }
     }
+    for (size_t i = 0; g && i < g->n && n < cap; i++)
+        out[n++] = excl_req(&g->excl[i]);
     return n;
 }
 
 gpa_node_req *gpa_eng_node_reqs_buf(gpa_eng *e, gpa_node_req *stack, size_t *cap,
                                     gpa_node_req **heap)
 {
-    size_t need = (e->pool ? e->pool->node_selector.n : 0) + 2; /* + MIG product, island */
+    const gpa_shared_guard *g = gpa_eng_shared_guard(e);
+    /* + MIG product, island size, the shared pools ruled out */
+    size_t need = (e->pool ? e->pool->node_selector.n : 0) + 2 + (g ? g->n : 0);
     *heap = NULL;
     if (need <= *cap) return stack;
     *heap = malloc(need * sizeof **heap);
@@ -175,6 +260,8 @@ gpa_node_req *gpa_eng_node_reqs_buf(gpa_eng *e, gpa_node_req *stack, size_t *cap
     *cap = need;
     return *heap;
 }
+
+static bool term_excludes(const cJSON *term, const char *key, const char *value);
 
 void gpa_eng_add_node_affinity(gpa_eng *e, cJSON *spec, const gpa_node_req *reqs, size_t n)
 {
@@ -210,16 +297,23 @@ void gpa_eng_add_node_affinity(gpa_eng *e, cJSON *spec, const gpa_node_req *reqs
         if (!exprs) continue;
         for (size_t i = 0; i < n; i++) {
             const cJSON *x;
-            bool have = false;
-            cJSON_ArrayForEach(x, exprs)
+            /* a shared pool's label the term rules out already (NotIn [a, b], In [other],
+             * DoesNotExist) needs no second requirement */
+            bool have = !fresh && strcmp(reqs[i].op, "NotIn") == 0;
+            for (size_t v = 0; have && v < (reqs[i].n_values ? reqs[i].n_values : 1); v++)
+                have = term_excludes(term, reqs[i].key,
+                                     reqs[i].n_values ? reqs[i].values[v] : reqs[i].value);
+            if (!have) cJSON_ArrayForEach(x, exprs)
             {
-                if (is_expression(x, reqs[i].key, reqs[i].op, reqs[i].value)) {
+                if (is_req(x, &reqs[i])) {
                     have = true;
                     break;
                 }
             }
             if (have) continue;
-            cJSON *nx = expression(a, reqs[i].key, reqs[i].op, reqs[i].value);
+            cJSON *nx = reqs[i].n_values > 1
+                            ? expression_n(a, &reqs[i])
+                            : expression(a, reqs[i].key, reqs[i].op, reqs[i].value);
             if (!nx) {
                 e->oom = true;
                 break;
@@ -297,6 +391,17 @@ const cJSON *gpa_eng_node_terms(const gpa_pod *v)
     return gpa_json_arr(gpa_json_obj(gpa_json_obj(v->affinity, "nodeAffinity"),
                                      "requiredDuringSchedulingIgnoredDuringExecution"),
                         "nodeSelectorTerms");
+}
+
+bool gpa_eng_term_rules_out(const gpa_pod *v, const cJSON *term, const gpa_pool *sp)
+{
+    const gpa_kvlist *ns = &sp->node_selector;
+    for (size_t i = 0; i < ns->n; i++) {
+        const char *have = gpa_json_str(v->node_selector, ns->keys[i]);
+        if (have && strcmp(have, ns->values[i]) != 0) return true;
+        if (term && term_excludes(term, ns->keys[i], ns->values[i])) return true;
+    }
+    return false;
 }
 
 /* term_excludes for a term whose expressions are reqs[0..n) (duplicates once). */

@@ -17,6 +17,7 @@
 #include "gpu_admission/claim.h"
 #include "gpu_admission/quantity.h"
 #include "engine/engine_claim.h"
+#include "policy/policy_shared_nodes.h"
 
 gpa_claim_kind_t gpa_claim_object_kind(const cJSON *obj)
 {
@@ -25,7 +26,10 @@ gpa_claim_kind_t gpa_claim_object_kind(const cJSON *obj)
 
 bool gpa_policy_judges_claims(const gpa_policy *p)
 {
-    return p && p->dra.set && p->dra.enforcement != GPA_DRA_OFF;
+    /* Without spec.dra too (POLICY.md "Isolation by default"): adminAccess, allocationMode All,
+     * unknown classes and shared devices are judged for every claim; only an explicit
+     * dra.enforcement: off turns claims off. */
+    return p && !(p->dra.set && p->dra.enforcement == GPA_DRA_OFF);
 }
 
 static const char *ann(const gpa_claim *c, const char *key)
@@ -81,9 +85,63 @@ static void offered(char *buf, size_t cap, const gpa_pool *pool)
     }
 }
 
+/* POLICY.md "Isolation by default" for claims: a request not placed in a multiAllocatable
+ * pool must not be allocated its devices. The mutating hook adds the exclusion selector
+ * (gpa_claim_mutate), so there only a pool with no selectors is refused; the validating hook
+ * reads the claim as it is. */
+static void check_shared_devices(gpa_claim_eng *ce, bool mutating)
+{
+    gpa_eng *e = &ce->e;
+    const gpa_claim *c = ce->c;
+    const char *what = c->is_template ? "claim template" : "claim";
+    const gpa_pool *pl = gpa_claim_placed_pool(e);
+    for (size_t a = 0; a < c->n_alts; a++) {
+        if (!ce->gpu_alt[a]) continue;
+        const gpa_claim_alt *x = &c->alt[a];
+        size_t from = 0;
+        const gpa_pool *sp;
+        while ((sp = gpa_claim_shared_pool(ce, x, &from, false))) {
+            char who[160];
+            if (pl)
+                snprintf(who, sizeof who, "rule %s places this %s in pool %s, not %s", e->rule->name,
+                         what, pl->name, sp->name);
+            else
+                snprintf(who, sizeof who, "no rule places this %s in pool %s", what, sp->name);
+            bool asks = sp->dra.selectors.n > 0;
+            for (size_t i = 0; asks && i < sp->dra.selectors.n; i++)
+                asks = gpa_claim_has_selector(x, sp->dra.selectors.items[i]);
+            if (asks)
+                gpa_eng_violation(e, "shared-pool-unplaced",
+                                  "%s selects the devices of pool %s (its selectors hold all of "
+                                  "the pool's), which claims of other namespaces share "
+                                  "(multiAllocatable), but %s; remove those selectors, or ask "
+                                  "the platform team for a rule that places the %s there",
+                                  x->label, sp->name, who, what);
+            else if (!sp->dra.exclude_cel)
+                gpa_eng_violation(e, "shared-pool-unplaced",
+                                  "%s may be allocated any device of class %s, and pool %s's "
+                                  "devices of that class are shared by claims of other "
+                                  "namespaces (multiAllocatable) with no dra.selectors to tell "
+                                  "them apart; %s: ask the platform team to give pool %s "
+                                  "dra.selectors",
+                                  x->label, sp->dra.device_class, sp->name, who, sp->name);
+            else if (!mutating)
+                gpa_eng_violation(e, "shared-pool-unplaced",
+                                  "%s may be allocated a device of pool %s, which claims of other "
+                                  "namespaces share (multiAllocatable), and %s; let the mutating "
+                                  "webhook add the selector %s (is it enabled for namespace "
+                                  "%s?)",
+                                  x->label, sp->name, who, sp->dra.exclude_cel, e->ns);
+            else
+                continue;
+            return; /* one pool is enough to say what to do */
+        }
+    }
+}
+
 /* The checks POLICY.md lists, on the claim as given (both webhooks; the mutating one sees
  * the denial early, the validating one holds even when the mutating one was skipped). */
-static void check_claim(gpa_claim_eng *ce)
+static void check_claim(gpa_claim_eng *ce, bool mutating)
 {
     gpa_eng *e = &ce->e;
     const gpa_claim *c = ce->c;
@@ -99,6 +157,53 @@ static void check_claim(gpa_claim_eng *ce)
                               "config[%zu] for %s: %s; write a GpuConfig, MigDeviceConfig or "
                               "VfioDeviceConfig of %s as the NVIDIA DRA driver documents it",
                               i, GPA_DRA_NVIDIA_DRIVER, g->error, GPA_DRA_NVIDIA_API);
+    }
+    /* Every request of every claim, placed or not, GPU class or not, with or without spec.dra
+     * (POLICY.md "Isolation by default"): tenants have only the DRA rights the policy gives. */
+    gpa_eng_tenancy(e);
+    /* rights come with the namespace's own tenant, never with a name (a namespace in no
+     * tenant has none) */
+    const gpa_tenant *t = e->tenant_def;
+    const bool may_admin = t && t->dra_admin_access;
+    const bool may_all = t && t->dra_allocation_mode_all;
+    const bool untrusted = e->trust != GPA_TRUST_TRUSTED;
+    /* "tenant platform may not" would blame the tenant whose name was taken */
+    const char *who = e->taken ? "namespace" : "tenant";
+    const char *nowhere = e->taken ? " (in no tenant)" : "";
+    /* a GPU request's rights are judged with its placement below, in request order */
+    for (size_t a = 0; a < c->n_alts; a++) {
+        const gpa_claim_alt *x = &c->alt[a];
+        if (ce->gpu_alt[a]) continue;
+        if (untrusted) {
+            char fix[160];
+            if (p->dra.generic_classes.n)
+                snprintf(fix, sizeof fix, "name %s, or ask the platform team for a pool of that "
+                         "class", p->dra.generic_classes.items[0]);
+            else if (p->dra.set)
+                snprintf(fix, sizeof fix, "name a pool's dra.deviceClass, or ask the platform "
+                         "team for a pool of that class");
+            else
+                snprintf(fix, sizeof fix, "the policy knows no DRA class (it has no spec.dra): "
+                         "ask the platform team to add one");
+            gpa_eng_violation(e, "unknown-device-class",
+                              "%s asks device class %s, which the GPU policy does not know, and "
+                              "the %s is untrusted: a class such as NVIDIA's %s hands out "
+                              "devices outside every pool's isolation; %s",
+                              x->label, x->device_class ? x->device_class : "(none)", what,
+                              "vfio.gpu.nvidia.com", fix);
+        }
+        if (x->admin_access && !may_admin)
+            gpa_eng_violation(e, "dra-admin-access",
+                              "%s asks adminAccess, which reaches devices other claims (of any "
+                              "namespace) are using, and %s %s%s may not; remove adminAccess "
+                              "or ask the platform team for the tenant's dra.adminAccess",
+                              x->label, who, e->tenant, nowhere);
+        if (x->mode_all && !may_all)
+            gpa_eng_violation(e, "dra-allocation-all",
+                              "%s asks allocationMode All (every matching device of a node) and "
+                              "%s %s%s may not; ask a count instead, or ask the platform team "
+                              "for the tenant's dra.allocationModeAll",
+                              x->label, who, e->tenant, nowhere);
     }
     if (!ce->gpu) return;
 
@@ -119,7 +224,7 @@ static void check_claim(gpa_claim_eng *ce)
     } else if (e->rule && e->rule->deny_message) {
         gpa_eng_violation(e, "rule-deny", "denied by GPU policy rule %s: %s", e->rule->name,
                           e->rule->deny_message);
-    } else if (!e->rule && p->unmatched_deny) {
+    } else if (!e->rule && p->unmatched_deny && p->dra.set) {
         char n[24] = "all";
         if (e->gpus != INT64_MAX) snprintf(n, sizeof n, "%" PRId64, e->gpus);
         gpa_eng_violation(e, "unmatched",
@@ -129,16 +234,7 @@ static void check_claim(gpa_claim_eng *ce)
                           what, e->ns, n);
     }
 
-    /* rights come with the namespace's own tenant, never with a name (a namespace in no
-     * tenant has none) */
-    const gpa_tenant *t = e->tenant_def;
-    const bool may_admin = t && t->dra_admin_access;
-    const bool may_all = t && t->dra_allocation_mode_all;
     const gpa_pool *pool = e->pool;
-    const bool untrusted = e->trust != GPA_TRUST_TRUSTED;
-    /* "tenant platform may not" would blame the tenant whose name was taken */
-    const char *who = e->taken ? "namespace" : "tenant";
-    const char *nowhere = e->taken ? " (in no tenant)" : "";
 
     if (pool && pool->dra.none)
         gpa_eng_violation(e, "dra-pool-class",
@@ -227,6 +323,8 @@ static void check_claim(gpa_claim_eng *ce)
                               GPA_ANN_GPU_MEMORY, ann(c, GPA_ANN_GPU_MEMORY), pool->name,
                               largest ? largest->name : "none");
     }
+    /* a claim refused anyway needs no second reason */
+    if (e->n_viol == 0 || p->dra.enforcement != GPA_DRA_DENY) check_shared_devices(ce, mutating);
 }
 
 /* POLICY.md's enforcement, by spec.dra.enforcement: deny refuses (and drops the patch), warn
@@ -379,15 +477,18 @@ int gpa_engine_claim(gpa_decision *out, bool *judged, const gpa_policy *p, const
             e->mem_bad = true;
         }
     }
-    if (ce->gpu) {
+    if (ce->gpu && p->dra.set) {
         e->gpus = gpu_devices(ce);
         e->matched_done = false;
         gpa_eng_match(e);
+    } else if (ce->gpu) {
+        gpa_eng_explain(e, "the policy has no spec.dra: no rule places claims; only the checks "
+                           "every claim gets apply");
     } else {
         gpa_eng_explain(e, "the %s asks for no GPU class: no rule applies",
                         kind == GPA_CLAIM_TEMPLATE ? "claim template" : "claim");
     }
-    check_claim(ce);
+    check_claim(ce, mutate);
     /* a claim refused under deny gets no change lines: nothing changes */
     if (mutate && ce->gpu && (e->n_viol == 0 || p->dra.enforcement == GPA_DRA_WARN))
         gpa_claim_mutate(ce);

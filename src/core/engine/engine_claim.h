@@ -18,9 +18,21 @@ typedef struct gpa_claim_eng {
     bool gpu_alt[GPA_CLAIM_MAX_ALTS]; /* per alternative: names a generic or a pool's class */
 } gpa_claim_eng;
 
-/* engine_claim_mutate.c: places the claim in its pool (POLICY.md's mutation of a placed
- * claim) on an arena copy and sets the decision's patch (and mutated unless patch_only) and
- * one warning per changed request. Nothing when the claim is not placed. */
+/* engine_claim_mutate.c (the claim's placement, which the checks read too): */
+/* The pool a rule places the claim in (NULL: unplaced, a deny rule, or no spec.dra). */
+const gpa_pool *gpa_claim_placed_pool(const gpa_eng *e);
+/* Does a selector of x equal expr? */
+bool gpa_claim_has_selector(const gpa_claim_alt *x, const char *expr);
+/* The next multiAllocatable pool (from *from on; *from is advanced) whose devices x could be
+ * allocated although no rule places the claim there: same class once placed, no selector of x
+ * rules them out (with placement's selectors when mutating). NULL when there is none. */
+const gpa_pool *gpa_claim_shared_pool(const gpa_claim_eng *ce, const gpa_claim_alt *x,
+                                      size_t *from, bool mutating);
+
+/* Places the claim in its pool (POLICY.md's mutation of a placed
+ * claim) and keeps every GPU request off the multiAllocatable pools it is not placed in, on an
+ * arena copy; sets the decision's patch (and mutated unless patch_only) and one warning per
+ * changed request. Nothing when neither applies. */
 void gpa_claim_mutate(gpa_claim_eng *ce);
 
 #endif

@@ -19,6 +19,7 @@
 #include "policy/policy_model.h"
 #include "policy/rule_index.h"
 #include "policy/policy_tenancy.h"
+#include "policy/policy_shared_nodes.h"
 #include "engine/pod.h"
 
 typedef struct gpa_violation {
@@ -64,6 +65,12 @@ typedef struct gpa_eng {
     bool node_term_is_reqs;
     /* unmatched only for lack of the gpu-memory annotation: the rule it would meet */
     const gpa_rule *needs_mem_rule;
+
+    /* the pool whose shared-node guard the pod gets (POLICY.md "Isolation by default"): the
+     * placed pool, else the shared pool its resources name, else none (placed nowhere) */
+    bool guard_done;
+    const gpa_pool *guard_ctx;
+    const struct gpa_shared_guard *guard; /* the context's, cached (NULL: no GPU) */
 
     /* gangs on a pool with topology levels (engine_gang.c), read from the original pod once */
     bool gang_done;
@@ -161,9 +168,11 @@ void gpa_eng_check_devices(gpa_eng *e, const gpa_pod *v, bool create);
 /* One required node expression the placement adds: key op [value]. */
 typedef struct gpa_node_req {
     const char *key;
-    const char *op; /* "In" or "Gt" */
+    const char *op; /* "In", "Gt", or "NotIn" (a shared pool ruled out) */
     const char *value;
     const gpa_sv *line; /* its GPA_W_NODE_AFFINITY line when built at load, else NULL */
+    const char *const *values; /* NotIn of several values: all of them (value = values[0]) */
+    size_t n_values;           /* 0: value alone */
 } gpa_node_req;
 
 #define GPA_MAX_NODE_REQS 64 /* on the stack; larger nodeSelectors go to the heap */
@@ -188,6 +197,12 @@ const cJSON *gpa_eng_node_terms(const gpa_pod *v);
  * it. detail gets a human description of the contradiction. */
 int gpa_eng_node_conflict(const gpa_pod *v, const cJSON *terms, bool reqs_term,
                           const gpa_node_req *reqs, size_t n, char *detail, size_t cap);
+/* The shared-node guard of this GPU pod: the node labels that keep it off the shared pools
+ * it is not placed in (policy_shared_nodes.h). NULL for a pod that asks no GPU. */
+const gpa_shared_guard *gpa_eng_shared_guard(gpa_eng *e);
+/* Do the pod's nodeSelector and the nodeSelectorTerm term (NULL: the pod has no terms) rule
+ * out every node of pool sp (some entry of its nodeSelector contradicted)? */
+bool gpa_eng_term_rules_out(const gpa_pod *v, const cJSON *term, const gpa_pool *sp);
 /* Topology (mutation 4) and isolation (mutation 5) pod (anti-)affinity. */
 void gpa_eng_add_topology(gpa_eng *e, cJSON *pod, bool *changed);
 void gpa_eng_add_isolation(gpa_eng *e, cJSON *pod);

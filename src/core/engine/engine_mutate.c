@@ -354,6 +354,21 @@ static void place(gpa_eng *e, cJSON *pod)
     }
 }
 
+/* A GPU pod placed in no pool: only the node affinity that keeps it off the shared pools'
+ * nodes (mutation 3 with no pool of its own). */
+static void keep_off_shared(gpa_eng *e, cJSON *pod)
+{
+    cJSON *spec = gpa_jn_get(pod, "spec");
+    if (!gpa_is_object(spec)) return;
+    gpa_node_req stack[GPA_MAX_NODE_REQS], *heap;
+    size_t cap = GPA_MAX_NODE_REQS;
+    gpa_node_req *reqs = gpa_eng_node_reqs_buf(e, stack, &cap, &heap);
+    char buf[64];
+    if (reqs)
+        gpa_eng_add_node_affinity(e, spec, reqs, gpa_eng_node_reqs(e, reqs, cap, buf, sizeof buf));
+    free(heap);
+}
+
 /* vout NULL: the mutating webhook. Otherwise also the validating decision on the mutated pod
  * (gpa_engine_mutate_validate): taken from the working copy before the diff consumes it. */
 static int mutate_impl(gpa_decision *out, gpa_decision *vout, const gpa_policy *p,
@@ -362,7 +377,14 @@ static int mutate_impl(gpa_decision *out, gpa_decision *vout, const gpa_policy *
     gpa_eng e;
     int rc;
     if (!gpa_eng_start(&e, out, p, req, err, &rc)) return rc;
-    if (!e.create || !e.pool) {
+    /* A GPU pod no rule places (unmatched, or a deny rule under warn or audit) is still kept
+     * off the shared pools' nodes (POLICY.md "Isolation by default"); one that is refused
+     * anyway is not copied. */
+    const gpa_shared_guard *guard = e.create && !e.pool ? gpa_eng_shared_guard(&e) : NULL;
+    bool refused = (e.rule ? e.rule->deny_message != NULL : p->unmatched_deny) &&
+                   p->enforcement == GPA_ENFORCE_DENY;
+    bool keep_off = guard && guard->n > 0 && !refused;
+    if (!e.create || (!e.pool && !keep_off)) {
         /* UPDATE never mutates; unmatched, denied and non-GPU pods are only judged */
         gpa_eng_check(&e, &e.orig);
         rc = gpa_eng_finish(&e, err);
@@ -370,8 +392,9 @@ static int mutate_impl(gpa_decision *out, gpa_decision *vout, const gpa_policy *
         return rc;
     }
     const gpa_pool *pl = e.pool;
-    bool renames = (pl->sharing == GPA_SHARING_MIG && pl->mig_strategy == GPA_MIG_MIXED) ||
-                   pl->sharing == GPA_SHARING_TIME_SLICING || pl->sharing == GPA_SHARING_MPS;
+    bool renames = pl && ((pl->sharing == GPA_SHARING_MIG && pl->mig_strategy == GPA_MIG_MIXED) ||
+                          pl->sharing == GPA_SHARING_TIME_SLICING ||
+                          pl->sharing == GPA_SHARING_MPS);
     gpa_narena *a = gpa_eng_arena(&e);
     cJSON *copy = a ? gpa_eng_cow_copy(a, req->object, renames) : NULL; /* borrows the pod */
     if (!copy) {
@@ -379,7 +402,10 @@ static int mutate_impl(gpa_decision *out, gpa_decision *vout, const gpa_policy *
         return gpa_eng_finish(&e, err);
     }
     size_t mark = out->n_warnings;
-    place(&e, copy); /* 7: warnings along the way */
+    if (pl)
+        place(&e, copy); /* 7: warnings along the way */
+    else
+        keep_off_shared(&e, copy);
     gpa_pod v;
     gpa_pod_init(&v, copy);
     gpa_eng_check(&e, &v);
@@ -406,7 +432,10 @@ static int mutate_impl(gpa_decision *out, gpa_decision *vout, const gpa_policy *
     if (!req->patch_only && !e.oom && !(mutated = gpa_eng_cow_materialize(copy))) e.oom = true;
     cJSON *ops = NULL;
     if (!e.oom && gpa_patch_diff_arena(&ops, a, req->object, copy, NULL) != GPA_OK) e.oom = true;
-    if (ops && ops->child) {
+    if (ops && ops->child && !pl) {
+        out->patch = ops;
+        out->mutated = mutated;
+    } else if (ops && ops->child) {
         out->patch = ops;
         out->mutated = mutated;
         /* the headline goes first, before the per-change lines */

@@ -398,6 +398,107 @@ static void check_pool_label(gpa_eng *e, const own_labels *own, const gpa_pool *
                           GPA_LABEL_POOL, pl);
 }
 
+/* Does the pod's own nodeSelector ask for sp's nodes (hold every entry of sp's)? */
+static bool selects_pool(const gpa_pod *v, const gpa_pool *sp)
+{
+    const gpa_kvlist *ns = &sp->node_selector;
+    if (ns->n == 0 || !v->node_selector) return false;
+    for (size_t i = 0; i < ns->n; i++) {
+        const char *have = gpa_json_str(v->node_selector, ns->keys[i]);
+        if (!have || strcmp(have, ns->values[i]) != 0) return false;
+    }
+    return true;
+}
+
+/* POLICY.md "Isolation by default": a GPU pod not placed in a shared pool must not be able to
+ * land on its nodes, read from the final spec alone (the mutating webhook may have been
+ * skipped): every nodeSelectorTerm, with the nodeSelector, must rule the pool's nodes out. The
+ * kubelet checks node affinity again on admission, so spec.nodeName does not bypass it. */
+static void check_shared_nodes(gpa_eng *e, const gpa_pod *v)
+{
+    const gpa_shared_guard *g = gpa_eng_shared_guard(e);
+    if (!g) return;
+    /* a pod refused anyway (deny rule, unmatched: deny) needs no second reason */
+    bool refused = e->rule ? e->rule->deny_message != NULL : e->p->unmatched_deny;
+    if (refused && e->p->enforcement == GPA_ENFORCE_DENY) return;
+    const gpa_pool *ctx = e->guard_ctx;
+    /* The placed copy of a pod without terms has one term holding exactly the requirements
+     * placement added: it rules out every shared pool but the inseparable ones (an exclusion
+     * for each, or the pool's own contradicting requirement). */
+    if (e->node_term_is_reqs && v != &e->orig && !v->node_selector && g->n_inseparable == 0)
+        return;
+    const cJSON *terms = gpa_eng_node_terms(v);
+    /* a pool the pod's nodeSelector asks for is the one to name (pass 0), else the first
+     * one it could land on (pass 1) */
+    for (size_t i = 0; i < 2 * e->p->n_pools; i++) {
+        const gpa_pool *sp = &e->p->pools[i % e->p->n_pools];
+        if (!gpa_pool_is_shared(sp) || sp == ctx) continue;
+        bool asks = selects_pool(v, sp);
+        if (i < e->p->n_pools) {
+            if (!asks) continue;
+        } else if (asks) {
+            continue; /* seen in pass 0 */
+        }
+        bool open = false;
+        if (!terms || !terms->child) {
+            open = !gpa_eng_term_rules_out(v, NULL, sp);
+        } else {
+            const cJSON *t;
+            cJSON_ArrayForEach(t, terms)
+            {
+                if (!gpa_eng_term_rules_out(v, t, sp)) {
+                    open = true;
+                    break;
+                }
+            }
+        }
+        if (!open && !asks) continue;
+        char who[256];
+        if (ctx && e->pool)
+            snprintf(who, sizeof who, "rule %s places this pod in pool %s, not in shared pool %s",
+                     e->rule->name, ctx->name, sp->name);
+        else if (ctx)
+            snprintf(who, sizeof who, "this pod asks %s of pool %s, not shared pool %s",
+                     ctx->shared_resource, ctx->name, sp->name);
+        else
+            snprintf(who, sizeof who, "no rule places this pod in shared pool %s", sp->name);
+        if (asks)
+            gpa_eng_violation(e, "shared-pool-unplaced",
+                              "%s, but its nodeSelector asks for that pool's nodes, whose GPUs "
+                              "other tenants share; remove the nodeSelector, or ask the platform "
+                              "team for a rule that places the pod in the pool",
+                              who);
+        else if (sp->node_selector.n == 0)
+            gpa_eng_violation(e, "shared-pool-unplaced",
+                              "%s, which has no nodeSelector, so any node may share its GPUs "
+                              "between tenants; ask the platform team to give pool %s a "
+                              "nodeSelector",
+                              who, sp->name);
+        else if (ctx && g->inseparable == sp)
+            gpa_eng_violation(e, "shared-pool-unplaced",
+                              "%s, but every node of %s is a node of %s (its nodeSelector holds "
+                              "all of %s's), whose GPUs other tenants share; ask the platform "
+                              "team to give the pools different node labels",
+                              who, ctx->name, sp->name, sp->name);
+        else {
+            /* the label the mutating webhook would rule out */
+            const char *k = sp->node_selector.keys[0], *val = sp->node_selector.values[0];
+            for (size_t j = 0; j < g->n; j++)
+                for (size_t q = 0; q < g->excl[j].n_pools; q++)
+                    if (g->excl[j].pools[q] == sp) k = g->excl[j].key;
+            for (size_t q = 0; q < sp->node_selector.n; q++)
+                if (strcmp(sp->node_selector.keys[q], k) == 0) val = sp->node_selector.values[q];
+            gpa_eng_violation(e, "shared-pool-unplaced",
+                              "%s, but its node affinity lets it land on that pool's nodes, "
+                              "whose GPUs other tenants share; let the mutating webhook rule "
+                              "them out (is it enabled for namespace %s?): node affinity %s "
+                              "NotIn [%s] in every nodeSelectorTerm",
+                              who, e->ns, k, val);
+        }
+        return; /* one pool is enough to say what to do */
+    }
+}
+
 void gpa_eng_check(gpa_eng *e, const gpa_pod *v)
 {
     const bool create = e->create;
@@ -467,6 +568,7 @@ void gpa_eng_check(gpa_eng *e, const gpa_pod *v)
     /* who may share and how comes before what the pool serves: the more useful message */
     if (shared) check_shared(e, v, &own, shared, create);
     if (create && e->pool) check_placement(e, v);
+    if (create && e->gpus > 0) check_shared_nodes(e, v);
     check_pool_label(e, &own, e->pool ? e->pool : shared);
     /* An ordinary pod UPDATE cannot change containers; the ephemeralcontainers subresource
      * adds them to a running pod, so it gets the same container checks as a CREATE. */

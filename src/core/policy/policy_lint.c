@@ -22,6 +22,7 @@
 #include "policy/policy_isolation.h"
 #include "policy/policy_model.h"
 #include "policy/policy_reach.h"
+#include "policy/policy_shared_nodes.h"
 
 __attribute__((format(printf, 3, 4))) static void say(gpa_sb *o, const gpa_rule *r, const char *fmt,
                                                       ...)
@@ -174,6 +175,7 @@ char *gpa_policy_warnings(const gpa_policy *p)
     gpa_policy_dra_warnings(&o, p);
     gpa_gang_warnings(&o, p);
     gpa_isolation_warnings(&o, p);
+    gpa_shared_nodes_warnings(&o, p);
     return gpa_sb_take(&o);
 }
 

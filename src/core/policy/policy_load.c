@@ -18,6 +18,7 @@
 #include "policy/policy_dra.h"
 #include "policy/policy_isolation.h"
 #include "policy/policy_loader.h"
+#include "policy/policy_shared_nodes.h"
 
 #define API_VERSION "gpu-admission.io/v1alpha1"
 #define KIND        "GPUPolicy"
@@ -651,6 +652,7 @@ int gpa_policy_load_sources(gpa_policy **out, const gpa_policy_source *sources, 
         rc = report_errors(&L, err);
     } else if ((rc = compute_gpu_resources(p, L.arena)) != GPA_OK ||
                (rc = gpa_policy_compute_revision(p)) != GPA_OK ||
+               (rc = gpa_shared_guards_build(p, L.arena)) != GPA_OK ||
                (rc = gpa_rule_index_build(p, L.arena)) != GPA_OK) {
         rc = gpa_fail(err, rc, "out of memory while loading the policy");
     }

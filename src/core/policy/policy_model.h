@@ -107,6 +107,10 @@ typedef struct gpa_pool_dra {
     gpa_strlist selectors;  /* CEL, appended to every request placed in the pool */
     bool multi_allocatable; /* devices allow multiple allocations (several namespaces) */
     bool allow_untrusted;   /* the pool wrote allowUntrusted: true */
+    /* multiAllocatable pools with selectors: "!(s1)" / "!((s1) && (s2) ...)", the selector
+     * that keeps a claim not placed here off the pool's devices (policy_shared_nodes.c);
+     * NULL otherwise */
+    char *exclude_cel;
 } gpa_pool_dra;
 
 typedef struct gpa_tenant {
@@ -219,6 +223,9 @@ struct gpa_policy {
     gpa_dra_spec dra; /* spec.dra; dra.set false: claims are not judged */
 
     gpa_isolation_spec isolation; /* spec.isolation */
+    /* per pool, then one for pods placed nowhere: the node labels that keep pods off the shared
+     * pools they are not placed in (policy_shared_nodes.h); built by the loader */
+    const struct gpa_shared_guard *shared_guards;
 
     char revision[65];
 

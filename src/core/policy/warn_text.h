@@ -31,6 +31,7 @@ typedef struct gpa_sv {
 #define GPA_W_RUNTIME_CLASS "runtimeClassName %s set for pool %s"
 #define GPA_W_NODE_AFFINITY "node affinity %s %s [%s] added for pool %s"
 #define GPA_W_LABEL         "label %s=%s added for tenant isolation"
+#define GPA_W_SHARED_EXCL   "node affinity %s NotIn [%s] keeps it off shared pool%s %s"
 #define GPA_W_ISOLATION     "pod anti-affinity added: no other tenant's pods on the same %s node"
 
 /* Longest warning kept: strictly below 120 characters (the API server truncates longer ones

@@ -648,7 +648,12 @@ int gpa_review_handle_guarded(gpa_review_result *out, const gpa_policy *p, const
         /* The ignore-label lock (review_namespace.c); needs no policy. */
         bool judged = false;
         const char *nwhy = NULL;
-        rc = gpa_review_namespace(&out->decision, &judged, g, env.object, &nwhy);
+        bool ignore = false;
+        const cJSON *ui = get_n(env.request, "userInfo", GPA_JSON_LIT_SIZE("userInfo"));
+        const char *user = is_object(ui) ? opt_string(ui, "username", &ignore) : NULL;
+        const cJSON *groups = is_object(ui) ? get(ui, "groups") : NULL;
+        rc = gpa_review_namespace(&out->decision, &judged, g, env.object, env.op, user, groups,
+                                  &nwhy);
         if (rc == GPA_EREQUEST) return bad_request(out, err, nwhy);
         if (rc != GPA_OK) {
             out->http_status = 500;

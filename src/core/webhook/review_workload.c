@@ -157,7 +157,10 @@ static void find_rename(const gpa_policy *p, const cJSON *patch, char *from, cha
 static void summarize(wl_ctx *c, const char *path, const gpa_decision *md)
 {
     char text[WL_WARN_MAX_BYTES + 1];
-    if (!md->pool) {
+    if (!md->pool && md->patch && md->patch->child) {
+        /* isolation by default: only node affinity that keeps them off shared pools */
+        snprintf(text, sizeof text, "GPU pods match no placing rule; kept off shared pools' nodes");
+    } else if (!md->pool) {
         snprintf(text, sizeof text, "GPU pods match no placing rule; admitted unchanged");
     } else {
         char from[128], to[128];
