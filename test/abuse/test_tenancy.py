@@ -175,7 +175,11 @@ class Tenancy(unittest.TestCase):
         pod = gpu_pod("platform")
         resp, patch = review("mutate", H.review(pod), pol)
         self.assertTrue(resp["allowed"])
-        self.assertIsNone(patch)
+        # no pool, no tenant label: the only change is isolation by default keeping the unplaced
+        # pod off the shared pool's nodes
+        self.assertEqual([op["path"] for op in patch or []], ["/spec/affinity"], patch)
+        self.assertNotIn("gpu-admission.io/tenant", json.dumps(patch))
+        self.assertIn("NotIn", json.dumps(patch))
         self.assertTrue(any(TAKEN in w or "policy violation (warn): namespace platform" in w
                             for w in resp.get("warnings", [])), resp.get("warnings"))
         resp, _ = review("validate", H.review(pod), pol)
@@ -188,8 +192,13 @@ class Tenancy(unittest.TestCase):
         pol = policy_dir("allow", unmatched="allow")
         for hook in ("mutate", "validate"):
             self.denied(hook, H.review(gpu_pod("platform")), pol, TAKEN)
-        resp, _ = review("validate", H.review(gpu_pod("web")), pol)
-        self.assertTrue(resp["allowed"], resp)  # unmatched: allow still holds elsewhere
+        # unmatched: allow still holds elsewhere, for the pod as the mutating webhook leaves it
+        # (kept off the shared pool's nodes: isolation by default)
+        web = gpu_pod("web")
+        resp, patch = review("mutate", H.review(web), pol)
+        self.assertTrue(resp["allowed"], resp)
+        resp, _ = review("validate", H.review(H.apply_patch(web, patch or [])), pol)
+        self.assertTrue(resp["allowed"], resp)
 
     # ---- DRA claims
 
@@ -212,9 +221,11 @@ class Tenancy(unittest.TestCase):
         # tenant platform's own namespace keeps both rights
         own = copy.deepcopy(claim)
         own["metadata"]["namespace"] = "ml-platform"
-        for hook in ("mutate", "validate"):
-            resp, _ = review(hook, claim_review(own), pol)
-            self.assertTrue(resp["allowed"], resp)
+        resp, patch = review("mutate", claim_review(own), pol)
+        self.assertTrue(resp["allowed"], resp)
+        # validated as the API server sends it: placed (and kept off the shared pools' devices)
+        resp, _ = review("validate", claim_review(H.apply_patch(own, patch or [])), pol)
+        self.assertTrue(resp["allowed"], resp)
 
     # ---- check, as the platform team runs it in CI
 

@@ -533,8 +533,8 @@ class Threats(unittest.TestCase):
                 self.assertAdmittedBoth(env_pod("research-x", [{"name": name, "value": value}]))
 
     def test_env_from(self):
-        def from_pod(ns, src):
-            p = H.pod("f", ns, gpus=1)
+        def from_pod(ns, src, gpus=1):
+            p = H.pod("f", ns, gpus=gpus)
             p["spec"]["containers"][0]["envFrom"] = [src]
             return p
         self.assertDeniedBoth(H.review(from_pod("research-x", {"configMapRef": {"name": "c"}})),
@@ -544,9 +544,11 @@ class Threats(unittest.TestCase):
             "prefix": "NVIDIA_", "secretRef": {"name": "s"}})), "with prefix NVIDIA_")
         self.assertDeniedBoth(H.review(from_pod("research-x", {
             "prefix": "CUDA_", "configMapRef": {"name": "c"}})), "could set CUDA_VERSION")
+        # the admitted variants ask no GPU: envFrom is judged on every pod, and the shipped
+        # set (unmatched: deny) places no 1-GPU pod of these namespaces
         self.assertAdmittedBoth(from_pod("research-x", {"prefix": "APP_",
-                                                        "configMapRef": {"name": "c"}}))
-        self.assertAdmittedBoth(from_pod("ml-platform", {"configMapRef": {"name": "c"}}))
+                                                        "configMapRef": {"name": "c"}}, gpus=0))
+        self.assertAdmittedBoth(from_pod("ml-platform", {"configMapRef": {"name": "c"}}, gpus=0))
         # kubectl debug: an ephemeral container added later with envFrom (no prefix)
         old = H.pod("a", "research-x", containers=[{"name": "main", "image": "i"}])
         new = copy.deepcopy(old)

@@ -557,7 +557,7 @@ class ExcludedNamesCannotBeSquatted(unittest.TestCase):
     only by the users and groups webhook.excludedNamespaceCreators names."""
 
     def test_default_guard(self):
-        objs = c.render(kube_version="1.30.0")
+        objs = c.render(kube_version="1.33.0")
         w = squat_hook(objs)
         self.assertIsNotNone(w)
         self.assertEqual(w["failurePolicy"], "Fail")
