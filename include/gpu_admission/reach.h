@@ -72,6 +72,50 @@ void gpa_reach_free(gpa_reach *r);
 char *gpa_reach_text(const gpa_reach *r, bool info);
 size_t gpa_reach_warning_count(const gpa_reach *r);
 
+/* ---------------------------------------------------------------- tenancy (check) */
+
+/* What `check` says about the tenants themselves (policy_reach_tenants.c), beside the rules:
+ * namespaces two tenants' globs both match (the first tenant listed owns them), and tenant
+ * names a namespace in no tenant could carry (its GPU pods and claims are then denied,
+ * tenant-name-taken). Both are warnings (`check --strict` fails on them). */
+typedef enum {
+    GPA_TENANCY_OVERLAP,        /* tenants a and b both match namespace ns */
+    GPA_TENANCY_NAME_UNCLAIMED, /* namespace ns = tenant a's name is not tenant a's */
+} gpa_tenancy_kind;
+
+typedef struct gpa_tenancy_finding {
+    gpa_tenancy_kind kind;
+    size_t a;       /* OVERLAP: the tenant listed first; NAME_UNCLAIMED: the tenant named ns */
+    size_t b;       /* OVERLAP: the tenant listed later; NAME_UNCLAIMED: SIZE_MAX */
+    size_t owner;   /* the tenant ns belongs to (the first whose globs match); SIZE_MAX: none */
+    char *ns;       /* OVERLAP: a namespace both globs match; NAME_UNCLAIMED: the name */
+    char *glob_a;   /* OVERLAP: a's glob matching ns; NAME_UNCLAIMED: the owner's (or NULL) */
+    char *glob_b;   /* OVERLAP: b's glob matching ns; NAME_UNCLAIMED: NULL */
+    char *file;     /* where to point: the later tenant b (OVERLAP), the tenant a (NAME) */
+    int line, col;
+    char *message;  /* after "warning: " */
+} gpa_tenancy_finding;
+
+/* Overlapping pairs beyond this many are counted, not listed. */
+#define GPA_TENANCY_MAX_PAIRS 200
+
+typedef struct gpa_tenancy_report {
+    size_t n;
+    gpa_tenancy_finding *findings; /* overlaps (by tenant pair), then names (tenant order) */
+    size_t more_pairs;             /* overlapping pairs not listed (over the limit) */
+} gpa_tenancy_report;
+
+/* Analyses p's tenants. GPA_ENOMEM; GPA_ERANGE when their globs are too complex to analyse
+ * exactly (nothing is guessed instead). */
+int gpa_tenancy_analyze(const gpa_policy *p, gpa_tenancy_report **out, gpa_error *err);
+void gpa_tenancy_report_free(gpa_tenancy_report *r);
+/* One "file:line:col: warning: ..." line per finding (and one for the pairs not listed);
+ * NULL when there is none. Caller frees. */
+char *gpa_tenancy_text(const gpa_tenancy_report *r);
+size_t gpa_tenancy_warning_count(const gpa_tenancy_report *r);
+/* The tenant's name by index (NULL past the end). */
+const char *gpa_policy_tenant_name(const gpa_policy *p, size_t i);
+
 /* "namespace sandbox, label a=b, 2 GPUs, gpu-memory 8589934592 bytes". Caller frees. */
 char *gpa_reach_pod_text(const gpa_reach_pod *w);
 

@@ -92,8 +92,58 @@ static void lint_json(cJSON *arr, const char *lint)
     }
 }
 
+/* The tenancy findings: "tenant-overlap" (tenants [a, b], globs [ga, gb], namespace, owner)
+ * and "tenant-name-unclaimed" (tenants [a], namespace = its name, owner or null). */
+static void tenancy_json(cJSON *arr, const gpa_policy *p, const gpa_tenancy_report *t,
+                         const char *error)
+{
+    for (size_t i = 0; t && i < t->n; i++) {
+        const gpa_tenancy_finding *f = &t->findings[i];
+        bool ov = f->kind == GPA_TENANCY_OVERLAP;
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "severity", "warning");
+        cJSON_AddStringToObject(j, "kind", ov ? "tenant-overlap" : "tenant-name-unclaimed");
+        if (f->file) {
+            cJSON_AddStringToObject(j, "file", f->file);
+            cJSON_AddNumberToObject(j, "line", f->line);
+            cJSON_AddNumberToObject(j, "col", f->col);
+        }
+        cJSON *ts = cJSON_AddArrayToObject(j, "tenants");
+        cJSON_AddItemToArray(ts, cJSON_CreateString(gpa_policy_tenant_name(p, f->a)));
+        if (ov) {
+            cJSON_AddItemToArray(ts, cJSON_CreateString(gpa_policy_tenant_name(p, f->b)));
+            cJSON *gs = cJSON_AddArrayToObject(j, "globs");
+            cJSON_AddItemToArray(gs, cJSON_CreateString(f->glob_a));
+            cJSON_AddItemToArray(gs, cJSON_CreateString(f->glob_b));
+        }
+        cJSON_AddStringToObject(j, "namespace", f->ns);
+        if (f->owner != SIZE_MAX)
+            cJSON_AddStringToObject(j, "owner", gpa_policy_tenant_name(p, f->owner));
+        else
+            cJSON_AddNullToObject(j, "owner");
+        cJSON_AddStringToObject(j, "message", f->message);
+        cJSON_AddItemToArray(arr, j);
+    }
+    if (t && t->more_pairs) {
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "severity", "warning");
+        cJSON_AddStringToObject(j, "kind", "tenant-overlap-more");
+        cJSON_AddNumberToObject(j, "count", (double)t->more_pairs);
+        cJSON_AddStringToObject(j, "message", "more pairs of tenants can match one namespace");
+        cJSON_AddItemToArray(arr, j);
+    }
+    if (error) {
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "severity", "warning");
+        cJSON_AddStringToObject(j, "kind", "tenancy-analysis-refused");
+        cJSON_AddStringToObject(j, "message", error);
+        cJSON_AddItemToArray(arr, j);
+    }
+}
+
 char *gpa_cli_check_json(const gpa_policy *p, const char *lint, const gpa_reach *r,
-                         const char *reach_error)
+                         const char *reach_error, const gpa_tenancy_report *ten,
+                         const char *ten_error)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddBoolToObject(o, "ok", true);
@@ -141,6 +191,7 @@ char *gpa_cli_check_json(const gpa_policy *p, const char *lint, const gpa_reach 
         cJSON_AddStringToObject(j, "message", reach_error);
         cJSON_AddItemToArray(arr, j);
     }
+    tenancy_json(arr, p, ten, ten_error);
     if (r) {
         cJSON *s = cJSON_AddObjectToObject(o, "reachability");
         cJSON_AddNumberToObject(s, "namespaceClasses", (double)r->n_ns_classes);

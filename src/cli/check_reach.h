@@ -7,10 +7,12 @@
 #include "gpu_admission/policy.h"
 #include "gpu_admission/reach.h"
 
-/* The -o json document of a set that loaded: revision, counts, findings (the lint's lines
- * and the analysis'; reach NULL with reach_error when it was refused). Caller frees. */
+/* The -o json document of a set that loaded: revision, counts, findings (the lint's lines,
+ * the analysis', the tenancy analysis'; reach NULL with reach_error when it was refused, ten
+ * NULL with ten_error). Caller frees. */
 char *gpa_cli_check_json(const gpa_policy *p, const char *lint, const gpa_reach *r,
-                         const char *reach_error);
+                         const char *reach_error, const gpa_tenancy_report *ten,
+                         const char *ten_error);
 /* The "reachability:" part of check's description: each rule with a pod it takes (or never
  * reached), then the information lines (unmatched GPU pods allowed). Caller frees. */
 char *gpa_cli_check_reach_text(const gpa_policy *p, const gpa_reach *r);

@@ -40,7 +40,8 @@ static const gpa_cli_flag flags[] = {
      "  -o, --output text|json\n"
      "            json: one document on stdout, {\"ok\", \"revision\", \"pools\", \"rules\",\n"
      "            \"findings\": [{\"severity\", \"kind\", \"rule\", \"file\", \"line\", \"col\",\n"
-     "            \"message\", \"takenBy\", \"witness\"}]} (or {\"ok\": false, \"errors\"})\n"},
+     "            \"message\", \"takenBy\", \"witness\"}]} (or {\"ok\": false, \"errors\"});\n"
+     "            tenant findings carry \"tenants\", \"globs\", \"namespace\", \"owner\"\n"},
     {"--witnesses", NULL, GPA_CLI_STR, offsetof(options, witnesses), NULL,
      "  --witnesses FILE\n"
      "            write a policy test suite: a pod each reachable rule takes and each\n"
@@ -71,6 +72,10 @@ static const gpa_cli_spec cli_spec = {
         "first: the rules that take them and a witness pod), a deny rule partly bypassed\n"
         "by an earlier placement (with a witness pod), a gpuMemory beyond every MIG\n"
         "profile of the pool; and info lines (unmatched GPU pods allowed, per tenant).\n"
+        "About the tenants: every pair whose globs can both match one namespace (a witness\n"
+        "namespace matching a glob of each; the first tenant listed owns it), and every\n"
+        "tenant whose own globs do not claim its name (a namespace of that name in no\n"
+        "tenant has its GPU pods and claims denied, tenant-name-taken).\n"
         "\n"
         "flags:\n",
     .tail = "\n"
@@ -118,15 +123,26 @@ int gpa_cmd_check(int argc, char **argv)
     gpa_error rerr = {0};
     bool refused = gpa_reach_analyze(p, &reach, &rerr) != GPA_OK;
     char *findings = reach ? gpa_reach_text(reach, false) : NULL;
-    size_t n_warn = (warnings ? 1 : 0) + (refused ? 1 : 0) + gpa_reach_warning_count(reach);
+    /* the tenants themselves: overlapping globs, names a foreign namespace could carry */
+    gpa_tenancy_report *ten = NULL;
+    gpa_error terr = {0};
+    bool ten_refused = gpa_tenancy_analyze(p, &ten, &terr) != GPA_OK;
+    char *ten_text = gpa_tenancy_text(ten);
+    size_t n_warn = (warnings ? 1 : 0) + (refused ? 1 : 0) + gpa_reach_warning_count(reach) +
+                    gpa_tenancy_warning_count(ten) + (ten_refused ? 1 : 0);
     if (warnings) fputs(warnings, stderr);
+    if (ten_text) fputs(ten_text, stderr);
     if (findings) fputs(findings, stderr);
     if (refused) fprintf(stderr, "gpu-admission check: %s: warning: %s\n", dir, rerr.message);
+    if (ten_refused)
+        fprintf(stderr, "gpu-admission check: %s: warning: %s\n", dir, terr.message);
+    free(ten_text);
     rc = 0;
     if (o.witnesses && reach) rc = gpa_cli_check_witnesses(p, reach, dir, o.witnesses);
     if (o.witnesses && refused) rc = 1;
     if (json) {
-        char *j = gpa_cli_check_json(p, warnings, reach, refused ? rerr.message : NULL);
+        char *j = gpa_cli_check_json(p, warnings, reach, refused ? rerr.message : NULL, ten,
+                                     ten_refused ? terr.message : NULL);
         if (!j) {
             fprintf(stderr, "gpu-admission check: out of memory\n");
             rc = 1;
@@ -137,6 +153,7 @@ int gpa_cmd_check(int argc, char **argv)
     }
     free(warnings);
     free(findings);
+    gpa_tenancy_report_free(ten);
     if (rc == 0 && strict && n_warn > 0) {
         fprintf(stderr, "gpu-admission check: %s: warnings refused (--strict)\n", dir);
         rc = 1;

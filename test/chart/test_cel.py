@@ -167,7 +167,7 @@ def evaluate(exprs, cases):
     return json.loads(r.stdout)
 
 
-def conditions(values=None, kube="1.30.0"):
+def conditions(values=None, kube="1.33.0"):
     objs = c.render(values, kube_version=kube)
     m = c.one(objs, "MutatingWebhookConfiguration")["webhooks"][0]["matchConditions"]
     v = c.one(objs, "ValidatingWebhookConfiguration")["webhooks"][0]["matchConditions"]
@@ -181,7 +181,7 @@ class MatchConditions(unittest.TestCase):
         cls.exprs = conditions()
 
     def test_same_text_on_every_version_that_has_them(self):
-        self.assertEqual(conditions(kube="1.28.0"), self.exprs)
+        self.assertEqual(conditions(kube="1.37.2"), self.exprs)
 
     def test_edge_pods(self):
         cases = [{"id": k, "object": p} for k, (p, _, _) in EDGE.items()]

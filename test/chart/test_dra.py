@@ -1,7 +1,7 @@
 """test_dra.py - the chart's DRA entries (issue 24, webhook.dra.enabled): mutate-claims and
 validate-claims.gpu-admission.io for resource.k8s.io/v1 resourceclaims and
 resourceclaimtemplates, rendered by the real helm. auto renders them only for Kubernetes >= 1.34
-serving resource.k8s.io/v1, never for 1.20-1.33 (with or without --api-versions); true and false
+serving resource.k8s.io/v1, never for 1.33 (with or without --api-versions); true and false
 force them; the entries' contract (rules, matchPolicy Equivalent, the Pod entries' endpoint,
 certificate, failure policy and namespaces); every rendered field is a real API field; bad values
 are refused by the schema. The e2e dra suite applies the same entries to a real API server.
@@ -43,7 +43,7 @@ class Auto(unittest.TestCase):
     """webhook.dra.enabled: auto (the default) follows the cluster."""
 
     def test_off_before_1_34_even_with_the_api_listed(self):
-        for kube in ("1.20.2", "1.27.9", "1.30.0", "1.33.5"):
+        for kube in ("1.33.0", "1.33.5"):
             for extra in ((), API):
                 with self.subTest(kube=kube, api=bool(extra)):
                     objs = c.render(kube_version=kube, extra=extra)
@@ -68,7 +68,7 @@ class Auto(unittest.TestCase):
 
     def test_helm_template_always_lists_the_api(self):
         """Why auto also asks Kubernetes >= 1.34: helm template's capabilities are the API
-        versions helm was built with, so Has "resource.k8s.io/v1" is true for a 1.20 render.
+        versions helm was built with, so Has "resource.k8s.io/v1" is true for a 1.33 render.
         A probe template in a copy of the chart shows it; if a helm release stops doing so,
         this fails and the version condition can be reconsidered."""
         tmp = tempfile.mkdtemp(prefix="gpa-dra-probe-")
@@ -79,15 +79,15 @@ class Auto(unittest.TestCase):
                 f.write('# probe: {{ .Capabilities.APIVersions.Has "resource.k8s.io/v1" }} '
                         '{{ .Capabilities.KubeVersion.Version }}\n')
             r = c.helm("template", c.RELEASE, chart, "--namespace", c.RELEASE_NS,
-                       "--kube-version", "1.20.2")
-            self.assertIn("# probe: true v1.20.2", r.stdout)
+                       "--kube-version", "1.33.5")
+            self.assertIn("# probe: true v1.33.5", r.stdout)
             self.assertNotIn(MUT, r.stdout)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
     def test_reuse_values_from_an_older_chart_is_auto(self):
         # --reuse-values from a chart without webhook.dra (null removes the key here)
-        for kube, want in (("1.30.0", False), ("1.34.0", True)):
+        for kube, want in (("1.33.0", False), ("1.34.0", True)):
             with self.subTest(kube=kube):
                 objs = c.render(kube_version=kube, extra=["--set", "webhook.dra=null"])
                 m, v = claim_entries(objs)
@@ -95,8 +95,8 @@ class Auto(unittest.TestCase):
 
 
 class Forced(unittest.TestCase):
-    def test_true_renders_on_1_20(self):
-        objs = c.render({"webhook": {"dra": {"enabled": True}}}, kube_version="1.20.2")
+    def test_true_renders_on_1_33(self):
+        objs = c.render({"webhook": {"dra": {"enabled": True}}}, kube_version="1.33.0")
         m, v = claim_entries(objs)
         self.assertIsNotNone(m)
         self.assertIsNotNone(v)
@@ -245,7 +245,7 @@ class Fields(unittest.TestCase):
                              ({"webhook": {"dra": {"enabled": True},
                                            "url": "https://127.0.0.1:9443"},
                                "certificates": {"mode": "existing", "existingSecret": "s",
-                                                "caBundle": "QUJD"}}, "1.20.2")):
+                                                "caBundle": "QUJD"}}, "1.33.0")):
             with self.subTest(values=values, kube=kube):
                 m, v = configs(c.render(values, kube_version=kube))
                 for cfg, known in ((m, mwc), (v, vwc)):

@@ -53,20 +53,20 @@ class Fields(unittest.TestCase):
 
     def test_every_mode_and_option(self):
         variants = [
-            ({}, "1.30.0"), ({}, "1.20.2"),
-            ({"certificates": {"mode": "cert-manager"}}, "1.30.0"),
+            ({}, "1.33.0"), ({}, "1.37.2"),
+            ({"certificates": {"mode": "cert-manager"}}, "1.33.0"),
             ({"certificates": {"mode": "existing", "existingSecret": "s", "caBundle": "QUJD"},
-              "webhook": {"url": "https://127.0.0.1:9443"}}, "1.30.0"),
+              "webhook": {"url": "https://127.0.0.1:9443"}}, "1.33.0"),
             ({"priorityClassName": "system-cluster-critical", "nodeSelector": {"a": "b"},
               "hostNetwork": True,
               "tolerations": [{"key": "k", "operator": "Exists"}],
               "imagePullSecrets": [{"name": "pull"}],
               "server": {"clientCA": "-----BEGIN CERTIFICATE-----\nx\n-----END CERTIFICATE-----\n",
                          "extraEnv": [{"name": "GPU_ADMISSION_LOG_LEVEL", "value": "debug"}]},
-              "podAnnotations": {"a": "b"}}, "1.30.0"),
+              "podAnnotations": {"a": "b"}}, "1.33.0"),
             ({"webhook": {"url": "https://127.0.0.1:9443", "workloads": {
                 "failurePolicy": "Fail", "extraResources": [
-                    {"apiGroup": "example.com", "resources": ["trainingjobs"]}]}}}, "1.20.2"),
+                    {"apiGroup": "example.com", "resources": ["trainingjobs"]}]}}}, "1.37.2"),
         ]
         for values, kube in variants:
             with self.subTest(values=values, kube=kube):

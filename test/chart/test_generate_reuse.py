@@ -4,7 +4,7 @@ Kubernetes API (discovery + GET of the objects the chart renders, served from a 
 no Secret yet (new pair), a Secret the chart made earlier (reused byte for byte, caBundle from
 its ca.crt), the same Secret near its not-after annotation (renewed), and an incomplete Secret
 (replaced). The same fake API lets `kubectl apply --dry-run=client` read the rendered objects,
-and `helm install --dry-run=server` see a 1.20 or a 1.30 cluster (InstallNotes)."""
+and `helm install --dry-run=server` see a 1.32 (refused) or a 1.33 cluster (InstallNotes)."""
 import base64
 import datetime
 import http.server
@@ -41,14 +41,11 @@ def resource_list(gv, res):
 class FakeAPI:
     """Just enough of the Kubernetes API for helm's discovery, lookup and dry-run."""
 
-    def __init__(self, minor=30):
+    def __init__(self, minor=33):
         self.objects = {}
         self.gets = []
         api = self
         groups = dict(GROUPS)
-        if minor < 21:  # PodDisruptionBudget is policy/v1beta1 only
-            groups.pop("policy/v1")
-            groups["policy/v1beta1"] = [("poddisruptionbudgets", "PodDisruptionBudget", True)]
         version = {"major": "1", "minor": str(minor), "gitVersion": f"v1.{minor}.2"}
 
         class H(http.server.BaseHTTPRequestHandler):
@@ -238,10 +235,11 @@ class GenerateReuse(unittest.TestCase):
 
 
 class InstallNotes(unittest.TestCase):
-    """`helm install --dry-run=server` against a fake 1.20 and a fake 1.30 cluster: the chart
-    adapts to the cluster's real version (not --kube-version) and NOTES.txt says what to do."""
+    """`helm install --dry-run=server` against a fake 1.32 and a fake 1.33 cluster: the chart
+    reads the cluster's real version (not --kube-version), refuses one older than it supports
+    and NOTES.txt says what to do."""
 
-    def install(self, minor):
+    def install(self, minor, ok=True):
         api = FakeAPI(minor)
         try:
             env = dict(c.ENV, KUBECONFIG=api.kubeconfig.name)
@@ -250,24 +248,20 @@ class InstallNotes(unittest.TestCase):
                                capture_output=True, text=True, env=env, timeout=120)
         finally:
             api.close()
+        if not ok:
+            return r
         self.assertEqual(r.returncode, 0, r.stderr)
         manifest, _, notes = r.stdout.partition("NOTES:")
         objs = [d for d in yaml.safe_load_all(manifest.split("MANIFEST:", 1)[1]) if d]
         return objs, notes
 
-    def test_1_20(self):
-        objs, notes = self.install(20)
-        self.assertEqual(c.one(objs, "PodDisruptionBudget")["apiVersion"], "policy/v1beta1")
-        for k in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
-            self.assertNotIn("matchConditions", c.one(objs, k)["webhooks"][0])
-        self.assertIn("has no webhook matchConditions", notes)
-        self.assertIn(f"kubectl label namespace {c.RELEASE_NS} "
-                      f"kubernetes.io/metadata.name={c.RELEASE_NS}", notes)
-        self.assertIn("kubectl label namespace kube-system kubernetes.io/metadata.name=kube-system",
-                      notes)
+    def test_1_32_refused(self):
+        r = self.install(32, ok=False)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn(">=1.33.0-0", r.stderr)
 
-    def test_1_30(self):
-        objs, notes = self.install(30)
+    def test_1_33(self):
+        objs, notes = self.install(33)
         self.assertEqual(c.one(objs, "PodDisruptionBudget")["apiVersion"], "policy/v1")
         for k in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
             self.assertIn("matchConditions", c.one(objs, k)["webhooks"][0])

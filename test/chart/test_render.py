@@ -81,11 +81,11 @@ def openssl(*args, stdin=None):
 
 
 class Defaults(unittest.TestCase):
-    """Default values (certificates.mode generate) on Kubernetes 1.30."""
+    """Default values (certificates.mode generate) on Kubernetes 1.33."""
 
     @classmethod
     def setUpClass(cls):
-        cls.objs = c.render(kube_version="1.30.0")
+        cls.objs = c.render(kube_version="1.33.0")
         cls.values = yaml.safe_load(open(os.path.join(c.CHART, "values.yaml")))
 
     def test_webhook_contract(self):
@@ -374,7 +374,8 @@ class Workloads(unittest.TestCase):
     """The workloads.gpu-admission.io entry of the ValidatingWebhookConfiguration."""
 
     def test_default_entry(self):
-        for kube in ("1.20.2", "1.30.0"):
+        # 1.33: without the DRA entries (1.34+), which come after this one (test_dra.py)
+        for kube in ("1.33.0",):
             with self.subTest(kube=kube):
                 objs = c.render(kube_version=kube)
                 _, v, _, vw = webhooks(objs)
@@ -460,7 +461,7 @@ class Workloads(unittest.TestCase):
 
     def test_disabled(self):
         # 1.30: no DRA claims entry (test_dra.py) beside the Pod one
-        objs = c.render({"webhook": {"workloads": {"enabled": False}}}, kube_version="1.30.0")
+        objs = c.render({"webhook": {"workloads": {"enabled": False}}}, kube_version="1.33.0")
         self.assertIsNone(workload_hook(objs))
         _, v, _, vw = webhooks(objs)
         self.assertEqual(len(v["webhooks"]), 1)
@@ -552,7 +553,7 @@ class Exemptions(unittest.TestCase):
         return mw, [w for w in v["webhooks"] if w["name"] != "namespaces.gpu-admission.io"]
 
     def test_default_no_label_anywhere(self):
-        objs = c.render(kube_version="1.30.0")
+        objs = c.render(kube_version="1.33.0")
         mw, validating = self.entries(objs)
         self.assertEqual(len(validating), 2)  # validate + workloads
         for w in [mw] + validating:
@@ -583,7 +584,7 @@ class Exemptions(unittest.TestCase):
                                        "values": want + ["batch-infra"]}], w["name"])
 
     def test_opt_in_label_mutating_only(self):
-        objs = c.render(self.OPT_IN, kube_version="1.30.0")
+        objs = c.render(self.OPT_IN, kube_version="1.33.0")
         mw, validating = self.entries(objs)
         self.assertEqual(mw["namespaceSelector"],
                          {"matchExpressions": NS_SELECTOR["matchExpressions"] + [IGNORE_EXPR]})
@@ -600,7 +601,7 @@ class Exemptions(unittest.TestCase):
     def test_opt_in_lock_entry(self):
         objs = c.render(dict(self.OPT_IN, webhook=dict(self.OPT_IN["webhook"],
                                                        failurePolicy="Ignore")),
-                        kube_version="1.30.0")
+                        kube_version="1.33.0")
         _, v, _, vw = webhooks(objs)
         self.assertEqual([w["name"] for w in v["webhooks"]],
                          ["validate.gpu-admission.io", "workloads.gpu-admission.io",
@@ -760,26 +761,28 @@ class URLMode(unittest.TestCase):
 
 
 class KubeVersions(unittest.TestCase):
-    def test_match_conditions_only_from_1_28(self):
-        for ver, want in (("1.20.2", False), ("1.27.9", False), ("1.28.0", True),
-                          ("1.30.1", True), ("1.34.0", True)):
-            _, _, mw, vw = webhooks(c.render(kube_version=ver))
-            self.assertEqual("matchConditions" in mw, want, ver)
-            self.assertEqual("matchConditions" in vw, want, ver)
+    def test_match_conditions_on_every_supported_version(self):
+        for ver in ("1.33.0", "1.34.0", "1.37.2"):
+            objs = c.render(kube_version=ver)
+            _, _, mw, vw = webhooks(objs)
+            self.assertIn("matchConditions", mw, ver)
+            self.assertIn("matchConditions", vw, ver)
+            self.assertEqual(c.one(objs, "PodDisruptionBudget")["apiVersion"], "policy/v1", ver)
         _, _, mw, vw = webhooks(c.render({"webhook": {"matchConditions": {"enabled": False}}},
-                                         kube_version="1.30.0"))
+                                         kube_version="1.33.0"))
         self.assertNotIn("matchConditions", mw)
         self.assertNotIn("matchConditions", vw)
 
-    def test_1_20(self):
-        objs = c.render(kube_version="1.20.2")
-        self.assertEqual(c.one(objs, "PodDisruptionBudget")["apiVersion"], "policy/v1beta1")
-        _, _, mw, vw = webhooks(objs)
-        self.assertEqual(mw["namespaceSelector"], NS_SELECTOR)
+    def test_older_than_supported_is_refused(self):
+        # Chart.yaml's kubeVersion: 1.33 is the oldest the project supports (docs/operations.md)
+        for ver in ("1.20.2", "1.32.9"):
+            r = c.template(kube_version=ver, check=False)
+            self.assertNotEqual(r.returncode, 0, ver)
+            self.assertIn(">=1.33.0-0", r.stderr, ver)
 
     def test_match_condition_structure(self):
         _, _, mw, vw = webhooks(c.render({"webhook": {"matchConditions": {
-            "resourcePrefixes": ["nvidia.com/", "example.org/gpu"]}}}, kube_version="1.30.0"))
+            "resourcePrefixes": ["nvidia.com/", "example.org/gpu"]}}}, kube_version="1.33.0"))
         (mc,) = mw["matchConditions"]
         (vc,) = vw["matchConditions"]
         self.assertEqual(mc["name"], "gpu-pod")

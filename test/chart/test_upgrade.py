@@ -40,7 +40,7 @@ class ReuseValues(unittest.TestCase):
     def render_old(self, values=None, extra=()):
         args, _ = c._set_args(values)
         r = c.helm("template", c.RELEASE, self.chart, "--namespace", c.RELEASE_NS,
-                   "--kube-version", "1.30.0", *args, *extra)
+                   "--kube-version", "1.33.0", *args, *extra)
         return [d for d in yaml.safe_load_all(r.stdout) if d]
 
     def test_old_defaults_render_as_that_chart_did_but_the_label_is_gone(self):

@@ -2,7 +2,8 @@
  * test_oom_reach.c - the exact reachability analysis (reach.h) with every allocation failing
  * in turn (fault.h): gpa_reach_analyze and its text on the shipped policies/ and on the set
  * with every finding (test/unit/policies/reach), and the one-namespace analysis behind the
- * untrusted-shared advice (a denied pod through gpa_engine_validate). Each run must answer as
+ * untrusted-shared advice (a denied pod through gpa_engine_validate), and the tenants'
+ * findings (gpa_tenancy_analyze on test/unit/policies/tenancy). Each run must answer as
  * the clean run (same reached rules, same findings text, same denial message) or GPA_ENOMEM
  * with a message, and leave no block live (fault.c counts them).
  */
@@ -70,6 +71,59 @@ static const char *check_reach(void *ctx, int rc, int clean_rc, bool fired)
     if (rc != GPA_OK) return "neither the clean answer nor GPA_ENOMEM";
     if (c->reached != c->clean_reached) return "GPA_OK with other rules reached";
     if (!c->text_oom && strcmp(c->text, c->clean_text) != 0) return "GPA_OK with other findings";
+    return NULL;
+}
+
+/* The tenants' findings (policy_reach_tenants.c): same text as the clean run, or GPA_ENOMEM
+ * with a message. */
+typedef struct tenancy_case {
+    gpa_policy *p;
+    char text[16384];
+    bool text_oom;
+    size_t n;
+    gpa_error err;
+    char clean_text[16384];
+    size_t clean_n;
+    bool have_clean;
+} tenancy_case;
+
+static int run_tenancy(void *ctx)
+{
+    tenancy_case *c = ctx;
+    c->err = (gpa_error){0};
+    c->text[0] = '\0';
+    c->text_oom = false;
+    c->n = 0;
+    gpa_tenancy_report *r = NULL;
+    int rc = gpa_tenancy_analyze(c->p, &r, &c->err);
+    if (rc == GPA_OK) {
+        c->n = r->n;
+        char *t = gpa_tenancy_text(r);
+        snprintf(c->text, sizeof c->text, "%s", t ? t : "");
+        c->text_oom = !t;
+        free(t);
+        gpa_tenancy_report_free(r);
+    }
+    return rc;
+}
+
+static const char *check_tenancy(void *ctx, int rc, int clean_rc, bool fired)
+{
+    (void)clean_rc;
+    (void)fired;
+    tenancy_case *c = ctx;
+    if (!c->have_clean) {
+        if (rc != GPA_OK) return "the clean analysis failed";
+        if (c->n != 2) return "the clean analysis did not find the overlap and the open name";
+        c->have_clean = true;
+        memcpy(c->clean_text, c->text, sizeof c->text);
+        c->clean_n = c->n;
+        return NULL;
+    }
+    if (rc == GPA_ENOMEM) return c->err.message[0] ? NULL : "GPA_ENOMEM without a message";
+    if (rc != GPA_OK) return "neither the clean answer nor GPA_ENOMEM";
+    if (c->n != c->clean_n) return "GPA_OK with other findings";
+    if (!c->text_oom && strcmp(c->text, c->clean_text) != 0) return "GPA_OK with other text";
     return NULL;
 }
 
@@ -147,6 +201,19 @@ int main(void)
         fault_case fc = {names[i], run_reach, check_reach, &c};
         failed += fault_run_case(&fc);
         gpa_policy_unref(c.p);
+    }
+    {
+        static tenancy_case t;
+        gpa_error e = {0};
+        if (gpa_policy_load_dir(&t.p, GPA_SOURCE_DIR "/test/unit/policies/tenancy", &e) !=
+            GPA_OK) {
+            printf("FAIL cannot load test/unit/policies/tenancy: %s\n", e.message);
+            return 1;
+        }
+        fault_case fc = {"tenancy/analyze test/unit/policies/tenancy", run_tenancy,
+                         check_tenancy, &t};
+        failed += fault_run_case(&fc);
+        gpa_policy_unref(t.p);
     }
     /* the advice: golden case 200's policy and pod */
     const char *files[] = {"cluster/00-tenancy.yaml", "cluster/01-settings.yaml",

@@ -207,5 +207,65 @@ int main(void)
                           "rule train\"");
     CHECK_CONTAINS(suite, "name: \"tenant platform: a GPU pod no rule takes\"");
     unlink(wfile);
+
+    /* the tenants (issue 33): overlapping globs and an open tenant name are warnings on
+     * stderr, --strict refuses them, -o json carries them; the shipped set has neither */
+    char ten[] = GPA_SOURCE_DIR "/test/unit/policies/tenancy";
+    char *t1[] = {cmd, quiet, ten, NULL};
+    CHECK_INT(run(3, t1), 0);
+    CHECK_CONTAINS(err_buf, "/p.yaml:11:9: warning: tenants dev and ext-acme can both match "
+                            "namespace ext-acme-dev (dev's glob \"*-dev\", ext-acme's glob "
+                            "\"ext-acme-*\"): tenants are tried in order, so it belongs to dev, "
+                            "the first");
+    CHECK_CONTAINS(err_buf, "/p.yaml:13:9: warning: tenant platform: its globs do not claim "
+                            "namespace platform, its own name");
+    CHECK(strstr(err_buf, "tenant ext-acme: its globs") == NULL); /* it claims its name */
+    CHECK(strstr(err_buf, "tenant dev: its globs") == NULL);
+    char *t2[] = {cmd, strict, quiet, ten, NULL};
+    CHECK_INT(run(4, t2), 1);
+    CHECK_CONTAINS(err_buf, "warnings refused (--strict)");
+    char *t3[] = {cmd, o_flag, json, ten, NULL};
+    CHECK_INT(run(4, t3), 0);
+    doc = cJSON_Parse(out_buf);
+    CHECK(doc != NULL);
+    int overlaps = 0, names = 0;
+    cJSON_ArrayForEach(f, cJSON_GetObjectItem(doc, "findings"))
+    {
+        const char *k = cJSON_GetStringValue(cJSON_GetObjectItem(f, "kind"));
+        const cJSON *ts = cJSON_GetObjectItem(f, "tenants");
+        if (k && strcmp(k, "tenant-overlap") == 0) {
+            overlaps++;
+            CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(f, "severity")), "warning");
+            CHECK_STR(cJSON_GetStringValue(cJSON_GetArrayItem(ts, 0)), "dev");
+            CHECK_STR(cJSON_GetStringValue(cJSON_GetArrayItem(ts, 1)), "ext-acme");
+            const cJSON *gs = cJSON_GetObjectItem(f, "globs");
+            CHECK_STR(cJSON_GetStringValue(cJSON_GetArrayItem(gs, 0)), "*-dev");
+            CHECK_STR(cJSON_GetStringValue(cJSON_GetArrayItem(gs, 1)), "ext-acme-*");
+            CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(f, "namespace")), "ext-acme-dev");
+            CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(f, "owner")), "dev");
+            CHECK_INT(cJSON_GetNumberValue(cJSON_GetObjectItem(f, "line")), 11);
+        }
+        if (k && strcmp(k, "tenant-name-unclaimed") == 0) {
+            names++;
+            CHECK_STR(cJSON_GetStringValue(cJSON_GetArrayItem(ts, 0)), "platform");
+            CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(f, "namespace")), "platform");
+            CHECK(cJSON_IsNull(cJSON_GetObjectItem(f, "owner")));
+            CHECK_INT(cJSON_GetNumberValue(cJSON_GetObjectItem(f, "line")), 13);
+        }
+    }
+    CHECK_INT(overlaps, 1);
+    CHECK_INT(names, 1);
+    /* the rule of tenant platform is reached through its own namespace, never through a
+     * namespace "platform" in no tenant */
+    const cJSON *tr = cJSON_GetArrayItem(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "reachability"), "rules"), 0);
+    CHECK_STR(cJSON_GetStringValue(
+                  cJSON_GetObjectItem(cJSON_GetObjectItem(tr, "witness"), "namespace")),
+              "ml-platform");
+    cJSON_Delete(doc);
+    char *t4[] = {cmd, strict, quiet, shipped, NULL};
+    CHECK_INT(run(4, t4), 0);
+    CHECK(strstr(err_buf, "warning") == NULL);
+    CHECK_CONTAINS(out_buf, "OK: ");
     return check_done();
 }

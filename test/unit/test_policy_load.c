@@ -91,14 +91,16 @@ static void test_shipped_policies(void)
     CHECK_INT(p->n_tenants, 2);
     CHECK_STR(p->tenants[0].name, "research");
     CHECK_INT(p->tenants[0].trust, GPA_TRUST_UNTRUSTED);
-    CHECK_INT(p->tenants[0].namespaces.n, 3);
-    CHECK_STR(p->tenants[0].namespaces.items[0], "research-*");
-    CHECK_STR(p->tenants[0].namespaces.items[1], "sandbox");
-    CHECK_STR(p->tenants[0].namespaces.items[2], "inference-*");
+    CHECK_INT(p->tenants[0].namespaces.n, 4);
+    CHECK_STR(p->tenants[0].namespaces.items[0], "research"); /* its own name, claimed */
+    CHECK_STR(p->tenants[0].namespaces.items[1], "research-*");
+    CHECK_STR(p->tenants[0].namespaces.items[2], "sandbox");
+    CHECK_STR(p->tenants[0].namespaces.items[3], "inference-*");
     CHECK_STR(p->tenants[1].name, "platform");
     CHECK_INT(p->tenants[1].trust, GPA_TRUST_TRUSTED);
-    CHECK_STR(p->tenants[1].namespaces.items[1], "prod-*");
-    CHECK_STR(p->tenants[1].namespaces.items[2], "notebooks");
+    CHECK_STR(p->tenants[1].namespaces.items[0], "platform");
+    CHECK_STR(p->tenants[1].namespaces.items[2], "prod-*");
+    CHECK_STR(p->tenants[1].namespaces.items[3], "notebooks");
 
     const gpa_pool *mig = pool(p, "a100-mig"), *ts = pool(p, "t4-shared"),
                    *h = pool(p, "h100-train");

@@ -378,17 +378,24 @@ static void test_traps(void)
                   "    - name: any\n"
                   "      match: {gpus: {min: 1}}\n"
                   "      place: {pool: mig}\n");
-    /* a namespace in no tenant is its own tenant, named after it: namespace "vision" is not
-     * in tenant vision (its globs are vision-*), yet `tenants: [vision]` meets it, as the
-     * engine compares names - so a later rule for namespace vision is never reached */
+    /* a namespace in no tenant named like a tenant never passes for it (POLICY.md "Tenant
+     * names cannot be taken"): namespace "vision" is not in tenant vision (its globs are
+     * vision-*), so `tenants: [vision]` does not meet it and its GPU pods are denied before
+     * any rule - the rule for namespace vision matches no pod at all, and the tenant rule's
+     * witness is a namespace of the tenant, never "vision" itself */
     x = analyse("    - name: vision-tenant\n"
                 "      match: {tenants: [vision]}\n"
                 "      place: {pool: mig}\n"
                 "    - name: vision-ns\n"
                 "      match: {namespaces: [vision]}\n"
                 "      place: {pool: mig}\n");
-    CHECK_CONTAINS(x.text, "rule vision-ns never reached: every pod it matches is taken first by "
-                           "rule vision-tenant");
+    CHECK_CONTAINS(x.text, "rule vision-ns never reached: it matches no GPU pod");
+    CHECK_CONTAINS(x.text, "namespace vision is in no tenant and carries tenant vision's name: "
+                           "its GPU pods are denied (tenant-name-taken)");
+    CHECK(strstr(x.text, "vision-tenant never reached") == NULL);
+    CHECK(x.r->reached[0]);
+    CHECK(strcmp(x.r->witness[0].ns, "vision") != 0);
+    CHECK(strncmp(x.r->witness[0].ns, "vision-", 7) == 0);
     done(&x);
 }
 

@@ -10,8 +10,9 @@
  *     rule for an unmatched one);
  *   - a never-reached rule's takers each take one of the sampled pods the rule matches only
  *     when some pod the rule matches was sampled (checked by the witness).
- * The pods' namespaces include every namespace class's witness (so each class is visited)
- * and random names. GPA_REACH_SEED=N picks another seed; GPA_REACH_POLICIES=N more policies.
+ * The pods' namespaces include every namespace class's witness (so each class is visited),
+ * the tenants' names (claimed by a wild glob, or taken: then no rule sees them) and random
+ * names. GPA_REACH_SEED=N picks another seed; GPA_REACH_POLICIES=N more policies.
  */
 #include <stdarg.h>
 #include <stdint.h>
@@ -301,6 +302,11 @@ int main(void)
                 /* the analysis' own namespaces too, with other pods around them */
                 size_t pick = rnd((uint32_t)r->n_rules);
                 if (r->reached[pick]) use_ns = r->witness[pick].ns;
+            } else if (k < 80) {
+                /* namespaces named like a tenant ("t1"): a wild glob may claim the name,
+                 * else it is in no tenant and takes the name - no rule may see it */
+                const char *tn = gpa_policy_tenant_name(p, rnd(4));
+                if (tn) use_ns = tn;
             }
             int gpus = 1 + (int)rnd(6), mem = rnd(3) == 0 ? -1 : (int)rnd(8);
             cJSON *o = pod(use_ns, lk, lv, nl, gpus, mem);

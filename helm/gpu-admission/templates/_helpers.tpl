@@ -117,9 +117,8 @@ gpuOperatorNamespace keeps that chart's list.
 
 {{/*
 The namespaceSelector of every validating entry (and the base of the mutating one): by name
-only. kubernetes.io/metadata.name is set by the API server on every namespace from Kubernetes
-1.21 and cannot be changed by whoever edits the namespace; on 1.20 label the release namespace
-and kube-system yourself (docs/operations.md "Install"). Never a label a namespace's editor
+only. kubernetes.io/metadata.name is set by the API server on every namespace and cannot be
+changed by whoever edits the namespace. Never a label a namespace's editor
 may set: the validating webhook is the backstop that refuses untrusted pods on shared GPUs.
 */}}
 {{- define "gpu-admission.namespaceSelector" -}}
@@ -146,7 +145,7 @@ webhook.dra.enabled: "true" when the DRA claim entries are rendered. auto (also 
 absent: --reuse-values from an older chart) needs both the API group in the capabilities AND
 Kubernetes >= 1.34: `helm template` fills .Capabilities.APIVersions from the API versions helm
 itself was built with (helm v4.1 lists resource.k8s.io/v1 whatever --kube-version says), so the
-capability alone would render the entries for a 1.20 cluster. A live install reads both from
+capability alone would render the entries for a 1.33 cluster. A live install reads both from
 the cluster.
 */}}
 {{- define "gpu-admission.draEnabled" -}}
@@ -217,15 +216,14 @@ CEL: the pod carries a gpu-admission.io/ label (tenant, trust, pool, group ...) 
 {{- end }}
 
 {{- define "gpu-admission.matchConditionsEnabled" -}}
-{{- if and .Values.webhook.matchConditions.enabled (semverCompare ">=1.28-0" .Capabilities.KubeVersion.Version) }}true{{ end }}
+{{- if .Values.webhook.matchConditions.enabled }}true{{ end }}
 {{- end }}
 
 {{/*
 Rules of the workloads webhook: the server's built-in workload kinds (docs/policy.md
 "Workloads"), as the API server names their REST resources (plural, lower case; the CRD
 plurals are those of the kubeflow, JobSet, KubeRay and LWS projects' own CRDs), then
-webhook.workloads.extraResources. Any version: CronJob is batch/v1beta1 before 1.21, training
-jobs come as v1, v2beta1... Subresources (scale, status) never carry a changed template.
+webhook.workloads.extraResources. Any version: training jobs come as v1, v2beta1... Subresources (scale, status) never carry a changed template.
 */}}
 {{- define "gpu-admission.workloadRules" -}}
 {{- $builtin := list

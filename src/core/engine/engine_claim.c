@@ -28,13 +28,6 @@ bool gpa_policy_judges_claims(const gpa_policy *p)
     return p && p->dra.set && p->dra.enforcement != GPA_DRA_OFF;
 }
 
-static const gpa_tenant *tenant_named(const gpa_policy *p, const char *name)
-{
-    for (size_t i = 0; name && i < p->n_tenants; i++)
-        if (strcmp(p->tenants[i].name, name) == 0) return &p->tenants[i];
-    return NULL;
-}
-
 static const char *ann(const gpa_claim *c, const char *key)
 {
     const cJSON *maps[2] = {c->annotations, c->own_annotations};
@@ -103,11 +96,21 @@ static void check_claim(gpa_claim_eng *ce)
     }
     if (!ce->gpu) return;
 
+    gpa_eng_tenancy(e);
+    if (e->taken)
+        gpa_eng_violation(e, "tenant-name-taken",
+                          "namespace %s is in no tenant but carries the name of tenant %s: it "
+                          "would pass for that tenant (its rules and DRA rights), so its GPU "
+                          "claims are refused; the policy must claim the namespace in tenant "
+                          "%s's namespaces, or rename the tenant",
+                          e->ns, e->taken->name, e->taken->name);
     if (e->mem_bad)
         gpa_eng_violation(e, "bad-quantity",
                           "annotation %s: \"%s\" is not a Kubernetes quantity; write e.g. 8Gi",
                           GPA_ANN_GPU_MEMORY, ann(c, GPA_ANN_GPU_MEMORY));
-    if (e->rule && e->rule->deny_message) {
+    if (e->taken) {
+        /* the denial above says it all: no "unmatched" beside it */
+    } else if (e->rule && e->rule->deny_message) {
         gpa_eng_violation(e, "rule-deny", "denied by GPU policy rule %s: %s", e->rule->name,
                           e->rule->deny_message);
     } else if (!e->rule && p->unmatched_deny) {
@@ -120,12 +123,16 @@ static void check_claim(gpa_claim_eng *ce)
                           what, e->ns, n);
     }
 
-    gpa_eng_tenancy(e);
-    const gpa_tenant *t = tenant_named(p, e->tenant);
+    /* rights come with the namespace's own tenant, never with a name (a namespace in no
+     * tenant has none) */
+    const gpa_tenant *t = e->tenant_def;
     const bool may_admin = t && t->dra_admin_access;
     const bool may_all = t && t->dra_allocation_mode_all;
     const gpa_pool *pool = e->pool;
     const bool untrusted = e->trust != GPA_TRUST_TRUSTED;
+    /* "tenant platform may not" would blame the tenant whose name was taken */
+    const char *who = e->taken ? "namespace" : "tenant";
+    const char *nowhere = e->taken ? " (in no tenant)" : "";
 
     if (pool && !pool->dra.set)
         gpa_eng_violation(e, "dra-pool-class",
@@ -148,15 +155,15 @@ static void check_claim(gpa_claim_eng *ce)
         if (x->admin_access && !may_admin)
             gpa_eng_violation(e, "dra-admin-access",
                               "%s asks adminAccess, which reaches devices other claims (of any "
-                              "namespace) are using, and tenant %s may not; remove adminAccess "
+                              "namespace) are using, and %s %s%s may not; remove adminAccess "
                               "or ask the platform team for the tenant's dra.adminAccess",
-                              x->label, e->tenant);
+                              x->label, who, e->tenant, nowhere);
         if (x->mode_all && !may_all)
             gpa_eng_violation(e, "dra-allocation-all",
                               "%s asks allocationMode All (every matching device of a node) and "
-                              "tenant %s may not; ask a count instead, or ask the platform team "
+                              "%s %s%s may not; ask a count instead, or ask the platform team "
                               "for the tenant's dra.allocationModeAll",
-                              x->label, e->tenant);
+                              x->label, who, e->tenant, nowhere);
         if (!pool || !pool->dra.set) continue;
         if (!gpa_dra_is_generic(p, x->device_class) &&
             strcmp(x->device_class, pool->dra.device_class) != 0) {

@@ -17,6 +17,7 @@
 #include "util/node_arena.h"
 #include "policy/policy_model.h"
 #include "policy/rule_index.h"
+#include "policy/policy_tenancy.h"
 #include "engine/pod.h"
 
 typedef struct gpa_violation {
@@ -35,6 +36,10 @@ typedef struct gpa_eng {
     /* tenancy, resolved on first use */
     bool tenancy_done;
     const char *tenant; /* tenant name, or the namespace when in no tenant */
+    const gpa_tenant *tenant_def; /* the namespace's tenant; NULL: in no tenant */
+    /* in no tenant but named like this declared tenant: gets none of its rules, label or
+     * rights, and no GPU (gpa_policy_tenant_of) */
+    const gpa_tenant *taken;
     gpa_trust ns_trust; /* from the namespace */
     gpa_trust trust;    /* after the pod's own trust label */
 

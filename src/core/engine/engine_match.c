@@ -3,8 +3,10 @@
  * namespace (lowered, never raised, by the pod's trust label), GPU demand, first matching
  * rule, and the MIG profile a mig pool gives the pod (POLICY.md "Rules", mutation 1).
  *
- * Must never take tenant or trust from the pod alone, and never match a pod that asks for no
- * GPU. Cheap criteria are tested before globs: a 1,000-rule policy is walked per request.
+ * Must never take tenant or trust from the pod alone, never decide a namespace's tenant other
+ * than by gpa_policy_tenant_of (policy_tenancy.c: a namespace named like a tenant it is not
+ * gets no rule), and never match a pod that asks for no GPU. Cheap criteria are tested before
+ * globs: a 1,000-rule policy is walked per request.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -31,34 +33,6 @@ const char *gpa_trust_name(gpa_trust t)
     return t == GPA_TRUST_TRUSTED ? "trusted" : "untrusted";
 }
 
-/* The first tenant (in policy order) one of whose globs matches ns. */
-static const gpa_tenant *find_tenant(const gpa_policy *p, const char *ns)
-{
-    const gpa_rule_index *x = p->rule_index;
-    if (x) {
-        uint64_t w = gpa_ns_word(ns);
-        size_t cand[GPA_GLOB_CANDIDATES];
-        size_t nc = x->n_tenant_globs > GPA_GLOB_WALK_MAX
-                        ? gpa_glob_lookup_find(&x->tenants_lk, w, cand)
-                        : SIZE_MAX;
-        if (nc != SIZE_MAX) {
-            for (size_t i = 0; i < nc; i++)
-                if (gpa_glob_match(x->tenant_globs[cand[i]].pattern, ns))
-                    return &p->tenants[x->tenant_globs[cand[i]].tenant];
-            return NULL;
-        }
-        for (size_t k = 0; k < x->n_tenant_globs; k++)
-            if (gpa_glob_key_may_match(&x->tenant_globs[k].key, w) &&
-                gpa_glob_match(x->tenant_globs[k].pattern, ns))
-                return &p->tenants[x->tenant_globs[k].tenant];
-        return NULL;
-    }
-    for (size_t i = 0; i < p->n_tenants; i++)
-        for (size_t j = 0; j < p->tenants[i].namespaces.n; j++)
-            if (glob_match_fast(p->tenants[i].namespaces.items[j], ns)) return &p->tenants[i];
-    return NULL;
-}
-
 void gpa_eng_tenancy(gpa_eng *e)
 {
     if (e->tenancy_done) return;
@@ -69,7 +43,8 @@ void gpa_eng_tenancy(gpa_eng *e)
                                                                            : GPA_TRUST_UNTRUSTED;
     e->tenant = e->ns;
     const char *from = "the default";
-    const gpa_tenant *t = find_tenant(p, e->ns);
+    const gpa_tenant *t = gpa_policy_tenant_of(p, e->ns, &e->taken);
+    e->tenant_def = t;
     if (t) {
         e->tenant = t->name;
         if (t->trust != GPA_TRUST_UNSET) base = t->trust;
@@ -84,9 +59,19 @@ void gpa_eng_tenancy(gpa_eng *e)
         gpa_eng_warn(e, "label %s: trusted ignored: namespace %s is untrusted", GPA_LABEL_TRUST,
                      e->ns);
     }
-    gpa_eng_explain(e, "namespace %s: tenant %s, %s (%s)%s", e->ns, e->tenant,
-                    gpa_trust_name(e->trust), from,
-                    e->trust != base ? ", lowered by the pod's trust label" : "");
+    if (e->taken)
+        gpa_eng_explain(e,
+                        "namespace %s: in no tenant, %s (%s)%s; it carries the name of tenant "
+                        "%s (%s:%d): it gets none of that tenant's rules, label or rights, and "
+                        "no GPU (tenant-name-taken)",
+                        e->ns, gpa_trust_name(e->trust), from,
+                        e->trust != base ? ", lowered by the pod's trust label" : "",
+                        e->taken->name, e->taken->pos.file ? e->taken->pos.file : "?",
+                        e->taken->pos.line);
+    else
+        gpa_eng_explain(e, "namespace %s: tenant %s, %s (%s)%s", e->ns, e->tenant,
+                        gpa_trust_name(e->trust), from,
+                        e->trust != base ? ", lowered by the pod's trust label" : "");
 }
 
 void gpa_eng_demand(gpa_eng *e)
@@ -214,9 +199,12 @@ static bool rule_matches(gpa_eng *e, const gpa_rule *r)
         }
     }
     if (r->tenants.n > 0) {
+        /* only a declared tenant's own namespaces: the default rule's "tenant = namespace"
+         * must never make a namespace named like a tenant pass for it */
+        if (!e->tenant_def) return skip(e, r, "namespace %s is in no tenant", e->ns);
         size_t i;
         for (i = 0; i < r->tenants.n; i++)
-            if (strcmp(r->tenants.items[i], e->tenant) == 0) break;
+            if (strcmp(r->tenants.items[i], e->tenant_def->name) == 0) break;
         if (i == r->tenants.n)
             return skip(e, r, "tenant %s is not in the rule's tenants", e->tenant);
         if (ex) why_add(&w, "tenant %s listed", e->tenant);
@@ -341,6 +329,13 @@ void gpa_eng_match(gpa_eng *e)
     gpa_eng_tenancy(e);
     gpa_eng_explain(e, "pod asks %" PRId64 " GPU(s)%s", e->gpus,
                     e->has_mem ? " with a gpu-memory annotation" : "");
+    /* no rule at all: one without tenants (namespaces: ["*"]) would still place it and
+     * label it with the tenant name it took (gpa_eng_check denies it) */
+    if (e->taken) {
+        gpa_eng_explain(e, "no rule is tried: the namespace took tenant %s's name",
+                        e->taken->name);
+        return;
+    }
     /* the load-time prefix index rejects most rules of a large policy without touching them;
      * --explain walks every rule so it can say why each was skipped */
     const gpa_rule_index *x = e->req->explain ? NULL : e->p->rule_index;

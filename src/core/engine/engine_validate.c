@@ -438,8 +438,19 @@ void gpa_eng_check(gpa_eng *e, const gpa_pod *v)
     const own_labels own = read_own_labels(v);
     const char *tl = own.tenant;
     const char *trl = own.trust;
-    if (tl || trl) gpa_eng_tenancy(e);
-    if (tl && strcmp(tl, e->tenant) != 0)
+    if (tl || trl || e->gpus > 0) gpa_eng_tenancy(e);
+    /* an UPDATE cannot give a pod GPUs; it can add the label */
+    if (e->taken && ((create && e->gpus > 0) || (tl && strcmp(tl, e->taken->name) == 0)))
+        gpa_eng_violation(e, "tenant-name-taken",
+                          "namespace %s is in no tenant but carries the name of tenant %s: it "
+                          "would pass for that tenant (its rules, label and rights), so its %s "
+                          "refused; the policy must claim the namespace in tenant %s's "
+                          "namespaces, or rename the tenant",
+                          e->ns, e->taken->name,
+                          create && e->gpus > 0 ? "GPU pods are"
+                                                : "pods labelled " GPA_LABEL_TENANT " are",
+                          e->taken->name);
+    else if (tl && strcmp(tl, e->tenant) != 0)
         gpa_eng_violation(e, "tenant-claim",
                           "pod claims tenant %s but namespace %s belongs to tenant %s; remove "
                           "the %s label (the webhook sets it)",
@@ -449,7 +460,7 @@ void gpa_eng_check(gpa_eng *e, const gpa_pod *v)
                           "label %s has value \"%s\"; the only value a pod may set is untrusted "
                           "(trust comes from the namespace)",
                           GPA_LABEL_TRUST, trl);
-    if (e->gpus > 0) {
+    if (e->gpus > 0 && !e->taken) {
         if (e->rule && e->rule->deny_message)
             gpa_eng_violation(e, "rule-deny", "denied by GPU policy rule %s: %s", e->rule->name,
                               e->rule->deny_message);

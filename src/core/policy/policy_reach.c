@@ -21,6 +21,7 @@
 #include "gpu_admission/glob.h"
 #include "gpu_admission/reach.h"
 #include "policy/policy_reach.h"
+#include "policy/policy_tenancy.h"
 
 #define TRUST_LABEL "gpu-admission.io/trust"
 
@@ -45,9 +46,6 @@ typedef struct an {
     const gpa_policy *p;
     gpa_ns_classes ns;
     size_t *rule_pat, *rule_off; /* per rule from rule_off[i]: the pattern of each glob */
-    size_t *ten_pat, *ten_off;   /* per tenant from ten_off[t]: the pattern of each glob */
-    size_t *name_pat; /* per rule: per listed tenant, the pattern of its name or SIZE_MAX */
-    size_t *name_off;
     size_t nd;
     dim *d;
     size_t tw;        /* words of all sets of one rule */
@@ -440,15 +438,13 @@ static void node(an *a, const size_t *L, size_t m)
     free(sub);
 }
 
-/* The first tenant (policy order) one of whose globs the class matches, as the engine asks. */
-static const gpa_tenant *class_tenant(const an *a, size_t cls)
+/* The class's tenant, asked of the engine's own function for one namespace of the class:
+ * every tenant glob and every tenant name is among the class's globs, so all its namespaces
+ * get the same answer. *taken: the class is a namespace in no tenant named like a tenant,
+ * whose GPU pods no rule ever sees. */
+static const gpa_tenant *class_tenant(const an *a, size_t cls, const gpa_tenant **taken)
 {
-    const gpa_policy *p = a->p;
-    for (size_t t = 0; t < p->n_tenants; t++)
-        for (size_t j = 0; j < p->tenants[t].namespaces.n; j++)
-            if (gpa_ns_class_matches(&a->ns, cls, a->ten_pat[a->ten_off[t] + j]))
-                return &p->tenants[t];
-    return NULL;
+    return gpa_policy_tenant_of(a->p, a->ns.witness[cls], taken);
 }
 
 static bool rule_meets_class(const an *a, size_t i, size_t cls, const gpa_tenant *t)
@@ -462,12 +458,9 @@ static bool rule_meets_class(const an *a, size_t i, size_t cls, const gpa_tenant
     }
     if (r->tenants.n > 0) {
         bool any = false;
-        for (size_t j = 0; j < r->tenants.n && !any; j++) {
-            if (t)
-                any = strcmp(r->tenants.items[j], t->name) == 0;
-            else if (a->name_pat[a->name_off[i] + j] != SIZE_MAX) /* tenant = namespace */
-                any = gpa_ns_class_matches(&a->ns, cls, a->name_pat[a->name_off[i] + j]);
-        }
+        /* a rule's tenants are declared ones: a namespace in no tenant never meets them */
+        for (size_t j = 0; j < r->tenants.n && t && !any; j++)
+            any = strcmp(r->tenants.items[j], t->name) == 0;
         if (!any) return false;
     }
     return true;
@@ -515,51 +508,39 @@ static size_t pat_id(pat_set *ps, const char *g)
 static int build_ns(an *a, const char *one_ns, gpa_error *err)
 {
     const gpa_policy *p = a->p;
-    size_t n = 0, nn = 0, ng = 0;
+    size_t n = 0, nn = p->n_tenants, ng = 0;
     for (size_t t = 0; t < p->n_tenants; t++)
         ng += p->tenants[t].namespaces.n;
-    for (size_t i = 0; i < p->n_rules; i++) {
+    for (size_t i = 0; i < p->n_rules; i++)
         ng += p->rules[i].namespaces.n;
-        nn += p->rules[i].tenants.n;
-    }
     n = ng + nn;
     const char **pats = malloc((n + 1) * sizeof *pats);
     pat_set ps = {.pats = pats, .cap = 16};
     while (ps.cap < 2 * n + 2)
         ps.cap *= 2;
     ps.tab = one_ns ? NULL : calloc(ps.cap, sizeof *ps.tab);
-    a->ten_pat = calloc(ng + 1, sizeof *a->ten_pat);
-    a->ten_off = calloc(p->n_tenants + 1, sizeof *a->ten_off);
     a->rule_pat = calloc(ng + 1, sizeof *a->rule_pat);
     a->rule_off = calloc(p->n_rules + 1, sizeof *a->rule_off);
-    a->name_off = calloc(p->n_rules + 1, sizeof *a->name_off);
-    a->name_pat = calloc(nn + 1, sizeof *a->name_pat);
-    if (!pats || (!one_ns && !ps.tab) || !a->ten_pat || !a->ten_off || !a->rule_pat ||
-        !a->rule_off || !a->name_off || !a->name_pat) {
+    if (!pats || (!one_ns && !ps.tab) || !a->rule_pat || !a->rule_off) {
         free(pats);
         free(ps.tab);
         return gpa_fail(err, GPA_ENOMEM, "reachability: out of memory");
     }
-    size_t k = 0, q = 0;
-    for (size_t t = 0; t < p->n_tenants; t++) {
-        a->ten_off[t] = q;
+    /* the tenants' globs: class_tenant's answer is the same for every namespace of a class */
+    for (size_t t = 0; t < p->n_tenants; t++)
         for (size_t j = 0; j < p->tenants[t].namespaces.n; j++)
-            a->ten_pat[q++] = pat_id(&ps, p->tenants[t].namespaces.items[j]);
-    }
-    q = 0;
+            (void)pat_id(&ps, p->tenants[t].namespaces.items[j]);
+    size_t q = 0;
     for (size_t i = 0; i < p->n_rules; i++) {
         a->rule_off[i] = q;
         for (size_t j = 0; j < p->rules[i].namespaces.n; j++)
             a->rule_pat[q++] = pat_id(&ps, p->rules[i].namespaces.items[j]);
     }
-    /* a namespace in no tenant is its own tenant: `tenants: [x]` meets namespace x */
-    for (size_t i = 0; i < p->n_rules; i++) {
-        a->name_off[i] = k;
-        for (size_t j = 0; j < p->rules[i].tenants.n; j++) {
-            const char *nm = p->rules[i].tenants.items[j];
-            a->name_pat[k++] = *nm && ns_chars(nm) ? pat_id(&ps, nm) : SIZE_MAX;
-        }
-    }
+    /* each tenant's name: the namespace of that name in no tenant is a class of its own
+     * (taken: class_tenant), never merged with the namespaces around it */
+    for (size_t t = 0; t < p->n_tenants; t++)
+        if (*p->tenants[t].name && ns_chars(p->tenants[t].name))
+            (void)pat_id(&ps, p->tenants[t].name);
     size_t u = ps.n;
     free(ps.tab);
     int rc = GPA_OK;
@@ -590,10 +571,6 @@ static void free_an(an *a)
     gpa_ns_classes_free(&a->ns);
     free(a->rule_pat);
     free(a->rule_off);
-    free(a->ten_pat);
-    free(a->ten_off);
-    free(a->name_pat);
-    free(a->name_off);
     for (size_t k = 0; a->d && k < a->nd; k++) {
         free(a->d[k].vals);
         free(a->d[k].other);
@@ -635,9 +612,9 @@ static int analyze(const gpa_policy *p, const char *one_ns, gpa_reach **out, gpa
     if (one_ns) { /* only the rules that can meet the namespace make its dimensions */
         skip = calloc(nr + 1, sizeof *skip);
         if (!skip) goto oom;
-        const gpa_tenant *t = class_tenant(&a, 0);
+        const gpa_tenant *taken, *t = class_tenant(&a, 0, &taken);
         for (size_t i = 0; i < nr; i++)
-            skip[i] = !rule_meets_class(&a, i, 0, t);
+            skip[i] = taken || !rule_meets_class(&a, i, 0, t);
         a.skip = skip;
     }
     int built = build_dims(&a) == GPA_OK && build_sets(&a) == GPA_OK;
@@ -667,7 +644,8 @@ static int analyze(const gpa_policy *p, const char *one_ns, gpa_reach **out, gpa
     gpa_trust def = p->has_tenancy && p->default_trust != GPA_TRUST_UNSET ? p->default_trust
                                                                           : GPA_TRUST_UNTRUSTED;
     for (size_t cls = 0; cls < a.ns.n && !a.oom; cls++) {
-        const gpa_tenant *t = class_tenant(&a, cls);
+        const gpa_tenant *taken, *t = class_tenant(&a, cls, &taken);
+        if (taken) continue; /* its GPU pods are denied before any rule (tenant-name-taken) */
         gpa_trust tr = t && t->trust != GPA_TRUST_UNSET ? t->trust : def;
         a.cls = cls;
         a.tenant = t;

@@ -13,7 +13,9 @@
 
 #include "gpu_admission/reach.h"
 #include "gpu_admission/strbuf.h"
+#include "gpu_admission/glob.h"
 #include "policy/policy_reach.h"
+#include "policy/policy_tenancy.h"
 
 void gpa_reach_pod_free(gpa_reach_pod *w)
 {
@@ -111,6 +113,21 @@ static const char *empty_reason(const gpa_rule *r)
     return "no namespace is in its tenants with the trust it asks for";
 }
 
+/* A namespace one of the rule's globs matches that is in no tenant and named like a tenant
+ * (so no rule ever sees its GPU pods), or NULL. */
+static const char *taken_name(const gpa_policy *p, const gpa_rule *r)
+{
+    for (size_t t = 0; t < p->n_tenants; t++) {
+        const char *nm = p->tenants[t].name;
+        const gpa_tenant *taken = NULL;
+        bool meets = false;
+        for (size_t j = 0; j < r->namespaces.n && !meets; j++)
+            meets = gpa_glob_match(r->namespaces.items[j], nm);
+        if (meets && !gpa_policy_tenant_of(p, nm, &taken) && taken) return nm;
+    }
+    return NULL;
+}
+
 static int never(gpa_reach *out, const gpa_policy *p, size_t i, const uint64_t *takers, size_t rw,
                  const gpa_reach_pod *shadow, const size_t *shadow_by, const gpa_reach_pod *bypass,
                  const size_t *bypass_by)
@@ -125,6 +142,11 @@ static int never(gpa_reach *out, const gpa_policy *p, size_t i, const uint64_t *
     gpa_sb_printf(&b, "rule %s never reached: ", r->name);
     if (n == 0) {
         gpa_sb_printf(&b, "it matches no GPU pod (%s)", empty_reason(r));
+        const char *nm = taken_name(p, r);
+        if (nm)
+            gpa_sb_printf(&b, "; namespace %s is in no tenant and carries tenant %s's name: its "
+                              "GPU pods are denied (tenant-name-taken)",
+                          nm, nm);
     } else {
         f->by = calloc(n, sizeof *f->by);
         if (!f->by) {

@@ -194,6 +194,11 @@ static int rule_text(gpa_rule_text *t, gpa_arena *a, const gpa_rule *r)
     return rc;
 }
 
+static int cmp_tenant_name(const void *x, const void *y)
+{
+    return strcmp((*(const gpa_tenant *const *)x)->name, (*(const gpa_tenant *const *)y)->name);
+}
+
 int gpa_rule_index_build(gpa_policy *p, gpa_arena *a)
 {
     gpa_rule_index *x = gpa_arena_alloc(a, sizeof *x);
@@ -222,6 +227,12 @@ int gpa_rule_index_build(gpa_policy *p, gpa_arena *a)
             x->tenant_globs[k].tenant = t;
         }
     }
+    x->tenants_by_name =
+        gpa_arena_array(a, p->n_tenants ? p->n_tenants : 1, sizeof *x->tenants_by_name);
+    if (!x->tenants_by_name) return GPA_ENOMEM;
+    for (size_t t = 0; t < p->n_tenants; t++)
+        x->tenants_by_name[t] = &p->tenants[t];
+    qsort(x->tenants_by_name, p->n_tenants, sizeof *x->tenants_by_name, cmp_tenant_name);
     int rc = lookup_build(&x->rules_lk, a, x->n_rules, rule_key_at, x);
     if (rc == GPA_OK) rc = lookup_build(&x->tenants_lk, a, n, tenant_key_at, x);
     x->pools = gpa_arena_array(a, p->n_pools + 1, sizeof *x->pools);

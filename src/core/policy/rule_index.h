@@ -74,6 +74,8 @@ typedef struct gpa_rule_index {
         const char *pattern;
         size_t tenant;
     } * tenant_globs; /* every tenant glob, tenant order then written order */
+    /* every tenant, sorted by name: is a namespace in no tenant a tenant's name? */
+    const gpa_tenant **tenants_by_name;
     gpa_glob_lookup rules_lk, tenants_lk;
 } gpa_rule_index;
 
