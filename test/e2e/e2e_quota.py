@@ -55,6 +55,11 @@ def used(c, ns, resource):
 def setup(c):
     for ns in (NS_GPU, NS_MIG):
         c.namespace(ns)
+    # the control pod's pool sets runtimeClassName nvidia; the RuntimeClass admission plugin
+    # refuses a pod naming one that does not exist before the quota is even looked at
+    c.kubectl("apply", "-f", "-", stdin=json.dumps({
+        "apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
+        "metadata": {"name": "nvidia"}, "handler": "nvidia"}))
     quota(c, NS_GPU, "nvidia.com/gpu", 0)
     quota(c, NS_MIG, MIG, 1)
 
@@ -68,8 +73,9 @@ def sc_quota_gpu(c, ck):
     lim, req = container_resources(c.get("pod", "rewritten", NS_GPU) or {})
     ck.expect(s + "/stored-as-mig", req.get(MIG) == "1" and "nvidia.com/gpu" not in req,
               (lim, req))
-    # no inference label: no rule matches, unmatched: allow keeps nvidia.com/gpu
-    r = c.create(gpu_pod("control", NS_GPU))
+    # 2 GPUs: rule training places it on whole H100s, which keeps nvidia.com/gpu (the shipped
+    # set refuses a GPU pod no rule places: unmatched: deny)
+    r = c.create(gpu_pod("control", NS_GPU, gpus=2))
     ck.expect(s + "/control-pod-refused", r.returncode != 0 and "exceeded quota: gpu" in
               r.stderr and "requests.nvidia.com/gpu" in r.stderr, r.stderr)
     print("e2e: quota-on-gpu control answer: " + r.stderr.strip().splitlines()[-1]
