@@ -324,6 +324,9 @@ static void dra_guards(void)
                              "      sharing: exclusive\n");
     if (!p) return;
     CHECK(p->shared_guards_dra != p->shared_guards);
+    char *w = gpa_policy_warnings(p);
+    CHECK(w == NULL || !strstr(w, "multiAllocatable")); /* both pools have a nodeSelector */
+    free(w);
     CHECK_INT(gpa_shared_guard_of(p, NULL, false)->n, 0);
     const gpa_shared_guard *g = gpa_shared_guard_of(p, NULL, true);
     CHECK_INT(g->n, 1);
@@ -340,6 +343,24 @@ static void dra_guards(void)
     CHECK(d.allowed && d.n_warnings == 1 && d.warnings[0] &&
           strstr(d.warnings[0], "NotIn [NVIDIA-L4] keeps it off shared pool l4"));
     gpa_decision_clear(&d);
+    gpa_policy_unref(p);
+    /* check's advice: a multiAllocatable pool without nodeSelector, a pool inseparable from one */
+    p = load(HDR "  pools:\n"
+                 "    - name: h100\n"
+                 "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100}\n"
+                 "      dra: {deviceClass: gpu.nvidia.com, multiAllocatable: true}\n"
+                 "    - name: h100-plugin\n"
+                 "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100}\n"
+                 "      sharing: exclusive\n"
+                 "    - name: l4\n"
+                 "      dra: {deviceClass: gpu.nvidia.com, multiAllocatable: true}\n");
+    if (!p) return;
+    w = gpa_policy_warnings(p);
+    CHECK(w && strstr(w, "warning: multiAllocatable pool l4 has no nodeSelector, so every node "
+                         "may hold its shared DRA devices"));
+    CHECK(w && strstr(w, "warning: pool h100-plugin cannot be told apart from multiAllocatable "
+                         "pool h100: its nodeSelector holds all of h100's"));
+    free(w);
     gpa_policy_unref(p);
     p = load(HDR POOLS RULES);
     if (!p) return;

@@ -236,4 +236,28 @@ void gpa_shared_nodes_warnings(gpa_sb *o, const gpa_policy *p)
                           GPA_SHARING_STRATEGY_LABEL);
         }
     }
+    /* multiAllocatable pools are shared only for pods DRA may serve (nvidia.com/gpu included) */
+    for (size_t i = 0; p->shared_guards_dra != p->shared_guards && i < p->n_pools; i++) {
+        const gpa_pool *sp = &p->pools[i];
+        if (!gpa_pool_dra_shared(sp) || gpa_pool_is_shared(sp)) continue;
+        if (sp->node_selector.n == 0) {
+            gpa_sb_printf(o,
+                          "%s:%d:%d: warning: multiAllocatable pool %s has no nodeSelector, so "
+                          "every node may hold its shared DRA devices: GPU pods asking "
+                          "nvidia.com/gpu or a DRA extended resource that no rule places in it "
+                          "are denied (shared-pool-unplaced); give it a nodeSelector\n",
+                          sp->pos.file, sp->pos.line, sp->pos.col, sp->name);
+            continue;
+        }
+        for (size_t j = 0; j < p->n_pools; j++) {
+            const gpa_pool *q = &p->pools[j];
+            if (q == sp || p->shared_guards_dra[j].inseparable != sp) continue;
+            gpa_sb_printf(o,
+                          "%s:%d:%d: warning: pool %s cannot be told apart from multiAllocatable "
+                          "pool %s: its nodeSelector holds all of %s's, so its pods asking "
+                          "nvidia.com/gpu or a DRA extended resource are denied "
+                          "(shared-pool-unplaced); give the pools different node labels\n",
+                          q->pos.file, q->pos.line, q->pos.col, q->name, sp->name, sp->name);
+        }
+    }
 }
