@@ -81,12 +81,6 @@ NVIDIA_CLASSES = ["compute-domain-daemon.nvidia.com", "compute-domain-default-ch
 
 # check name -> why it fails on main today (issue, the branch that implements the fix)
 KNOWN_GAPS = {
-    "dra-untrusted-no-shared/unplaced-pod-deviceclass.resource.kubernetes.io-no-shared-device":
-        "finding (README): the scheduler's claim for an unplaced pod gets a multi-allocatable L4; "
-        "issue 33 path 6 (branch count) judges the pod, but pool l4-shares is exclusive for pods",
-    "dra-untrusted-no-shared/unplaced-pod-nvidia.com-no-shared-device":
-        "finding (README): NVIDIA's gpu.nvidia.com maps nvidia.com/gpu, and the scheduler's claim "
-        "for an unplaced pod gets a multi-allocatable L4 (l4-shares is exclusive for pods)",
     "dra-reapply/accepted":
         "POLICY.md (amended December 2026): claims placed again on UPDATE; the engine and the "
         "chart's mutate-claims entry place on CREATE only",

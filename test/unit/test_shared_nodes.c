@@ -11,6 +11,7 @@
 #include "check.h"
 #include "gpu_admission/engine.h"
 #include "gpu_admission/policy.h"
+#include "policy/policy_dra.h"
 #include "policy/policy_model.h"
 #include "policy/policy_shared_nodes.h"
 
@@ -85,7 +86,7 @@ static void guards(const gpa_policy *p)
 {
     char buf[512];
     /* placed nowhere: every shared pool, by the preferred label of each */
-    const gpa_shared_guard *g = gpa_shared_guard_of(p, NULL);
+    const gpa_shared_guard *g = gpa_shared_guard_of(p, NULL, false);
     excl_text(buf, sizeof buf, g);
     /* one requirement per label key: the sharing label's two values, then the pool label */
     CHECK_STR(buf, "nvidia.com/gpu.sharing-strategy=time-slicing|mps>ts|mps "
@@ -93,21 +94,21 @@ static void guards(const gpa_policy *p)
     CHECK(g->inseparable == NULL);
     /* a shared pool: the others it is not provably apart from (none here: ts and mps differ
      * on the sharing label, ts and plain on the pool label) */
-    g = gpa_shared_guard_of(p, pool_named(p, "ts"));
+    g = gpa_shared_guard_of(p, pool_named(p, "ts"), false);
     CHECK_INT(g->n, 0);
-    g = gpa_shared_guard_of(p, pool_named(p, "plain"));
+    g = gpa_shared_guard_of(p, pool_named(p, "plain"), false);
     excl_text(buf, sizeof buf, g);
     CHECK_STR(buf, "nvidia.com/gpu.sharing-strategy=mps>mps");
-    g = gpa_shared_guard_of(p, pool_named(p, "mig"));
+    g = gpa_shared_guard_of(p, pool_named(p, "mig"), false);
     CHECK_INT(g->n, 2);
     /* a pool whose nodeSelector holds all of plain's: no label rules plain out */
-    g = gpa_shared_guard_of(p, pool_named(p, "same-as-plain"));
+    g = gpa_shared_guard_of(p, pool_named(p, "same-as-plain"), false);
     CHECK(g->inseparable == pool_named(p, "plain"));
     excl_text(buf, sizeof buf, g);
     CHECK_STR(buf, "nvidia.com/gpu.sharing-strategy=mps>mps"); /* ts: pool label differs */
     /* a pool that requires the sharing label itself: ts is ruled out by its pool label
      * instead (the preferred one would make the pool's own pods unschedulable); mps is apart */
-    g = gpa_shared_guard_of(p, pool_named(p, "ts-labelled"));
+    g = gpa_shared_guard_of(p, pool_named(p, "ts-labelled"), false);
     excl_text(buf, sizeof buf, g);
     CHECK_STR(buf, "gpu-admission.io/pool=ts|plain>ts|plain");
     CHECK_STR(g->n ? g->excl[0].line.s : "", "node affinity gpu-admission.io/pool NotIn [ts, plain] "
@@ -236,7 +237,7 @@ static void no_node_selector(void)
     char *w = gpa_policy_warnings(p);
     CHECK(w && strstr(w, "warning: shared pool anywhere has no nodeSelector"));
     free(w);
-    const gpa_shared_guard *g = gpa_shared_guard_of(p, NULL);
+    const gpa_shared_guard *g = gpa_shared_guard_of(p, NULL, false);
     CHECK_INT(g->n, 0);
     CHECK(g->inseparable == pool_named(p, "anywhere"));
     const char *who[] = {"team-x", "w-1"};
@@ -258,7 +259,7 @@ static void no_shared_pools(void)
                              "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100}\n"
                              "      sharing: exclusive\n");
     if (!p) return;
-    CHECK_INT(gpa_shared_guard_of(p, NULL)->n, 0);
+    CHECK_INT(gpa_shared_guard_of(p, NULL, false)->n, 0);
     gpa_decision d = decide(p, true, "team-x", "");
     CHECK(d.allowed && d.patch == NULL && d.n_warnings == 0);
     gpa_decision_clear(&d);
@@ -309,6 +310,64 @@ static void cel(void)
     gpa_policy_unref(p);
 }
 
+/* A multiAllocatable pool is shared only for pods DRA may serve: the two guard sets differ
+ * exactly by it, and a policy without one has a single set. */
+static void dra_guards(void)
+{
+    gpa_policy *p = load(HDR "  pools:\n"
+                             "    - name: l4\n"
+                             "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}\n"
+                             "      sharing: exclusive\n"
+                             "      dra: {deviceClass: gpu.nvidia.com, multiAllocatable: true}\n"
+                             "    - name: whole\n"
+                             "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100}\n"
+                             "      sharing: exclusive\n");
+    if (!p) return;
+    CHECK(p->shared_guards_dra != p->shared_guards);
+    char *w = gpa_policy_warnings(p);
+    CHECK(w == NULL || !strstr(w, "multiAllocatable")); /* both pools have a nodeSelector */
+    free(w);
+    CHECK_INT(gpa_shared_guard_of(p, NULL, false)->n, 0);
+    const gpa_shared_guard *g = gpa_shared_guard_of(p, NULL, true);
+    CHECK_INT(g->n, 1);
+    CHECK_STR(g->excl[0].key, "nvidia.com/gpu.product");
+    CHECK_STR(g->excl[0].values[0], "NVIDIA-L4");
+    CHECK(g->excl[0].pools[0] == pool_named(p, "l4"));
+    CHECK_INT(gpa_shared_guard_of(p, pool_named(p, "l4"), true)->n, 0); /* its own pool */
+    CHECK_INT(gpa_shared_guard_of(p, pool_named(p, "whole"), true)->n, 0); /* provably apart */
+    CHECK(gpa_dra_reachable(p, "nvidia.com/gpu"));
+    CHECK(gpa_dra_reachable(p, "deviceclass.resource.kubernetes.io/gpu.nvidia.com"));
+    CHECK(!gpa_dra_reachable(p, "nvidia.com/mig-1g.10gb"));
+    /* nvidia.com/gpu: kept off the L4s by the mutating webhook */
+    gpa_decision d = decide(p, true, "team-x", "");
+    CHECK(d.allowed && d.n_warnings == 1 && d.warnings[0] &&
+          strstr(d.warnings[0], "NotIn [NVIDIA-L4] keeps it off shared pool l4"));
+    gpa_decision_clear(&d);
+    gpa_policy_unref(p);
+    /* check's advice: a multiAllocatable pool without nodeSelector, a pool inseparable from one */
+    p = load(HDR "  pools:\n"
+                 "    - name: h100\n"
+                 "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100}\n"
+                 "      dra: {deviceClass: gpu.nvidia.com, multiAllocatable: true}\n"
+                 "    - name: h100-plugin\n"
+                 "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100}\n"
+                 "      sharing: exclusive\n"
+                 "    - name: l4\n"
+                 "      dra: {deviceClass: gpu.nvidia.com, multiAllocatable: true}\n");
+    if (!p) return;
+    w = gpa_policy_warnings(p);
+    CHECK(w && strstr(w, "warning: multiAllocatable pool l4 has no nodeSelector, so every node "
+                         "may hold its shared DRA devices"));
+    CHECK(w && strstr(w, "warning: pool h100-plugin cannot be told apart from multiAllocatable "
+                         "pool h100: its nodeSelector holds all of h100's"));
+    free(w);
+    gpa_policy_unref(p);
+    p = load(HDR POOLS RULES);
+    if (!p) return;
+    CHECK(p->shared_guards_dra == p->shared_guards);
+    gpa_policy_unref(p);
+}
+
 int main(void)
 {
     gpa_policy *p = load(HDR POOLS RULES);
@@ -321,5 +380,6 @@ int main(void)
     no_node_selector();
     no_shared_pools();
     cel();
+    dra_guards();
     return check_done();
 }

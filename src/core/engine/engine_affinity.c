@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "engine/engine_internal.h"
+#include "policy/policy_dra.h"
 #include "policy/policy_gang.h"
 
 /* ---------------------------------------------------------------- small builders */
@@ -184,20 +185,26 @@ const gpa_shared_guard *gpa_eng_shared_guard(gpa_eng *e)
         e->guard_done = true;
         e->guard_ctx = e->pool;
         /* an unplaced pod asking a shared pool's own resource runs there: that pool's
-         * isolation checks judge it (check_shared), the guard keeps it off the others */
-        for (int k = GPA_PODC_MAIN; !e->guard_ctx && k <= GPA_PODC_INIT; k++) {
+         * isolation checks judge it (check_shared), the guard keeps it off the others. A pod
+         * asking a resource DRA may serve gets the guard that counts multiAllocatable pools
+         * as shared (the scheduler's claim for it is judged nowhere else). */
+        bool differ = e->p->shared_guards_dra != e->p->shared_guards;
+        for (int k = GPA_PODC_MAIN; k <= GPA_PODC_INIT; k++) {
             const cJSON *c;
             cJSON_ArrayForEach(c, gpa_pod_containers(&e->orig, (gpa_podc_kind)k))
             {
+                if (e->guard_ctx && (!differ || e->guard_dra)) break;
                 gpa_ctr_gpus tmp;
                 const gpa_ctr_gpus *g = gpa_ctr_gpus_cached(&e->scans, &tmp, e->p, c);
-                for (size_t i = 0; i < g->n && !e->guard_ctx; i++)
-                    e->guard_ctx = shared_pool_named(e->p, g->res[i].name);
-                if (e->guard_ctx) break;
+                for (size_t i = 0; i < g->n; i++) {
+                    if (!e->guard_ctx) e->guard_ctx = shared_pool_named(e->p, g->res[i].name);
+                    if (differ && !e->guard_dra)
+                        e->guard_dra = gpa_dra_reachable(e->p, g->res[i].name);
+                }
             }
         }
     }
-    return e->guard = gpa_shared_guard_of(e->p, e->guard_ctx);
+    return e->guard = gpa_shared_guard_of(e->p, e->guard_ctx, e->guard_dra);
 }
 
 size_t gpa_eng_node_reqs(gpa_eng *e, gpa_node_req *out, size_t cap, char *buf, size_t bufcap)

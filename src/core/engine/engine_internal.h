@@ -70,6 +70,7 @@ typedef struct gpa_eng {
      * placed pool, else the shared pool its resources name, else none (placed nowhere) */
     bool guard_done;
     const gpa_pool *guard_ctx;
+    bool guard_dra; /* it asks a resource DRA may serve: multiAllocatable pools are shared too */
     const struct gpa_shared_guard *guard; /* the context's, cached (NULL: no GPU) */
 
     /* gangs on a pool with topology levels (engine_gang.c), read from the original pod once */

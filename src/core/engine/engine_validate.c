@@ -432,7 +432,7 @@ static void check_shared_nodes(gpa_eng *e, const gpa_pod *v)
      * one it could land on (pass 1) */
     for (size_t i = 0; i < 2 * e->p->n_pools; i++) {
         const gpa_pool *sp = &e->p->pools[i % e->p->n_pools];
-        if (!gpa_pool_is_shared(sp) || sp == ctx) continue;
+        if (!gpa_pool_shared_for(sp, e->guard_dra) || sp == ctx) continue;
         bool asks = selects_pool(v, sp);
         if (i < e->p->n_pools) {
             if (!asks) continue;

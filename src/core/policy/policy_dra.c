@@ -13,6 +13,7 @@
 #include "k8s/claim.h"
 #include "k8s/k8s_names.h"
 #include "policy/policy_dra.h"
+#include "policy/warn_text.h"
 
 static const char *class_check(const char *s)
 {
@@ -280,6 +281,15 @@ const gpa_dra_ext *gpa_dra_ext_of(const gpa_policy *p, const char *name)
         if (p->dra_ext[i].name[0] == name[0] && strcmp(p->dra_ext[i].name, name) == 0)
             return &p->dra_ext[i];
     return NULL;
+}
+
+bool gpa_dra_reachable(const gpa_policy *p, const char *name)
+{
+    if (strcmp(name, GPA_W_RES_GPU) == 0 || gpa_dra_ext_of(p, name)) return true;
+    /* nvidia.com/mig-* listed there keeps its meaning, so is not in dra_ext, yet DRA serves it */
+    for (size_t i = 0; i < p->dra.extended_names.n; i++)
+        if (strcmp(p->dra.extended_names.values[i], name) == 0) return true;
+    return false;
 }
 
 /* Policy lookups the claim engine makes (policy layer: they read only the model). */

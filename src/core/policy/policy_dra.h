@@ -48,6 +48,11 @@ bool gpa_dra_scheduler_user(const gpa_policy *p, const char *user);
 int gpa_policy_dra_ext_build(gpa_policy *p, struct gpa_arena *a);
 /* The DRA extended resource of that name, NULL when name is none. */
 const gpa_dra_ext *gpa_dra_ext_of(const gpa_policy *p, const char *name);
+/* May the scheduler serve resource name through a claim it makes itself (DRA's extended
+ * resource bridge)? Every DRA extended resource the policy knows, every name listed in
+ * spec.dra.extendedResourceNames, and nvidia.com/gpu always: NVIDIA's DRA driver gives its
+ * gpu.nvidia.com class extendedResourceName nvidia.com/gpu by default. */
+bool gpa_dra_reachable(const gpa_policy *p, const char *name);
 
 /* Is cls one of spec.dra.genericClasses? */
 bool gpa_dra_is_generic(const gpa_policy *p, const char *cls);

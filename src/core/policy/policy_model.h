@@ -226,6 +226,9 @@ struct gpa_policy {
     /* per pool, then one for pods placed nowhere: the node labels that keep pods off the shared
      * pools they are not placed in (policy_shared_nodes.h); built by the loader */
     const struct gpa_shared_guard *shared_guards;
+    /* the same for pods asking a resource DRA may serve (policy_shared_nodes.h): the
+     * multiAllocatable pools count as shared too; == shared_guards when there are none */
+    const struct gpa_shared_guard *shared_guards_dra;
 
     char revision[65];
 

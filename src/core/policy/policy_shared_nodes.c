@@ -10,6 +10,10 @@
  * The entry is chosen as: NVIDIA's nvidia.com/gpu.sharing-strategy (it marks every shared node,
  * also ones no pool lists), then gpu-admission.io/pool, then the first as written - always
  * one the context's own pool does not require (that would make its pods unschedulable).
+ * A second set of guards, for pods asking a resource DRA may serve (nvidia.com/gpu through
+ * NVIDIA's gpu.nvidia.com class, deviceclass.resource.kubernetes.io/...), counts the
+ * multiAllocatable pools as shared too: the scheduler makes such a pod's claim itself and no
+ * claim check judges it, so only the pod's nodes keep it off devices other claims share.
  * Must never: leave a shared pool out of a context that could reach it, or pick an entry the
  * context requires.
  */
@@ -68,18 +72,19 @@ static char *joined(gpa_arena *a, const char **items, size_t n, size_t off)
     return s;
 }
 
-static int build_one(gpa_shared_guard *g, gpa_arena *a, const gpa_policy *p, const gpa_pool *ctx)
+static int build_one(gpa_shared_guard *g, gpa_arena *a, const gpa_policy *p, const gpa_pool *ctx,
+                     bool dra)
 {
     memset(g, 0, sizeof *g);
     size_t n = 0;
     for (size_t i = 0; i < p->n_pools; i++)
-        n += gpa_pool_is_shared(&p->pools[i]) && &p->pools[i] != ctx;
+        n += gpa_pool_shared_for(&p->pools[i], dra) && &p->pools[i] != ctx;
     if (n == 0) return GPA_OK;
     g->excl = gpa_arena_array(a, n, sizeof *g->excl);
     if (!g->excl) return GPA_ENOMEM;
     for (size_t i = 0; i < p->n_pools; i++) {
         const gpa_pool *sp = &p->pools[i];
-        if (!gpa_pool_is_shared(sp) || sp == ctx || disjoint(ctx, sp)) continue;
+        if (!gpa_pool_shared_for(sp, dra) || sp == ctx || disjoint(ctx, sp)) continue;
         int at = pick(ctx, sp);
         if (at < 0) {
             if (!g->inseparable) g->inseparable = sp;
@@ -188,13 +193,19 @@ int gpa_shared_guards_build(gpa_policy *p, gpa_arena *a)
         if (gpa_pool_dra_shared(&p->pools[i]) && p->pools[i].dra.selectors.n > 0 &&
             exclude_cel(&p->pools[i], a) != GPA_OK)
             return GPA_ENOMEM;
-    gpa_shared_guard *g = gpa_arena_array(a, p->n_pools + 1, sizeof *g);
-    if (!g) return GPA_ENOMEM;
-    for (size_t i = 0; i <= p->n_pools; i++) {
-        int rc = build_one(&g[i], a, p, i < p->n_pools ? &p->pools[i] : NULL);
-        if (rc != GPA_OK) return rc;
+    bool any_dra = false;
+    for (size_t i = 0; i < p->n_pools; i++)
+        any_dra |= gpa_pool_dra_shared(&p->pools[i]) && !gpa_pool_is_shared(&p->pools[i]);
+    for (int dra = 0; dra <= (int)any_dra; dra++) {
+        gpa_shared_guard *g = gpa_arena_array(a, p->n_pools + 1, sizeof *g);
+        if (!g) return GPA_ENOMEM;
+        for (size_t i = 0; i <= p->n_pools; i++) {
+            int rc = build_one(&g[i], a, p, i < p->n_pools ? &p->pools[i] : NULL, dra);
+            if (rc != GPA_OK) return rc;
+        }
+        p->shared_guards_dra = g;
+        if (!dra) p->shared_guards = g;
     }
-    p->shared_guards = g;
     return GPA_OK;
 }
 
@@ -223,6 +234,30 @@ void gpa_shared_nodes_warnings(gpa_sb *o, const gpa_policy *p)
                           "different node labels (e.g. %s)\n",
                           q->pos.file, q->pos.line, q->pos.col, q->name, sp->name, sp->name,
                           GPA_SHARING_STRATEGY_LABEL);
+        }
+    }
+    /* multiAllocatable pools are shared only for pods DRA may serve (nvidia.com/gpu included) */
+    for (size_t i = 0; p->shared_guards_dra != p->shared_guards && i < p->n_pools; i++) {
+        const gpa_pool *sp = &p->pools[i];
+        if (!gpa_pool_dra_shared(sp) || gpa_pool_is_shared(sp)) continue;
+        if (sp->node_selector.n == 0) {
+            gpa_sb_printf(o,
+                          "%s:%d:%d: warning: multiAllocatable pool %s has no nodeSelector, so "
+                          "every node may hold its shared DRA devices: GPU pods asking "
+                          "nvidia.com/gpu or a DRA extended resource that no rule places in it "
+                          "are denied (shared-pool-unplaced); give it a nodeSelector\n",
+                          sp->pos.file, sp->pos.line, sp->pos.col, sp->name);
+            continue;
+        }
+        for (size_t j = 0; j < p->n_pools; j++) {
+            const gpa_pool *q = &p->pools[j];
+            if (q == sp || p->shared_guards_dra[j].inseparable != sp) continue;
+            gpa_sb_printf(o,
+                          "%s:%d:%d: warning: pool %s cannot be told apart from multiAllocatable "
+                          "pool %s: its nodeSelector holds all of %s's, so its pods asking "
+                          "nvidia.com/gpu or a DRA extended resource are denied "
+                          "(shared-pool-unplaced); give the pools different node labels\n",
+                          q->pos.file, q->pos.line, q->pos.col, q->name, sp->name, sp->name);
         }
     }
 }

@@ -2,9 +2,10 @@
  * policy_shared_nodes.h - how pods that are not placed in a shared pool are kept off its nodes
  * (POLICY.md "Isolation by default"), worked out once at load (policy_shared_nodes.c).
  *
- * A shared pool is a time-slicing or mps pool; its nodes are the nodes its nodeSelector
- * selects. Every placement context (each pool, and "placed nowhere") gets the node labels to
- * rule out, one per shared pool it could otherwise reach: `key NotIn [value]`, value one of
+ * A shared pool is a time-slicing or mps pool, and for pods asking a resource DRA may serve
+ * also a multiAllocatable one; its nodes are the nodes its nodeSelector selects. Every
+ * placement context (each pool, and "placed nowhere") gets the node labels to rule out, one
+ * per shared pool it could otherwise reach: `key NotIn [value]`, value one of
  * that pool's nodeSelector values. The engine adds them (mutation) and the validating check
  * reads the final spec against the pools' whole nodeSelectors; `check` warns where a pool
  * cannot be told apart. Policy layer: never includes the engine.
@@ -51,22 +52,33 @@ static inline bool gpa_pool_is_shared(const gpa_pool *p)
     return p && (p->sharing == GPA_SHARING_TIME_SLICING || p->sharing == GPA_SHARING_MPS);
 }
 
-/* Fills p->shared_guards (n_pools + 1 entries, the last for pods placed nowhere) and each
- * multiAllocatable pool's dra.exclude_cel in arena a. GPA_ENOMEM. */
-struct gpa_arena;
-int gpa_shared_guards_build(gpa_policy *p, struct gpa_arena *a);
-
-/* The guard of pods placed in ctx (NULL: placed nowhere). */
-static inline const gpa_shared_guard *gpa_shared_guard_of(const gpa_policy *p, const gpa_pool *ctx)
-{
-    if (!p->shared_guards) return NULL;
-    return &p->shared_guards[ctx ? (size_t)(ctx - p->pools) : p->n_pools];
-}
-
 /* A pool whose DRA devices claims of several namespaces may share (multiAllocatable). */
 static inline bool gpa_pool_dra_shared(const gpa_pool *p)
 {
     return p && p->dra.set && p->dra.multi_allocatable;
+}
+
+/* Is the pool shared for a pod: time-sliced or MPS, or - for a pod asking a resource DRA may
+ * serve (dra) - multiAllocatable, since the scheduler's claim for that pod may get one of its
+ * devices that other namespaces' claims hold too. */
+static inline bool gpa_pool_shared_for(const gpa_pool *p, bool dra)
+{
+    return gpa_pool_is_shared(p) || (dra && gpa_pool_dra_shared(p));
+}
+
+/* Fills p->shared_guards and p->shared_guards_dra (n_pools + 1 entries each, the last for pods
+ * placed nowhere) and each multiAllocatable pool's dra.exclude_cel in arena a. GPA_ENOMEM. */
+struct gpa_arena;
+int gpa_shared_guards_build(gpa_policy *p, struct gpa_arena *a);
+
+/* The guard of pods placed in ctx (NULL: placed nowhere); dra: the pod asks a resource DRA may
+ * serve (gpa_dra_reachable). */
+static inline const gpa_shared_guard *gpa_shared_guard_of(const gpa_policy *p, const gpa_pool *ctx,
+                                                          bool dra)
+{
+    const gpa_shared_guard *g = dra ? p->shared_guards_dra : p->shared_guards;
+    if (!g) return NULL;
+    return &g[ctx ? (size_t)(ctx - p->pools) : p->n_pools];
 }
 
 /* Do CEL selectors a and b contradict on their face: both exactly `X == 'lit'` (or "lit")
