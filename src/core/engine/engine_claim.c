@@ -32,6 +32,30 @@ bool gpa_policy_judges_claims(const gpa_policy *p)
     return p && !(p->dra.set && p->dra.enforcement == GPA_DRA_OFF);
 }
 
+/* What a namespace's own tenant may ask of DRA (never a tenant whose name it took). */
+typedef struct claim_rights {
+    bool may_admin, may_all;
+    const char *who, *nowhere; /* "tenant", "" or "namespace", " (in no tenant)" */
+} claim_rights;
+
+/* adminAccess and allocationMode All, asked by one request: judged for every request of
+ * every claim, placed or not, GPU class or not (POLICY.md "Isolation by default"). */
+static void check_rights(gpa_eng *e, const gpa_claim_alt *x, const claim_rights *r)
+{
+    if (x->admin_access && !r->may_admin)
+        gpa_eng_violation(e, "dra-admin-access",
+                          "%s asks adminAccess, which reaches devices other claims (of any "
+                          "namespace) are using, and %s %s%s may not; remove adminAccess "
+                          "or ask the platform team for the tenant's dra.adminAccess",
+                          x->label, r->who, e->tenant, r->nowhere);
+    if (x->mode_all && !r->may_all)
+        gpa_eng_violation(e, "dra-allocation-all",
+                          "%s asks allocationMode All (every matching device of a node) and "
+                          "%s %s%s may not; ask a count instead, or ask the platform team "
+                          "for the tenant's dra.allocationModeAll",
+                          x->label, r->who, e->tenant, r->nowhere);
+}
+
 static const char *ann(const gpa_claim *c, const char *key)
 {
     const cJSON *maps[2] = {c->annotations, c->own_annotations};
@@ -164,12 +188,12 @@ static void check_claim(gpa_claim_eng *ce, bool mutating)
     /* rights come with the namespace's own tenant, never with a name (a namespace in no
      * tenant has none) */
     const gpa_tenant *t = e->tenant_def;
-    const bool may_admin = t && t->dra_admin_access;
-    const bool may_all = t && t->dra_allocation_mode_all;
+    const claim_rights rights = {t && t->dra_admin_access, t && t->dra_allocation_mode_all,
+                                 /* "tenant platform may not" would blame the tenant whose
+                                  * name was taken */
+                                 e->taken ? "namespace" : "tenant",
+                                 e->taken ? " (in no tenant)" : ""};
     const bool untrusted = e->trust != GPA_TRUST_TRUSTED;
-    /* "tenant platform may not" would blame the tenant whose name was taken */
-    const char *who = e->taken ? "namespace" : "tenant";
-    const char *nowhere = e->taken ? " (in no tenant)" : "";
     /* a GPU request's rights are judged with its placement below, in request order */
     for (size_t a = 0; a < c->n_alts; a++) {
         const gpa_claim_alt *x = &c->alt[a];
@@ -192,18 +216,7 @@ static void check_claim(gpa_claim_eng *ce, bool mutating)
                               x->label, x->device_class ? x->device_class : "(none)", what,
                               "vfio.gpu.nvidia.com", fix);
         }
-        if (x->admin_access && !may_admin)
-            gpa_eng_violation(e, "dra-admin-access",
-                              "%s asks adminAccess, which reaches devices other claims (of any "
-                              "namespace) are using, and %s %s%s may not; remove adminAccess "
-                              "or ask the platform team for the tenant's dra.adminAccess",
-                              x->label, who, e->tenant, nowhere);
-        if (x->mode_all && !may_all)
-            gpa_eng_violation(e, "dra-allocation-all",
-                              "%s asks allocationMode All (every matching device of a node) and "
-                              "%s %s%s may not; ask a count instead, or ask the platform team "
-                              "for the tenant's dra.allocationModeAll",
-                              x->label, who, e->tenant, nowhere);
+        check_rights(e, x, &rights); /* any class */
     }
     if (!ce->gpu) return;
 
@@ -260,18 +273,7 @@ static void check_claim(gpa_claim_eng *ce, bool mutating)
     for (size_t a = 0; a < c->n_alts; a++) {
         if (!ce->gpu_alt[a]) continue;
         const gpa_claim_alt *x = &c->alt[a];
-        if (x->admin_access && !may_admin)
-            gpa_eng_violation(e, "dra-admin-access",
-                              "%s asks adminAccess, which reaches devices other claims (of any "
-                              "namespace) are using, and %s %s%s may not; remove adminAccess "
-                              "or ask the platform team for the tenant's dra.adminAccess",
-                              x->label, who, e->tenant, nowhere);
-        if (x->mode_all && !may_all)
-            gpa_eng_violation(e, "dra-allocation-all",
-                              "%s asks allocationMode All (every matching device of a node) and "
-                              "%s %s%s may not; ask a count instead, or ask the platform team "
-                              "for the tenant's dra.allocationModeAll",
-                              x->label, who, e->tenant, nowhere);
+        check_rights(e, x, &rights);
         if (!pool || !pool->dra.set) continue;
         if (!gpa_dra_is_generic(p, x->device_class) &&
             strcmp(x->device_class, pool->dra.device_class) != 0) {
