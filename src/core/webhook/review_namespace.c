@@ -46,49 +46,6 @@ void gpa_ns_guard_free(gpa_ns_guard *g)
     free_list(&g->creators, &g->n_creators);
 }
 
-int gpa_ns_guard_parse(gpa_ns_guard *g, const char *list, gpa_error *err)
-{
-    memset(g, 0, sizeof *g);
-    if (!list) return GPA_OK;
-    const char *p = list;
-    while (*p) {
-        const char *end = strchr(p, ',');
-        if (!end) end = p + strlen(p);
-        const char *a = p, *b = end;
-        while (a < b && *a == ' ')
-            a++;
-        while (b > a && b[-1] == ' ')
-            b--;
-        size_t n = (size_t)(b - a);
-        /* An empty entry is allowed only as the whole list ("" = none): "a,,b" is a typo. */
-        if ((n == 0 && !(a == list && *end == '\0')) || (*end == ',' && end[1] == '\0')) {
-            gpa_ns_guard_free(g);
-            return gpa_fail(err, GPA_EINVAL, "--ignore-label-namespaces: empty name in '%.200s'",
-                            list);
-        }
-        if (n > 0) {
-            if (!valid_ns_name(a, n)) {
-                gpa_ns_guard_free(g);
-                return gpa_fail(err, GPA_EINVAL,
-                                "--ignore-label-namespaces: '%.*s' is not a namespace name "
-                                "(a-z, 0-9 and '-', at most 63, starting and ending with a "
-                                "letter or digit)",
-                                (int)(n > 80 ? 80 : n), a);
-            }
-            char **grown = realloc(g->names, (g->n + 1) * sizeof *grown);
-            char *name = grown ? strndup(a, n) : NULL;
-            if (grown) g->names = grown;
-            if (!name) {
-                gpa_ns_guard_free(g);
-                return gpa_fail(err, GPA_ENOMEM, "out of memory");
-            }
-            g->names[g->n++] = name;
-        }
-        p = *end ? end + 1 : end;
-    }
-    return GPA_OK;
-}
-
 /* One `user:NAME` / `group:NAME` entry: a prefix and a non-empty name without commas. */
 static bool valid_creator(const char *s, size_t n)
 {
@@ -115,6 +72,12 @@ static int split(char ***out, size_t *n, const char *list, bool (*ok)(const char
         while (b > a && b[-1] == ' ')
             b--;
         size_t len = (size_t)(b - a);
+        /* An empty entry is allowed only as the whole list (blank = none): "a,,b" is a typo. */
+        if (len == 0 && p == list && !*end) return GPA_OK;
+        if (len == 0 || (*end == ',' && end[1] == '\0')) {
+            free_list(out, n);
+            return gpa_fail(err, GPA_EINVAL, "%s: empty name in '%.200s'", what, list);
+        }
         if (!ok(a, len)) {
             free_list(out, n);
             return gpa_fail(err, GPA_EINVAL, "%s: '%.*s' is not %s", what,
@@ -133,15 +96,23 @@ static int split(char ***out, size_t *n, const char *list, bool (*ok)(const char
     }
 }
 
+#define NS_NAME_RULE                                                                            \
+    "a namespace name (a-z, 0-9 and '-', at most 63, starting and ending with a letter or digit)"
+
+int gpa_ns_guard_parse(gpa_ns_guard *g, const char *list, gpa_error *err)
+{
+    memset(g, 0, sizeof *g);
+    return split(&g->names, &g->n, list, valid_ns_name, "--ignore-label-namespaces",
+                 NS_NAME_RULE, err);
+}
+
 int gpa_ns_guard_parse_excluded(gpa_ns_guard *g, const char *names, const char *creators,
                                 gpa_error *err)
 {
     free_list(&g->excluded, &g->n_excluded);
     free_list(&g->creators, &g->n_creators);
     int rc = split(&g->excluded, &g->n_excluded, names, valid_ns_name, "--excluded-namespaces",
-                   "a namespace name (a-z, 0-9 and '-', at most 63, starting and ending with a "
-                   "letter or digit)",
-                   err);
+                   NS_NAME_RULE, err);
     if (rc == GPA_OK)
         rc = split(&g->creators, &g->n_creators, creators, valid_creator,
                    "--excluded-namespace-creators", "user:NAME or group:NAME", err);
