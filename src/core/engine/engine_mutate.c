@@ -273,6 +273,19 @@ static void set_runtime_class(gpa_eng *e, cJSON *spec)
 
 /* ---------------------------------------------------------------- 5/6. labels, annotations */
 
+/* Mutation 3: the node requirements of the decision (the pool's, MIG single, island size,
+ * the shared pools ruled out) ANDed into every nodeSelectorTerm of spec. */
+static void add_node_reqs(gpa_eng *e, cJSON *spec)
+{
+    gpa_node_req stack[GPA_MAX_NODE_REQS], *heap;
+    size_t cap = GPA_MAX_NODE_REQS;
+    gpa_node_req *reqs = gpa_eng_node_reqs_buf(e, stack, &cap, &heap);
+    char buf[512];
+    if (reqs)
+        gpa_eng_add_node_affinity(e, spec, reqs, gpa_eng_node_reqs(e, reqs, cap, buf, sizeof buf));
+    free(heap);
+}
+
 /* *labels: metadata's labels, still shared with the pod until the first label is added.
  * line: the warning when built at load (NULL: formatted here). */
 static void add_label_if_absent(gpa_eng *e, cJSON *meta, cJSON **labels, const char *key,
@@ -302,13 +315,7 @@ static void place(gpa_eng *e, cJSON *pod)
     rename_resources(e, pod); /* 1 */
     add_tolerations(e, spec); /* 2 */
     set_runtime_class(e, spec);
-    gpa_node_req stack[GPA_MAX_NODE_REQS], *heap; /* 3 (+ MIG single, island size) */
-    size_t cap = GPA_MAX_NODE_REQS;
-    gpa_node_req *reqs = gpa_eng_node_reqs_buf(e, stack, &cap, &heap);
-    char buf[512];
-    if (reqs)
-        gpa_eng_add_node_affinity(e, spec, reqs, gpa_eng_node_reqs(e, reqs, cap, buf, sizeof buf));
-    free(heap);
+    add_node_reqs(e, spec); /* 3 (+ MIG single, island size) */
 
     cJSON *ann = gpa_eng_child_obj(e, meta, "annotations");
     if (pool->has_topology) { /* 4 */
@@ -359,14 +366,7 @@ static void place(gpa_eng *e, cJSON *pod)
 static void keep_off_shared(gpa_eng *e, cJSON *pod)
 {
     cJSON *spec = gpa_jn_get(pod, "spec");
-    if (!gpa_is_object(spec)) return;
-    gpa_node_req stack[GPA_MAX_NODE_REQS], *heap;
-    size_t cap = GPA_MAX_NODE_REQS;
-    gpa_node_req *reqs = gpa_eng_node_reqs_buf(e, stack, &cap, &heap);
-    char buf[64];
-    if (reqs)
-        gpa_eng_add_node_affinity(e, spec, reqs, gpa_eng_node_reqs(e, reqs, cap, buf, sizeof buf));
-    free(heap);
+    if (gpa_is_object(spec)) add_node_reqs(e, spec);
 }
 
 /* vout NULL: the mutating webhook. Otherwise also the validating decision on the mutated pod
