@@ -358,6 +358,88 @@ class Threats(unittest.TestCase):
         self.assertAllowed("validate", claim_review(claim("ml-platform", {
             "deviceClassName": "gpu.nvidia.com"})), policies=cluster)
 
+    def test_claim_config_fits_placed_device(self):
+        """Issue 30 item 3: a claim is never rewritten into one NVIDIA's driver refuses (an
+        opaque config of another device type than the placed one), and a config the webhook
+        translates smuggles no sharing past the multi-allocatable rules."""
+        golden = os.path.join(H.REPO, "test", "golden", "policies")
+        dra = os.path.join(golden, "dra")
+
+        def with_config(c, params, requests=("gpu",)):
+            c = copy.deepcopy(c)
+            p = dict({"apiVersion": "resource.nvidia.com/v1beta1"}, **params)
+            c["spec"]["devices"]["config"] = [{"requests": list(requests), "opaque": {
+                "driver": "gpu.nvidia.com", "parameters": p}}]
+            return c
+
+        def config_of(c):
+            return c["spec"]["devices"]["config"][0]["opaque"]["parameters"]
+
+        # the issue's claim: placed on MIG devices, its GpuConfig becomes a MigDeviceConfig
+        # (TimeSlicing kept, the interval MIG devices do not take removed); the result
+        # validates and mutates to nothing
+        ts = with_config(claim("inference-a", {"deviceClassName": "gpu.nvidia.com"}),
+                         {"kind": "GpuConfig", "sharing": {"strategy": "TimeSlicing",
+                                                           "timeSlicingConfig": {
+                                                               "interval": "Default"}}})
+        self.assertAllowed("validate", claim_review(ts), policies=dra)  # full GPUs as written
+        _, patch = self.assertAllowed("mutate", claim_review(ts), policies=dra)
+        placed = H.apply_patch(ts, patch or [])
+        self.assertEqual(placed["spec"]["devices"]["requests"][0]["exactly"]["deviceClassName"],
+                         "mig.nvidia.com")
+        self.assertEqual(config_of(placed), {"apiVersion": "resource.nvidia.com/v1beta1",
+                                             "kind": "MigDeviceConfig",
+                                             "sharing": {"strategy": "TimeSlicing"}})
+        self.assertAllowed("validate", claim_review(placed), policies=dra)
+        _, again = review("mutate", claim_review(placed), dra)
+        self.assertFalse(again, "second mutate pass is not empty: %r" % again)
+        # an interval cannot hold on a MIG device: refused, not translated or kept
+        long_ts = copy.deepcopy(ts)
+        config_of(long_ts)["sharing"]["timeSlicingConfig"]["interval"] = "Long"
+        self.assertDenied("mutate", claim_review(long_ts), "refuses a GpuConfig for a MIG "
+                          "device", "interval Long", policies=dra)
+        # validated alone, a GpuConfig naming a mig.nvidia.com request is what the driver
+        # refuses: denied with the kind to write
+        own = copy.deepcopy(ts)
+        own["spec"]["devices"]["requests"][0]["exactly"]["deviceClassName"] = "mig.nvidia.com"
+        self.assertDenied("validate", claim_review(own), "refuses a GpuConfig for a MIG device",
+                          "write kind MigDeviceConfig", policies=dra)
+
+        # the attack: an untrusted tenant on multi-allocatable MIG devices that admit
+        # untrusted claims asks MPS through a GpuConfig the webhook would translate
+        with tempfile.TemporaryDirectory() as d:
+            for f in sorted(os.listdir(dra)):
+                with open(os.path.join(dra, f), "rb") as src, open(os.path.join(d, f),
+                                                                   "wb") as dst:
+                    dst.write(src.read())
+            with open(os.path.join(golden, "dra-modes", "config-pools.yaml"), "rb") as src, \
+                    open(os.path.join(d, "30-config-pools.yaml"), "wb") as dst:
+                dst.write(src.read())
+            base = claim("shared-mig-a", {"deviceClassName": "gpu.nvidia.com"})
+            mps = with_config(base, {"kind": "GpuConfig", "sharing": {
+                "strategy": "MPS", "mpsConfig": {"defaultActiveThreadPercentage": 100}}})
+            for hook in ("mutate", "validate"):
+                self.assertDenied(hook, claim_review(mps), "asks MPS sharing",
+                                  "pool a30-mig-shared", policies=d)
+            # the form the translation would write is refused too
+            smuggled = with_config(base, {"kind": "MigDeviceConfig", "sharing": {
+                "strategy": "MPS", "mpsConfig": {"defaultActiveThreadPercentage": 100}}})
+            smuggled["spec"]["devices"]["requests"][0]["exactly"] = {
+                "deviceClassName": "mig.nvidia.com",
+                "selectors": [{"cel": {"expression": "device.attributes['gpu.nvidia.com']"
+                                                     ".productName == 'NVIDIA A30'"}},
+                              {"cel": {"expression": "device.attributes['gpu.nvidia.com']"
+                                                     ".profile == '1g.6gb'"}}]}
+            self.assertDenied("validate", claim_review(smuggled), "asks MPS sharing",
+                              policies=d)
+            # control: the same claim with no sharing is placed, translated, and validates
+            plain = with_config(base, {"kind": "GpuConfig"})
+            _, patch = self.assertAllowed("mutate", claim_review(plain), policies=d)
+            placed = H.apply_patch(plain, patch or [])
+            self.assertEqual(config_of(placed)["kind"], "MigDeviceConfig")
+            self.assertNotIn("sharing", config_of(placed))
+            self.assertAllowed("validate", claim_review(placed), policies=d)
+
     def test_node_name_on_shared_pool(self):
         placed = mutated(H.pod("s", "notebooks", gpus=1))
         self.assertAllowed("validate", H.review(placed))

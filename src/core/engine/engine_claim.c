@@ -313,6 +313,7 @@ static void check_claim(gpa_claim_eng *ce, bool mutating)
                               i, share_name(g->sharing), x->label, pool->name, what);
         }
     }
+    gpa_claim_check_configs(ce, mutating ? gpa_claim_placed_pool(e) : NULL);
     if (pool && pool->sharing == GPA_SHARING_MIG && e->has_mem) {
         const gpa_mig_profile *largest = NULL;
         for (size_t i = 0; i < pool->n_profiles; i++)

@@ -35,4 +35,16 @@ const gpa_pool *gpa_claim_shared_pool(const gpa_claim_eng *ce, const gpa_claim_a
  * changed request. Nothing when neither applies. */
 void gpa_claim_mutate(gpa_claim_eng *ce);
 
+/* engine_claim_config.c (NVIDIA's opaque configs against the device type each GPU request
+ * gets; table in docs/policy.md): */
+/* A violation dra-config-device-type for every config the driver would refuse on the claim
+ * as it leaves this hook and that no translation makes right. placed: the pool the mutating
+ * hook places the claim in (gpa_claim_placed_pool), NULL for the validating hook or an
+ * unplaced claim (the claim is judged as written). */
+void gpa_claim_check_configs(gpa_claim_eng *ce, const gpa_pool *placed);
+/* Translates, in the mutating hook's copy, every config of a claim placed in pool `placed`
+ * that does not fit its requests' device type into the kind that does, where the driver
+ * reads the same settings there; one warning each. true when one changed. */
+bool gpa_claim_fit_configs(gpa_claim_eng *ce, cJSON *copy, const gpa_pool *placed);
+
 #endif

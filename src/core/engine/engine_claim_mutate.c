@@ -209,6 +209,7 @@ void gpa_claim_mutate(gpa_claim_eng *ce)
         keep_off_shared(ce, x, obj);
     }
     if (!pool) goto diff; /* an unplaced claim gets no rule annotations */
+    gpa_claim_fit_configs(ce, copy, pool);
     cJSON *md = gpa_eng_child_obj(e, copy, "metadata");
     cJSON *ann = md ? gpa_eng_child_obj(e, md, "annotations") : NULL;
     if (ann) {

@@ -170,6 +170,17 @@ static int parse_mps(const cJSON *m, const char *path, char *why, size_t cap)
     return 0;
 }
 
+/* Does a key of the per-device limits name a device by anything but its index (what the
+ * driver's strconv.Atoi reads: digits, an optional sign)? */
+static bool uuid_keys(const cJSON *per)
+{
+    for (const cJSON *c = per ? per->child : NULL; c; c = c->next) {
+        const char *k = c->string + (c->string[0] == '-' || c->string[0] == '+');
+        if (!*k || strspn(k, "0123456789") != strlen(k)) return true;
+    }
+    return false;
+}
+
 static const char *const K_GPU_SHARING[] = {"strategy", "timeSlicingConfig", "mpsConfig", NULL};
 static const char *const K_MIG_SHARING[] = {"strategy", "mpsConfig", NULL};
 static const char *const K_TS[] = {"interval", NULL};
@@ -214,6 +225,7 @@ static int parse_sharing(gpa_claim_config *cfg, const cJSON *s, bool mig, char *
         }
     }
     if (mps && parse_mps(mps, "parameters.sharing.mpsConfig", why, cap)) return -1;
+    cfg->mps_uuid_keys = mps && uuid_keys(member(mps, "defaultPerDevicePinnedMemoryLimit"));
     return 0;
 }
 

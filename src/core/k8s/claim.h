@@ -78,6 +78,10 @@ typedef struct gpa_claim_config {
     gpa_opaque_kind kind;
     gpa_dra_share sharing;
     const char *interval; /* timeSlicingConfig.interval, NULL when not written */
+    /* mpsConfig.defaultPerDevicePinnedMemoryLimit has a key that is not a device index: the
+     * driver then reads it as the UUID of one of the claim's devices (a GPU's UUID names no
+     * MIG device) */
+    bool mps_uuid_keys;
     char error[200];      /* kind INVALID: why, naming the field */
 } gpa_claim_config;
 
