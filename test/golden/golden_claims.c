@@ -21,15 +21,22 @@
  *       expect: {allowed, outcome, reason, message (exact; absent = none),
  *                warnings (exact; absent = none), patch (exact ops; absent = none)}
  *
+ *   golden_claims CASES POLICIES --emit DIR  also writes, for each patch,
+ *                                            DIR/NAME-runN/{pod,patch,expected}.json (the
+ *                                            inputs of kubectl_check.sh: golden/kubectl-claims)
+ *   golden_claims --compare A.json B.json    semantic JSON equality (0 same, 1 differ)
+ *
  * Besides each expectation every run checks: a dryRun request gets the same bytes, v1beta1 the
  * same decision; the validating hook never patches; a denied claim carries no patch; and a
  * patch, applied, gives a claim the mutating hook answers with no patch (idempotent) and the
  * validating hook admits when the mutating one had nothing to say.
  */
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cjson/cJSON.h>
 
@@ -41,6 +48,45 @@
 
 static int failures;
 static const char *record; /* --record NAME: print NAME's case.yaml with today's answers */
+static const char *emit;   /* --emit DIR: kubectl inputs for every patch */
+
+/* DIR/NAME-runN/pod.json (the claim as sent), patch.json, expected.json (the claim as the
+ * patch leaves it): what kubectl_check.sh applies with the real kubectl. false on error. */
+static bool emit_run(const char *name, int run, const cJSON *obj, const cJSON *patch,
+                     const cJSON *after)
+{
+    char dir[PATH_MAX], path[PATH_MAX + 32];
+    snprintf(dir, sizeof dir, "%s/%s-run%d", emit, name, run);
+    if (mkdir(emit, 0755) != 0 && errno != EEXIST) return false;
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) return false;
+    const char *names[] = {"pod.json", "patch.json", "expected.json"};
+    const cJSON *vals[] = {obj, patch, after};
+    for (int i = 0; i < 3; i++) {
+        char *s = cJSON_Print(vals[i]);
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        FILE *f = s ? fopen(path, "w") : NULL;
+        bool ok = f && fputs(s, f) >= 0;
+        if (f && fclose(f) != 0) ok = false;
+        free(s);
+        if (!ok) return false;
+    }
+    return true;
+}
+
+/* --compare: are the JSON (or YAML) files a and b the same value? */
+static int compare(const char *a, const char *b)
+{
+    cJSON *ja = yaml_docs(a), *jb = ja ? yaml_docs(b) : NULL;
+    if (!ja || !jb) {
+        cJSON_Delete(ja);
+        return 2;
+    }
+    bool same = cJSON_Compare(cJSON_GetArrayItem(ja, 0), cJSON_GetArrayItem(jb, 0), true);
+    if (!same) fprintf(stderr, "%s and %s differ\n", a, b);
+    cJSON_Delete(ja);
+    cJSON_Delete(jb);
+    return same ? 0 : 1;
+}
 
 static const char *sget(const cJSON *o, const char *k)
 {
@@ -246,6 +292,8 @@ static bool run_case(const char *dir, const char *name, FILE *docs)
             if (gpa_patch_apply(after, a.patch, &perr) != GPA_OK) {
                 RUN_FAIL("the patch does not apply: %s", perr.message);
             } else {
+                if (emit && !emit_run(name, run, o, a.patch, after))
+                    RUN_FAIL("cannot write the kubectl inputs under %s", emit);
                 char *again = review_body(after, NULL, op, ns, user, "admission.k8s.io/v1", false);
                 answer m2 = ask(p, GPA_HOOK_MUTATE, again);
                 if (m2.patch || !m2.allowed)
@@ -283,9 +331,13 @@ static bool run_case(const char *dir, const char *name, FILE *docs)
 
 int main(int argc, char **argv)
 {
+    if (argc == 4 && strcmp(argv[1], "--compare") == 0) return compare(argv[2], argv[3]);
     bool docs = argc == 4 && strcmp(argv[1], "--docs") == 0;
     if (argc == 5 && strcmp(argv[3], "--record") == 0) {
         record = argv[4];
+        argc = 3;
+    } else if (argc == 5 && strcmp(argv[3], "--emit") == 0) {
+        emit = argv[4];
         argc = 3;
     }
     if (!docs && argc != 3) {
