@@ -138,11 +138,44 @@ static const char *untranslatable(const gpa_claim_config *g, dev_type to, char *
     return NULL;
 }
 
+/* Does config g name x exactly as the driver compares names (`request`, or
+ * `request/subrequest` for a firstAvailable alternative: the allocation result's)? */
+static bool names_exactly(const gpa_claim *c, const gpa_claim_config *g, const gpa_claim_alt *x)
+{
+    const char *rn = c->req[x->req].name;
+    size_t rl = strlen(rn);
+    for (const cJSON *n = g->requests ? g->requests->child : NULL; n; n = n->next) {
+        const char *s = n->valuestring;
+        if (x->sub < 0
+                ? strcmp(s, rn) == 0
+                : strncmp(s, rn, rl) == 0 && s[rl] == '/' && strcmp(s + rl + 1, x->name) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Does a config after config i take alternative x (devices of type ft) first? The driver
+ * searches the configs from the last one back and stops at the first that names x, or that
+ * names no request and fits ft (kinds: each config's kind once this hook is done with it):
+ * config i then never reaches x, and whatever it says about x does not matter. */
+static bool shadowed(const gpa_claim *c, size_t i, const gpa_claim_alt *x, dev_type ft,
+                     const dev_type *kinds)
+{
+    for (size_t j = i + 1; j < c->n_configs; j++) {
+        const gpa_claim_config *g = &c->cfg[j];
+        if (kinds[j] == DEV_UNKNOWN) continue; /* another driver's, or refused anyway */
+        if (g->requests && g->requests->child ? names_exactly(c, g, x) : kinds[j] == ft)
+            return true;
+    }
+    return false;
+}
+
 /* The plan for config g: does it fit every GPU alternative it applies to (keep), fit none
  * once translated to the one type they get (translate, mutating and placed only), or
  * neither (refuse)? Configs of other drivers and strictly invalid ones are not planned here
  * (the latter are refused by check_claim). */
-static void make_plan(plan *pl, const gpa_claim_eng *ce, size_t i, const gpa_pool *placing)
+static void make_plan(plan *pl, const gpa_claim_eng *ce, size_t i, const gpa_pool *placing,
+                      const dev_type *kinds)
 {
     const gpa_claim *c = ce->c;
     const gpa_claim_config *g = &c->cfg[i];
@@ -163,6 +196,7 @@ static void make_plan(plan *pl, const gpa_claim_eng *ce, size_t i, const gpa_poo
             continue;
         }
         dev_type ft = final_type(ce, x, placing);
+        if (shadowed(c, i, x, ft, kinds)) continue;
         if (ft == DEV_UNKNOWN || ft == kt) {
             fits |= 1u << ft;
             continue;
@@ -202,14 +236,28 @@ static void make_plan(plan *pl, const gpa_claim_eng *ce, size_t i, const gpa_poo
     pl->why = pl->buf;
 }
 
+/* kinds[i]: the device type config i fits once this hook is done with it (its kind, or the
+ * kind it is translated to), DEV_UNKNOWN for another driver's. Filled from the last config
+ * back, as each plan depends on the configs after it. */
+static void final_kinds(dev_type *kinds, const gpa_claim_eng *ce, const gpa_pool *placing)
+{
+    for (size_t i = ce->c->n_configs; i-- > 0;) {
+        plan pl;
+        make_plan(&pl, ce, i, placing, kinds);
+        kinds[i] = pl.act == PLAN_TRANSLATE ? pl.to : kind_type(ce->c->cfg[i].kind);
+    }
+}
+
 void gpa_claim_check_configs(gpa_claim_eng *ce, const gpa_pool *pool)
 {
     gpa_eng *e = &ce->e;
     const gpa_claim *c = ce->c;
     const char *what = c->is_template ? "claim template" : "claim";
+    dev_type kinds[GPA_CLAIM_MAX_CONFIGS];
+    final_kinds(kinds, ce, pool);
     for (size_t i = 0; i < c->n_configs; i++) {
         plan pl;
-        make_plan(&pl, ce, i, pool);
+        make_plan(&pl, ce, i, pool, kinds);
         if (pl.act != PLAN_REFUSE) continue;
         const gpa_claim_alt *x = pl.at;
         char where[160];
@@ -246,9 +294,11 @@ bool gpa_claim_fit_configs(gpa_claim_eng *ce, cJSON *copy, const gpa_pool *pool)
     gpa_eng *e = &ce->e;
     const gpa_claim *c = ce->c;
     bool any = false;
+    dev_type kinds[GPA_CLAIM_MAX_CONFIGS];
+    if (pool) final_kinds(kinds, ce, pool);
     for (size_t i = 0; pool && i < c->n_configs; i++) {
         plan pl;
-        make_plan(&pl, ce, i, pool);
+        make_plan(&pl, ce, i, pool, kinds);
         if (pl.act != PLAN_TRANSLATE) continue;
         cJSON *params = params_of(c, copy, i);
         if (!params) continue; /* the reader saw it: cannot happen */
