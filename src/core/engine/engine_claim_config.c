@@ -17,6 +17,7 @@
  * interval, per-device limits keyed by a GPU's UUID), add sharing a config did not ask, or
  * translate on the validating hook (it reads the claim as the API server stores it).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -89,12 +90,12 @@ static dev_type class_type(const gpa_policy *p, const char *cls)
 
 /* The device type GPU alternative x gets: the pool's when the mutating hook places it there
  * (pl; its class is generic or the pool's), else its class's. */
-static dev_type final_type(const gpa_claim_eng *ce, const gpa_claim_alt *x, const gpa_pool *pl)
+static dev_type final_type(const gpa_policy *p, const gpa_claim_alt *x, const gpa_pool *pl)
 {
-    if (pl && (gpa_dra_is_generic(ce->e.p, x->device_class) ||
+    if (pl && (gpa_dra_is_generic(p, x->device_class) ||
                strcmp(x->device_class, pl->dra.device_class) == 0))
         return pool_type(pl);
-    return class_type(ce->e.p, x->device_class);
+    return class_type(p, x->device_class);
 }
 
 typedef enum { PLAN_KEEP, PLAN_TRANSLATE, PLAN_REFUSE } plan_action;
@@ -106,6 +107,83 @@ typedef struct plan {
     const char *why;         /* PLAN_REFUSE: what stands in the way and what to write */
     char buf[320];
 } plan;
+
+/* What one hook knows about the claim's configs, worked out once: bit j of a mask is config
+ * j. Bounded by the reader's limits (32 configs of at most 32 names, 256 alternatives), so
+ * judging every config costs configs x alternatives, whatever the names. */
+typedef struct cfg_ctx {
+    const gpa_claim_eng *ce;
+    const gpa_pool *placing; /* the mutating hook's pool; NULL: judged as written */
+    uint32_t nvidia;         /* a known kind of NVIDIA's driver */
+    uint32_t every;          /* names no request: applies to every one */
+    uint32_t of_type[4];     /* [t]: kind t once this hook is done with it (kinds) */
+    dev_type kinds[GPA_CLAIM_MAX_CONFIGS];
+    uint32_t applies[GPA_CLAIM_MAX_ALTS]; /* applies to the alternative (Kubernetes' reading) */
+    uint32_t exact[GPA_CLAIM_MAX_ALTS];   /* names it as the driver compares names */
+    unsigned char ft[GPA_CLAIM_MAX_ALTS]; /* the type it ends up with (GPU alternatives) */
+    unsigned char wt[GPA_CLAIM_MAX_ALTS]; /* the type of its class as written */
+} cfg_ctx;
+
+/* Marks alternative a as named by config j: `exactly` when the name is the allocation
+ * result's (`request`, or `request/subrequest` for a firstAvailable alternative), which is
+ * what the driver compares. */
+static void mark(cfg_ctx *x, size_t a, size_t j, bool exactly)
+{
+    x->applies[a] |= 1u << j;
+    if (exactly) x->exact[a] |= 1u << j;
+}
+
+/* The masks of config j, from its names: each name is a request (every alternative; exactly
+ * the request's own when it has no firstAvailable) or request/subrequest (that one). */
+static void read_names(cfg_ctx *x, size_t j)
+{
+    const gpa_claim *c = x->ce->c;
+    const gpa_claim_config *g = &c->cfg[j];
+    if (!g->requests || !g->requests->child) {
+        x->every |= 1u << j;
+        for (size_t a = 0; a < c->n_alts; a++)
+            mark(x, a, j, false);
+        return;
+    }
+    for (const cJSON *n = g->requests->child; n; n = n->next) {
+        const char *s = n->valuestring;
+        size_t base = strcspn(s, "/");
+        for (size_t r = 0; r < c->n_requests; r++) {
+            const gpa_claim_request *q = &c->req[r];
+            if (strlen(q->name) != base || memcmp(q->name, s, base) != 0) continue;
+            for (size_t a = q->first_alt; a < q->first_alt + q->n_alts; a++) {
+                if (!s[base])
+                    mark(x, a, j, !q->first_available);
+                else if (q->first_available && strcmp(c->alt[a].name, s + base + 1) == 0)
+                    mark(x, a, j, true);
+            }
+            break; /* request names are unique */
+        }
+    }
+}
+
+/* false when no config is a known kind of NVIDIA's driver: nothing to judge. */
+static bool ctx_init(cfg_ctx *x, const gpa_claim_eng *ce, const gpa_pool *placing)
+{
+    const gpa_claim *c = ce->c;
+    x->ce = ce;
+    x->placing = placing;
+    x->nvidia = x->every = 0;
+    for (size_t j = 0; j < c->n_configs; j++)
+        if (kind_type(c->cfg[j].kind) != DEV_UNKNOWN) x->nvidia |= 1u << j;
+    if (!x->nvidia) return false;
+    memset(x->of_type, 0, sizeof x->of_type);
+    for (size_t a = 0; a < c->n_alts; a++) {
+        const gpa_claim_alt *alt = &c->alt[a];
+        x->applies[a] = x->exact[a] = 0;
+        x->wt[a] = (unsigned char)(ce->gpu_alt[a] ? class_type(ce->e.p, alt->device_class)
+                                                  : builtin_type(alt->device_class));
+        x->ft[a] = (unsigned char)(ce->gpu_alt[a] ? final_type(ce->e.p, alt, placing) : x->wt[a]);
+    }
+    for (size_t j = 0; j < c->n_configs; j++)
+        if (x->nvidia & (1u << j)) read_names(x, j);
+    return true;
+}
 
 /* What the driver would make of settings g carries on devices of type `to`, when they are
  * written as `to`'s kind; NULL when it reads them the same, else why not and what to do. */
@@ -138,65 +216,43 @@ static const char *untranslatable(const gpa_claim_config *g, dev_type to, char *
     return NULL;
 }
 
-/* Does config g name x exactly as the driver compares names (`request`, or
- * `request/subrequest` for a firstAvailable alternative: the allocation result's)? */
-static bool names_exactly(const gpa_claim *c, const gpa_claim_config *g, const gpa_claim_alt *x)
+/* Does a config after config i take alternative a (devices of type ft) first? The driver
+ * searches the configs from the last one back and stops at the first that names a, or that
+ * names no request and fits ft (each config's kind once this hook is done with it): config
+ * i then never reaches a, and whatever it says about a does not matter. */
+static bool shadowed(const cfg_ctx *x, size_t i, size_t a, dev_type ft)
 {
-    const char *rn = c->req[x->req].name;
-    size_t rl = strlen(rn);
-    for (const cJSON *n = g->requests ? g->requests->child : NULL; n; n = n->next) {
-        const char *s = n->valuestring;
-        if (x->sub < 0
-                ? strcmp(s, rn) == 0
-                : strncmp(s, rn, rl) == 0 && s[rl] == '/' && strcmp(s + rl + 1, x->name) == 0)
-            return true;
-    }
-    return false;
+    uint32_t later = i + 1 < 32 ? x->nvidia & (~0u << (i + 1)) : 0;
+    return ((x->exact[a] | (x->every & x->of_type[ft])) & later) != 0;
 }
 
-/* Does a config after config i take alternative x (devices of type ft) first? The driver
- * searches the configs from the last one back and stops at the first that names x, or that
- * names no request and fits ft (kinds: each config's kind once this hook is done with it):
- * config i then never reaches x, and whatever it says about x does not matter. */
-static bool shadowed(const gpa_claim *c, size_t i, const gpa_claim_alt *x, dev_type ft,
-                     const dev_type *kinds)
-{
-    for (size_t j = i + 1; j < c->n_configs; j++) {
-        const gpa_claim_config *g = &c->cfg[j];
-        if (kinds[j] == DEV_UNKNOWN) continue; /* another driver's, or refused anyway */
-        if (g->requests && g->requests->child ? names_exactly(c, g, x) : kinds[j] == ft)
-            return true;
-    }
-    return false;
-}
-
-/* The plan for config g: does it fit every GPU alternative it applies to (keep), fit none
+/* The plan for config i: does it fit every GPU alternative it applies to (keep), fit none
  * once translated to the one type they get (translate, mutating and placed only), or
  * neither (refuse)? Configs of other drivers and strictly invalid ones are not planned here
- * (the latter are refused by check_claim). */
-static void make_plan(plan *pl, const gpa_claim_eng *ce, size_t i, const gpa_pool *placing,
-                      const dev_type *kinds)
+ * (the latter are refused by check_claim). Reads the kinds of the configs after i only. */
+static void make_plan(plan *pl, const cfg_ctx *x, size_t i)
 {
+    const gpa_claim_eng *ce = x->ce;
     const gpa_claim *c = ce->c;
     const gpa_claim_config *g = &c->cfg[i];
-    memset(pl, 0, sizeof *pl);
     pl->act = PLAN_KEEP;
+    pl->to = DEV_UNKNOWN;
+    pl->at = NULL;
+    pl->why = NULL;
     const dev_type kt = kind_type(g->kind);
     if (kt == DEV_UNKNOWN) return;
-    const bool named = g->requests && g->requests->child;
+    const bool named = !(x->every & (1u << i));
     unsigned fits = 0, misfits = 0; /* bit per dev_type of the alternatives it applies to */
     for (size_t a = 0; a < c->n_alts; a++) {
-        const gpa_claim_alt *x = &c->alt[a];
-        if (!gpa_claim_config_applies(c, g, x)) continue;
+        if (!(x->applies[a] & (1u << i))) continue;
+        const dev_type ft = (dev_type)x->ft[a], wt = (dev_type)x->wt[a];
         if (!ce->gpu_alt[a]) {
             /* not a GPU request: judged by no rule; its NVIDIA class still counts when the
              * config would be translated away from it */
-            dev_type t = builtin_type(x->device_class);
-            if (t == kt) fits |= 1u << t;
+            if (wt == kt) fits |= 1u << wt;
             continue;
         }
-        dev_type ft = final_type(ce, x, placing);
-        if (shadowed(c, i, x, ft, kinds)) continue;
+        if (shadowed(x, i, a, ft)) continue;
         if (ft == DEV_UNKNOWN || ft == kt) {
             fits |= 1u << ft;
             continue;
@@ -204,9 +260,8 @@ static void make_plan(plan *pl, const gpa_claim_eng *ce, size_t i, const gpa_poo
         /* A config naming the request meets a device it does not fit: the driver refuses the
          * claim. One for every request is skipped there; it was meant for this request only
          * if the class as written gave devices of its kind (or of a type nobody knows). */
-        dev_type wt = class_type(ce->e.p, x->device_class);
-        if (!named && !(placing && (wt == kt || wt == DEV_UNKNOWN))) continue;
-        if (!(misfits & (1u << ft))) pl->at = x;
+        if (!named && !(x->placing && (wt == kt || wt == DEV_UNKNOWN))) continue;
+        if (!(misfits & (1u << ft))) pl->at = &c->alt[a];
         misfits |= 1u << ft;
         pl->to = ft;
     }
@@ -225,7 +280,7 @@ static void make_plan(plan *pl, const gpa_claim_eng *ce, size_t i, const gpa_poo
         pl->why = no;
         return;
     }
-    if (placing) {
+    if (x->placing) {
         pl->act = PLAN_TRANSLATE;
         return;
     }
@@ -236,15 +291,17 @@ static void make_plan(plan *pl, const gpa_claim_eng *ce, size_t i, const gpa_poo
     pl->why = pl->buf;
 }
 
-/* kinds[i]: the device type config i fits once this hook is done with it (its kind, or the
- * kind it is translated to), DEV_UNKNOWN for another driver's. Filled from the last config
- * back, as each plan depends on the configs after it. */
-static void final_kinds(dev_type *kinds, const gpa_claim_eng *ce, const gpa_pool *placing)
+/* Each config's kind once this hook is done with it (its own, or the kind it is translated
+ * to), from the last config back, as each plan depends on the configs after it. */
+static void final_kinds(cfg_ctx *x)
 {
-    for (size_t i = ce->c->n_configs; i-- > 0;) {
+    const gpa_claim *c = x->ce->c;
+    for (size_t i = c->n_configs; i-- > 0;) {
         plan pl;
-        make_plan(&pl, ce, i, placing, kinds);
-        kinds[i] = pl.act == PLAN_TRANSLATE ? pl.to : kind_type(ce->c->cfg[i].kind);
+        make_plan(&pl, x, i);
+        dev_type k = pl.act == PLAN_TRANSLATE ? pl.to : kind_type(c->cfg[i].kind);
+        x->kinds[i] = k;
+        x->of_type[k] |= 1u << i;
     }
 }
 
@@ -253,26 +310,27 @@ void gpa_claim_check_configs(gpa_claim_eng *ce, const gpa_pool *pool)
     gpa_eng *e = &ce->e;
     const gpa_claim *c = ce->c;
     const char *what = c->is_template ? "claim template" : "claim";
-    dev_type kinds[GPA_CLAIM_MAX_CONFIGS];
-    final_kinds(kinds, ce, pool);
+    cfg_ctx x;
+    if (!ctx_init(&x, ce, pool)) return;
+    final_kinds(&x);
     for (size_t i = 0; i < c->n_configs; i++) {
         plan pl;
-        make_plan(&pl, ce, i, pool, kinds);
+        make_plan(&pl, &x, i);
         if (pl.act != PLAN_REFUSE) continue;
-        const gpa_claim_alt *x = pl.at;
+        const gpa_claim_alt *at = pl.at;
         char where[160];
-        if (pool && (gpa_dra_is_generic(e->p, x->device_class) ||
-                     strcmp(x->device_class, pool->dra.device_class) == 0))
+        if (pool && (gpa_dra_is_generic(e->p, at->device_class) ||
+                     strcmp(at->device_class, pool->dra.device_class) == 0))
             snprintf(where, sizeof where, "rule %s places the %s in pool %s, which serves %s",
                      e->rule->name, what, pool->name, type_many(pl.to));
         else
-            snprintf(where, sizeof where, "its class %s gives %s", x->device_class,
+            snprintf(where, sizeof where, "its class %s gives %s", at->device_class,
                      type_many(pl.to));
         const char *kind = kind_name(kind_type(c->cfg[i].kind));
         gpa_eng_violation(e, "dra-config-device-type",
                           "config[%zu] (%s) applies to %s, and %s: NVIDIA's DRA driver refuses "
                           "a %s for %s (the pod would never start); %s",
-                          i, kind, x->label, where, kind, type_one(pl.to), pl.why);
+                          i, kind, at->label, where, kind, type_one(pl.to), pl.why);
     }
 }
 
@@ -294,11 +352,12 @@ bool gpa_claim_fit_configs(gpa_claim_eng *ce, cJSON *copy, const gpa_pool *pool)
     gpa_eng *e = &ce->e;
     const gpa_claim *c = ce->c;
     bool any = false;
-    dev_type kinds[GPA_CLAIM_MAX_CONFIGS];
-    if (pool) final_kinds(kinds, ce, pool);
-    for (size_t i = 0; pool && i < c->n_configs; i++) {
+    cfg_ctx x;
+    if (!pool || !ctx_init(&x, ce, pool)) return false;
+    final_kinds(&x);
+    for (size_t i = 0; i < c->n_configs; i++) {
         plan pl;
-        make_plan(&pl, ce, i, pool, kinds);
+        make_plan(&pl, &x, i);
         if (pl.act != PLAN_TRANSLATE) continue;
         cJSON *params = params_of(c, copy, i);
         if (!params) continue; /* the reader saw it: cannot happen */

@@ -524,8 +524,16 @@ static int read_config(gpa_claim *c, size_t i, const cJSON *cf, const char *sp, 
         if (!is_arr(rq)) return fail(why, cap, "%s.requests: must be a list", path);
         size_t k = 0;
         for (const cJSON *n = rq->child; n; n = n->next, k++) {
+            if (k >= GPA_CLAIM_MAX_REQUESTS)
+                return fail(why, cap, "%s.requests: more than %d names (the API's limit)", path,
+                            GPA_CLAIM_MAX_REQUESTS);
             if (!is_str(n)) return fail(why, cap, "%s.requests[%zu]: must be a string", path, k);
             const char *nm = n->valuestring;
+            /* a set in the API: the config planner's per-config bit masks count on it */
+            for (const cJSON *d = rq->child; d != n; d = d->next)
+                if (strcmp(d->valuestring, nm) == 0)
+                    return fail(why, cap, "%s.requests[%zu]: \"%.60s\" listed twice", path, k,
+                                nm);
             size_t base = strcspn(nm, "/");
             bool found = false;
             for (size_t r = 0; r < c->n_requests && !found; r++) {

@@ -6,8 +6,8 @@
  * with the NVIDIA driver's resource.nvidia.com/v1beta1 kinds parsed strictly.
  *
  * Never allocates and never modifies the object: the view points into it. Enforces the API's
- * own limits (32 requests, 8 alternatives, 32 selectors, 32 configs, 16 tolerations, 10 KiB
- * CEL expressions and opaque parameters) with a message naming the field, so a hostile claim
+ * own limits (32 requests, 8 alternatives, 32 selectors, 32 configs of at most 32 distinct
+ * request names, 16 tolerations, 10 KiB CEL expressions and opaque parameters) with a message naming the field, so a hostile claim
  * is refused with a reason, never read past a bound.
  */
 #ifndef GPA_CLAIM_H
