@@ -113,16 +113,16 @@ typedef struct plan {
  * judging every config costs configs x alternatives, whatever the names. */
 typedef struct cfg_ctx {
     const gpa_claim_eng *ce;
-    const gpa_pool *placing; /* the mutating hook's pool; NULL: judged as written */
-    uint32_t nvidia;         /* a known kind of NVIDIA's driver */
-    uint32_t every;          /* names no request: applies to every one */
-    uint32_t of_type[4];     /* [t]: kind t once this hook is done with it (kinds) */
-    dev_type kinds[GPA_CLAIM_MAX_CONFIGS];
+    const gpa_pool *placing;              /* the mutating hook's pool; NULL: judged as written */
+    uint32_t nvidia;                      /* a known kind of NVIDIA's driver */
+    uint32_t every;                       /* names no request: applies to every one */
+    uint32_t of_type[4];                  /* [t]: of kind t once this hook is done with it */
     uint32_t applies[GPA_CLAIM_MAX_ALTS]; /* applies to the alternative (Kubernetes' reading) */
     uint32_t exact[GPA_CLAIM_MAX_ALTS];   /* names it as the driver compares names */
     unsigned char ft[GPA_CLAIM_MAX_ALTS]; /* the type it ends up with (GPU alternatives) */
     unsigned char wt[GPA_CLAIM_MAX_ALTS]; /* the type of its class as written */
 } cfg_ctx;
+_Static_assert(GPA_CLAIM_MAX_CONFIGS <= 32, "a config is one bit of a uint32_t mask");
 
 /* Marks alternative a as named by config j: `exactly` when the name is the allocation
  * result's (`request`, or `request/subrequest` for a firstAvailable alternative), which is
@@ -300,7 +300,6 @@ static void final_kinds(cfg_ctx *x)
         plan pl;
         make_plan(&pl, x, i);
         dev_type k = pl.act == PLAN_TRANSLATE ? pl.to : kind_type(c->cfg[i].kind);
-        x->kinds[i] = k;
         x->of_type[k] |= 1u << i;
     }
 }
