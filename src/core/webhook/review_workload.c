@@ -39,6 +39,7 @@ typedef struct gang_said {
     char *path;
     int64_t size; /* 0: none the pod path can read */
     gpa_gang_src src;
+    int64_t gpus; /* GPUs of one of its pods */
 } gang_said;
 
 typedef struct wl_ctx {
@@ -205,7 +206,7 @@ static void borrow(cJSON *n, const cJSON *src, const char *key)
 /* The gang size the pods of the template at path will say (the engine's reader on the
  * template, then what its operator adds, first source in gpa_gang_src order winning), kept
  * for gang_judge. */
-static void gang_said_add(wl_ctx *c, const char *path, const gpa_pod *v)
+static void gang_said_add(wl_ctx *c, const char *path, const gpa_pod *v, int64_t gpus)
 {
     gpa_gang_read r;
     if (gpa_gang_read_pod(&r, v, gpa_wl_operator_env_read(c->k)) != GPA_OK) {
@@ -234,7 +235,7 @@ static void gang_said_add(wl_ctx *c, const char *path, const gpa_pod *v)
         c->oom = true;
         return;
     }
-    c->said[c->n_said++] = (gang_said){pc, r.src ? r.size : 0, r.src};
+    c->said[c->n_said++] = (gang_said){pc, r.src ? r.size : 0, r.src, gpus};
 }
 
 /* Counts the template's pods into the workload's gang: every template of a gang kind goes to
@@ -259,7 +260,7 @@ static void gang_add(wl_ctx *c, const char *path, const cJSON *pod, long long re
             c->gang_rule = md->rule;
             if (!(c->gang_path = strdup(path))) c->oom = true;
         }
-        gang_said_add(c, path, &v);
+        gang_said_add(c, path, &v, gpus);
     }
     gpa_gang_sum_add(&c->gang, share, gpus);
 }
@@ -267,22 +268,35 @@ static void gang_add(wl_ctx *c, const char *path, const cJSON *pod, long long re
 /* A GPU template whose gang-size annotation disagrees with the spec's GPU pods is refused,
  * naming both numbers: its pods would get the pod affinity of another gang (POLICY.md
  * "Topology levels", amended December 2026). Returns the first template whose pods will not
- * say the right size themselves (NULL: every one does). */
-static const gang_said *gang_check_said(wl_ctx *c, const char *dom)
+ * get the gang's domain from what they say themselves (no size, or an operator's count that
+ * includes CPU-only replicas and gives another domain), *their_dom the domain they get then
+ * (NULL: refused as too wide); NULL when every one does. */
+static const gang_said *gang_check_said(wl_ctx *c, const char *dom, const char **their_dom)
 {
+    const gpa_topology *t = &c->gang_pool->topology;
     const gang_said *lacking = NULL;
     char text[WL_WARN_MAX_BYTES + 1];
     for (size_t i = 0; i < c->n_said; i++) {
         const gang_said *s = &c->said[i];
-        if (s->src == GPA_GANG_SRC_OURS && s->size != c->gang.pods) {
+        if (s->size == c->gang.pods) continue;
+        if (s->src == GPA_GANG_SRC_OURS) {
             snprintf(text, sizeof text,
                      "annotation " GPA_ANN_GANG_SIZE " says %" PRId64 " pods, but the %s's gang "
                      "has %" PRId64 " GPU pods (%" PRId64 " GPUs, one %s): write \"%" PRId64 "\"",
                      s->size, c->k->kind, c->gang.pods, c->gang.gpus, dom, c->gang.pods);
             add_refusal(c, s->path, text, "gang-size", c->gang_rule, c->gang_pool->name);
-        } else if (s->size != c->gang.pods && !lacking) {
-            lacking = s;
+            continue;
         }
+        if (lacking) continue;
+        /* the pod path's own arithmetic on what the pods say (the widest domain when they
+         * say nothing); the same domain as the gang's is harmless */
+        gpa_gang_sum theirs = {0};
+        gpa_gang_sum_add(&theirs, s->size, s->gpus);
+        int64_t tg;
+        const char *td = theirs.overflow ? NULL : gpa_gang_domain(t, theirs.gpus, &tg);
+        if (s->src != GPA_GANG_SRC_NONE && td && strcmp(td, dom) == 0) continue;
+        lacking = s;
+        *their_dom = td;
     }
     return lacking;
 }
@@ -308,7 +322,8 @@ static void gang_judge(wl_ctx *c)
         add_refusal(c, c->gang_path, text, "gang-too-wide", c->gang_rule, c->gang_pool->name);
         return;
     }
-    const gang_said *lacking = gang_check_said(c, dom);
+    const char *their = NULL;
+    const gang_said *lacking = gang_check_said(c, dom, &their);
     if (c->n_refused) return;
     if (!lacking)
         snprintf(text, sizeof text,
@@ -320,12 +335,13 @@ static void gang_judge(wl_ctx *c)
                  " GPUs), but its pods "
                  "carry no gang size: annotate the templates " GPA_ANN_GANG_SIZE ": \"%lld\"",
                  gg, np, dom, dg, np);
-    else
+    else /* the value first: a long line is cut at its end */
         snprintf(text, sizeof text,
-                 "gang of %" PRId64 " GPUs (%lld pods) fits one %s (%" PRId64 " GPUs), but %s on "
-                 "its pods says %" PRId64 " pods: annotate the GPU templates " GPA_ANN_GANG_SIZE
-                 ": \"%lld\"",
-                 gg, np, dom, dg, gpa_gang_src_name(lacking->src), lacking->size, np);
+                 "gang of %" PRId64
+                 " GPUs (%lld pods): annotate the GPU templates " GPA_ANN_GANG_SIZE
+                 ": \"%lld\" (%s says %" PRId64 ": its pods get %s, not %s)",
+                 gg, np, np, gpa_gang_src_name(lacking->src), lacking->size,
+                 their ? their : "no domain (too wide)", dom);
     add_warning(c, lacking ? lacking->path : c->gang_path, text);
 }
 
