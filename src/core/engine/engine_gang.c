@@ -6,7 +6,9 @@
  *
  * Only pools with islandGpus reach this file, so every other pool answers as before. The size
  * is read from the original pod: the labels, annotations and env it reads are the user's or
- * the operator's, never ours.
+ * the operator's, never ours. The reader (gpa_gang_read_pod) is also what the apply-time check
+ * of a workload's templates reads them with (review_workload.c), and the gang's GPUs are the
+ * one sum both make (gpa_gang_sum_add), so the two cannot count a gang differently.
  */
 #include <inttypes.h>
 #include <stdio.h>
