@@ -17,6 +17,8 @@
  *       operation: CREATE            (CREATE | UPDATE | DELETE)
  *       oldObjectMerge: {...}        UPDATE: oldObject = the object with this merge patch
  *       objectMerge: {...}           merge patch applied to the object itself
+ *       objectPatch: [...]           RFC 6902 ops applied after it (reach into arrays, e.g.
+ *                                    /spec/replicatedJobs/0/replicas, which a merge replaces)
  *       expect: {allowed, outcome, message (exact; absent = none), warnings (exact; absent = none)}
  *
  * Besides each expectation every run checks: no patch in the answer (workloads are never
@@ -30,6 +32,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "gpu_admission/patch.h"
 #include "gpu_admission/policy.h"
 #include "gpu_admission/review.h"
 #include "gpu_admission/workload.h"
@@ -186,6 +189,12 @@ static bool run_case(const char *dir, const char *name, FILE *docs)
         }
         const cJSON *m = cJSON_GetObjectItemCaseSensitive(r, "objectMerge");
         if (m) merge_patch(o, m);
+        const cJSON *jp = cJSON_GetObjectItemCaseSensitive(r, "objectPatch");
+        gpa_error perr = {0};
+        if (jp && gpa_patch_apply(o, jp, &perr) != GPA_OK) {
+            fprintf(stderr, "objectPatch: %s\n", perr.message);
+            RUN_FAIL("objectPatch does not apply");
+        }
         if (strcmp(op, "UPDATE") == 0 && !old) old = cJSON_Duplicate(obj, 1);
         char *body = review_body(o, old, op, ns, NULL, "admission.k8s.io/v1", false);
         char *dry = review_body(o, old, op, ns, NULL, "admission.k8s.io/v1", true);
@@ -223,6 +232,18 @@ static bool run_case(const char *dir, const char *name, FILE *docs)
             RUN_FAIL("admission.k8s.io/v1beta1 got another decision");
         if (!mu.allowed || mu.patched || !mu.outcome || strcmp(mu.outcome, "skipped") != 0)
             RUN_FAIL("the mutating hook did not skip the workload: %s", mu.body ? mu.body : "");
+        if (docs && title && jp) {
+            /* the run's edits of the manifest, so the example reads whole */
+            fprintf(docs, "With these edits (RFC 6902):\n\n```yaml\n");
+            const cJSON *x;
+            cJSON_ArrayForEach(x, jp)
+            {
+                char *xs = cJSON_PrintUnformatted(x);
+                fprintf(docs, "- %s\n", xs ? xs : "");
+                free(xs);
+            }
+            fprintf(docs, "```\n\n");
+        }
         if (docs && title) doc_run(docs, ns, op, cJSON_GetObjectItemCaseSensitive(r, "policy"), &a);
         answer_free(&a);
         answer_free(&d);

@@ -50,6 +50,8 @@ typedef struct {
 } outcome;
 
 static bool gangs_whole;
+/* a whole job to admit instead of run()'s GPU Master + Workers (issue 30: a CPU-only Master) */
+static const char *job_text;
 
 static outcome run(const char *policy, int workers)
 {
@@ -72,10 +74,12 @@ static outcome run(const char *policy, int workers)
     CHECK_INT(gpa_policy_load_sources(&p, &src, 1, &err), GPA_OK);
     CHECK_INT(gpa_sim_inventory_read(&inv, INV, strlen(INV), "inv.yaml", &err), GPA_OK);
     if (!p || !inv || gpa_sim_new(&s, inv, &err) != GPA_OK) goto out;
+    if (job_text) snprintf(job, sizeof job, "%s", job_text);
     CHECK_INT(gpa_objects_read(&objs, job, strlen(job), "job.yaml", &err), GPA_OK);
     if (!objs) goto out;
     gpa_sim_set_gangs_whole(s, gangs_whole);
-    CHECK_INT(gpa_sim_admit(s, p, gpa_objects_get(objs, 0), "job.yaml:1:1", &err), GPA_OK);
+    for (size_t i = 0; i < gpa_objects_count(objs); i++)
+        CHECK_INT(gpa_sim_admit(s, p, gpa_objects_get(objs, i), "job.yaml:1:1", &err), GPA_OK);
     CHECK_INT(gpa_sim_run(s, GPA_SIM_BFD, &err), GPA_OK);
     gpa_sim_totals t;
     gpa_sim_get_totals(&t, s);
@@ -92,6 +96,9 @@ static outcome run(const char *policy, int workers)
             continue;
         }
         o.placed++;
+        char nb[128];
+        const char *name = gpa_sim_pod_name(s, i, nb, sizeof nb);
+        if (job_text && !(name && strstr(name, ".Worker."))) continue; /* the gang: its GPU pods */
         int k = atoi(node + strlen("hgx-"));
         o.racks[k / 4]++;
         o.blocks[k / 8]++;
@@ -172,5 +179,33 @@ int main(void)
     o = run(POLICY(LEVELS), 5);
     CHECK_INT(o.placed, 6);
     CHECK_INT(max_of(o.blocks, 2), 6);
+
+    /* issue 30: a CPU-only Master and 4 x 8-GPU Workers after a Job that takes 2 nodes of rack
+     * 0. Annotated as the apply-time answer says (gang-size "4"), the gang is 32 GPUs: one
+     * rack, so the Workers go whole to rack 1; with PET_NNODES alone (5, the Master counted)
+     * it is 40 GPUs, the block, and the Workers fill rack 0's last 2 nodes and half of rack 1 */
+    gangs_whole = false;
+#define OTHER_AND_JOB(ANN)                                                                         \
+    "apiVersion: batch/v1\nkind: Job\nmetadata: {name: other, namespace: train}\nspec:\n"          \
+    "  parallelism: 2\n  template:\n    spec:\n      containers: [{name: m, image: x, "            \
+    "resources: {limits: {nvidia.com/gpu: 8}}}]\n---\n"                                            \
+    "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: llama, namespace: "           \
+    "train}\nspec:\n  pytorchReplicaSpecs:\n"                                                      \
+    "    Master:\n      replicas: 1\n      template:\n        spec:\n          "                   \
+    "containers: [{name: m, image: x}]\n"                                                          \
+    "    Worker:\n      replicas: 4\n      template:\n" ANN "        spec:\n          "            \
+    "containers: [{name: m, image: x, resources: {limits: {nvidia.com/gpu: 8}}}]\n"
+    job_text = OTHER_AND_JOB("        metadata:\n          annotations: "
+                             "{gpu-admission.io/gang-size: \"4\"}\n");
+    o = run(POLICY(LEVELS), 0);
+    CHECK_INT(o.unplaced, 0);
+    CHECK_INT(o.racks[0] + o.racks[1] + o.racks[2] + o.racks[3], 4);
+    CHECK_INT(max_of(o.racks, 4), 4);
+    job_text = OTHER_AND_JOB("");
+    o = run(POLICY(LEVELS), 0);
+    CHECK_INT(o.unplaced, 0);
+    CHECK_INT(o.racks[0] + o.racks[1] + o.racks[2] + o.racks[3], 4);
+    CHECK(max_of(o.racks, 4) < 4);
+    job_text = NULL;
     return check_done();
 }

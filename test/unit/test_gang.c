@@ -10,8 +10,10 @@
 #include "gpu_admission/engine.h"
 #include "gpu_admission/policy.h"
 #include "gpu_admission/workload.h"
+#include "engine/gang_size.h"
 #include "policy/policy_gang.h"
 #include "policy/policy_model.h"
+#include "policy/workload_internal.h"
 
 /* lines 1-9; the topology block's own fields follow from line 10 */
 #define HDR                                                                                        \
@@ -393,8 +395,171 @@ static void test_operator_pods(void)
     gpa_policy_unref(p);
 }
 
+/* the one gang sum (POLICY.md "Topology levels", amended December 2026): GPU pods only */
+static void test_sum(void)
+{
+    gpa_gang_sum s = {0};
+    gpa_gang_sum_add(&s, 1, 0); /* a CPU-only PyTorchJob Master */
+    CHECK(s.pods == 0 && s.gpus == 0 && !s.overflow);
+    gpa_gang_sum_add(&s, 18, 4); /* 18 four-GPU Workers */
+    CHECK(s.pods == 18 && s.gpus == 72 && !s.overflow);
+    gpa_gang_sum_add(&s, 1, -3); /* nonsense GPUs add nothing */
+    gpa_gang_sum_add(&s, -2, 4); /* nor nonsense pods */
+    gpa_gang_sum_add(&s, 0, 4);
+    CHECK(s.pods == 18 && s.gpus == 72 && !s.overflow);
+    gpa_gang_sum_add(&s, 2, 8); /* parts of other sizes are summed */
+    CHECK(s.pods == 20 && s.gpus == 88 && !s.overflow);
+    gpa_gang_sum_add(&s, INT64_MAX / 2, 4);
+    CHECK(s.overflow && s.gpus == INT64_MAX);
+    gpa_gang_sum o = {.gpus = INT64_MAX - 1};
+    gpa_gang_sum_add(&o, 1, 2); /* the sum itself overflowing */
+    CHECK(o.overflow);
+    CHECK_STR(gpa_gang_src_name(GPA_GANG_SRC_OURS), "annotation gpu-admission.io/gang-size");
+    CHECK_STR(gpa_gang_src_name(GPA_GANG_SRC_PET_NNODES), "env PET_NNODES");
+    CHECK_STR(gpa_gang_src_name(GPA_GANG_SRC_NONE), "");
+}
+
+static gpa_gang_src op_size(const char *group, const char *kind, const char *json, int64_t *n)
+{
+    gpa_wl_kind k;
+    *n = -1;
+    if (!gpa_wl_find(&k, NULL, group, strlen(group), kind)) return (gpa_gang_src)-1;
+    cJSON *o = cJSON_Parse(json);
+    gpa_gang_src src = gpa_wl_operator_gang_size(&k, o, n);
+    cJSON_Delete(o);
+    return src;
+}
+
+/* what each operator writes on its pods that the pod path reads (docs/policy.md, Gang size) */
+static void test_operator_size(void)
+{
+    int64_t n;
+    /* PyTorchJob: PET_NNODES counts every replica, the CPU-only Master too */
+    CHECK_INT(op_size("kubeflow.org", "PyTorchJob",
+                      "{\"spec\":{\"pytorchReplicaSpecs\":{\"Master\":{\"replicas\":1},"
+                      "\"Worker\":{\"replicas\":18}}}}",
+                      &n),
+              GPA_GANG_SRC_PET_NNODES);
+    CHECK_INT((int)n, 19);
+    /* elastic: a range, no size */
+    CHECK_INT(op_size("kubeflow.org", "PyTorchJob",
+                      "{\"spec\":{\"elasticPolicy\":{},\"pytorchReplicaSpecs\":{\"Worker\":{"
+                      "\"replicas\":4}}}}",
+                      &n),
+              GPA_GANG_SRC_NONE);
+    CHECK_INT((int)n, 0);
+    /* TFJob: TF_CONFIG's cluster, the evaluator left out */
+    CHECK_INT(op_size("kubeflow.org", "TFJob",
+                      "{\"spec\":{\"tfReplicaSpecs\":{\"PS\":{\"replicas\":2},\"Worker\":{"
+                      "\"replicas\":4},\"Evaluator\":{\"replicas\":1}}}}",
+                      &n),
+              GPA_GANG_SRC_TF_CONFIG);
+    CHECK_INT((int)n, 6);
+    /* MPIJob and JobSet pods carry no size */
+    CHECK_INT(op_size("kubeflow.org", "MPIJob",
+                      "{\"spec\":{\"mpiReplicaSpecs\":{\"Launcher\":{\"replicas\":1},"
+                      "\"Worker\":{\"replicas\":2}}}}",
+                      &n),
+              GPA_GANG_SRC_NONE);
+    CHECK_INT(op_size("jobset.x-k8s.io", "JobSet",
+                      "{\"spec\":{\"replicatedJobs\":[{\"replicas\":9,\"template\":{"
+                      "\"spec\":{\"parallelism\":4}}}]}}",
+                      &n),
+              GPA_GANG_SRC_NONE);
+    /* LWS: the group's size, the leader included */
+    CHECK_INT(op_size("leaderworkerset.x-k8s.io", "LeaderWorkerSet",
+                      "{\"spec\":{\"leaderWorkerTemplate\":{\"size\":4}}}", &n),
+              GPA_GANG_SRC_LWS);
+    CHECK_INT((int)n, 4);
+    /* past what the pod path reads: none */
+    CHECK_INT(op_size("kubeflow.org", "PyTorchJob",
+                      "{\"spec\":{\"pytorchReplicaSpecs\":{\"Worker\":{\"replicas\":200000}"
+                      "}}}",
+                      &n),
+              GPA_GANG_SRC_NONE);
+}
+
+/* the engine's one reader, on a pod and on a template its operator will label */
+static void test_read_pod(void)
+{
+    cJSON *pod =
+        cJSON_Parse("{\"metadata\":{\"annotations\":{\"gpu-admission.io/gang-size\":\"18\"}},"
+                    "\"spec\":{\"containers\":[{\"name\":\"m\",\"env\":[{\"name\":\"PET_NNODES\","
+                    "\"value\":\"19\"}]}]}}");
+    gpa_pod v;
+    gpa_gang_read r;
+    gpa_pod_init(&v, pod);
+    CHECK_INT(gpa_gang_read_pod(&r, &v, false), GPA_OK);
+    CHECK(r.src == GPA_GANG_SRC_OURS && r.size == 18 && !r.bad);
+    /* without the annotation and without an operator's label the env is not read */
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItem(pod, "metadata"), "annotations");
+    gpa_pod_init(&v, pod);
+    CHECK_INT(gpa_gang_read_pod(&r, &v, false), GPA_OK);
+    CHECK(r.src == GPA_GANG_SRC_NONE && r.size == 0);
+    /* a template whose operator adds the label: PET_NNODES (a Trainer v2 JobSet's) */
+    CHECK_INT(gpa_gang_read_pod(&r, &v, true), GPA_OK);
+    CHECK(r.src == GPA_GANG_SRC_PET_NNODES && r.size == 19);
+    cJSON_Delete(pod);
+    pod = cJSON_Parse("{\"metadata\":{\"annotations\":{\"gpu-admission.io/gang-size\":\"1e9\"}}}");
+    gpa_pod_init(&v, pod);
+    CHECK_INT(gpa_gang_read_pod(&r, &v, false), GPA_OK);
+    CHECK(r.src == GPA_GANG_SRC_OURS && r.bad);
+    cJSON_Delete(pod);
+}
+
+/* issue 30: a PyTorchJob with a CPU-only Master and 18 four-GPU Workers on NVL72 racks. The
+ * pod its operator creates from the Worker template annotated as the apply-time answer says
+ * gets the clique (72 GPUs); without the annotation PET_NNODES (19) gives 76 and the block. */
+static void test_cpu_master(void)
+{
+    gpa_policy *p = ok("        gpusPerNode: 4\n"
+                       "        groupLabels: [training.kubeflow.org/job-name]\n"
+                       "        islandGpus: 72\n"
+                       "        levels: [{label: example.com/block, gpus: 288}]\n"
+                       "  rules:\n"
+                       "    - {name: t, match: {gpus: {min: 1}}, place: {pool: hgx}}\n");
+    if (!p) return;
+#define CPU_MASTER_JOB(ANN)                                                                        \
+    "{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"PyTorchJob\",\"metadata\":{"                   \
+    "\"name\":\"llama\"},\"spec\":{\"pytorchReplicaSpecs\":{\"Master\":{\"replicas\":1,"           \
+    "\"template\":{\"spec\":{\"containers\":[{\"name\":\"m\",\"image\":\"x\"}]}}},"                \
+    "\"Worker\":{\"replicas\":18,\"template\":{" ANN "\"spec\":{\"containers\":[{\"name\":"        \
+    "\"m\",\"image\":\"x\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":4}}}]}}}}}}"
+    const char *jobs[2] = {
+        CPU_MASTER_JOB("\"metadata\":{\"annotations\":{\"gpu-admission.io/gang-size\":\"18\"}},"),
+        CPU_MASTER_JOB("")};
+    const char *want[2] = {"gang of 72 GPUs: pod affinity on nvidia.com/gpu.clique (72 GPUs)",
+                           "gang of 76 GPUs: pod affinity on example.com/block (288 GPUs)"};
+    for (int i = 0; i < 2; i++) {
+        cJSON *obj = cJSON_Parse(jobs[i]);
+        gpa_workload_templates *t = NULL;
+        gpa_error e = {0};
+        CHECK_INT(gpa_workload_templates_read(&t, p, obj, "train-a", &e), GPA_OK);
+        const gpa_workload_template *w = gpa_workload_templates_get(t, 1);
+        CHECK(w != NULL);
+        if (w) {
+            CHECK_STR(env_of(w->pod, "PET_NNODES"), "19");
+            gpa_request rq = {.namespace_ = "train-a", .op = GPA_OP_CREATE, .object = w->pod};
+            gpa_decision d = {0};
+            CHECK_INT(gpa_engine_mutate(&d, p, &rq, &e), GPA_OK);
+            bool found = false;
+            for (size_t j = 0; j < d.n_warnings; j++)
+                found = found || strcmp(d.warnings[j], want[i]) == 0;
+            CHECK(found);
+            gpa_decision_clear(&d);
+        }
+        gpa_workload_templates_free(t);
+        cJSON_Delete(obj);
+    }
+    gpa_policy_unref(p);
+}
+
 int main(void)
 {
+    test_sum();
+    test_operator_size();
+    test_read_pod();
+    test_cpu_master();
     test_operator_pods();
     test_lint();
     test_errors();

@@ -159,6 +159,19 @@ static bool is_req(const cJSON *x, const gpa_node_req *r)
     return true;
 }
 
+/* Would r and q be written as the same expression (key, operator, values in order)? */
+static bool same_req(const gpa_node_req *r, const gpa_node_req *q)
+{
+    size_t n = r->n_values ? r->n_values : 1;
+    if (n != (q->n_values ? q->n_values : 1) || strcmp(r->key, q->key) != 0 ||
+        strcmp(r->op, q->op) != 0)
+        return false;
+    for (size_t v = 0; v < n; v++)
+        if (strcmp(r->n_values ? r->values[v] : r->value, q->n_values ? q->values[v] : q->value))
+            return false;
+    return true;
+}
+
 /* ---------------------------------------------------------------- node affinity */
 
 /* The shared pool a container resource names (never nvidia.com/gpu: renameByDefault false
@@ -310,11 +323,18 @@ void gpa_eng_add_node_affinity(gpa_eng *e, cJSON *spec, const gpa_node_req *reqs
             for (size_t v = 0; have && v < (reqs[i].n_values ? reqs[i].n_values : 1); v++)
                 have = term_excludes(term, reqs[i].key,
                                      reqs[i].n_values ? reqs[i].values[v] : reqs[i].value);
-            if (!have) cJSON_ArrayForEach(x, exprs)
-            {
-                if (is_req(x, &reqs[i])) {
-                    have = true;
-                    break;
+            if (fresh) {
+                /* the term holds only what this loop added: compare the requirements
+                 * themselves, not the JSON built from them */
+                for (size_t j = 0; j < i && !have; j++)
+                    have = added[j] && same_req(&reqs[j], &reqs[i]);
+            } else {
+                cJSON_ArrayForEach(x, exprs)
+                {
+                    if (is_req(x, &reqs[i])) {
+                        have = true;
+                        break;
+                    }
                 }
             }
             if (have) continue;

@@ -6,9 +6,11 @@
  * socket (k8s/host_path.c). Every container kind counts, and a pod that asks no GPU is judged
  * too: these paths need no GPU resource.
  *
- * Runs for every pod, so it must stay cheap for the ordinary one: trust is resolved only when
- * something is found, names are refused at their first byte, and a pod without a hostPath
- * volume costs one look at each volume's keys. Never judges trusted pods.
+ * Runs for every pod, so it must stay cheap for the ordinary one: a pod already known to be
+ * trusted (the check resolves trust for every GPU pod before it comes here) is not scanned at
+ * all; otherwise trust is resolved only when something is found, names are refused at their
+ * first byte, a container is named only in a message, and a pod without a hostPath volume
+ * costs one look at each volume's keys. Never judges trusted pods.
  */
 #include <string.h>
 
@@ -22,7 +24,19 @@ static bool untrusted(gpa_eng *e)
     return e->trust == GPA_TRUST_UNTRUSTED;
 }
 
-static void check_env(gpa_eng *e, const cJSON *envs, const char *cname)
+/* A container's name for a message: looked up only when there is something to say. */
+typedef struct {
+    const cJSON *c;
+    int i;
+    char nb[16];
+} ctr_name;
+
+static const char *cname_of(ctr_name *n)
+{
+    return gpa_podc_name(n->c, n->i, n->nb, sizeof n->nb);
+}
+
+static void check_env(gpa_eng *e, const cJSON *envs, ctr_name *cn)
 {
     const cJSON *env;
     cJSON_ArrayForEach(env, envs)
@@ -36,14 +50,14 @@ static void check_env(gpa_eng *e, const cJSON *envs, const char *cname)
         gpa_eng_violation(e, t->reason,
                           "container %s of an untrusted pod sets %s%s%s: %s; remove it and ask "
                           "for GPUs in resources.limits",
-                          cname, name, from ? " from a reference" : "=",
+                          cname_of(cn), name, from ? " from a reference" : "=",
                           from ? "" : (val ? val : ""), t->what);
     }
 }
 
 /* envFrom: the keys of a ConfigMap or Secret are not in the pod, so a source could define any
  * name the toolkit reads, unless its prefix rules them all out. */
-static void check_env_from(gpa_eng *e, const cJSON *sources, const char *cname)
+static void check_env_from(gpa_eng *e, const cJSON *sources, ctr_name *cn)
 {
     const cJSON *src;
     cJSON_ArrayForEach(src, sources)
@@ -61,26 +75,25 @@ static void check_env_from(gpa_eng *e, const cJSON *sources, const char *cname)
                               "with prefix %s, so a key could set %s, which the NVIDIA container "
                               "toolkit reads to hand out devices; pick a prefix no toolkit "
                               "variable starts with (such as APP_)",
-                              cname, kind, rname ? rname : "(unnamed)", prefix, could);
+                              cname_of(cn), kind, rname ? rname : "(unnamed)", prefix, could);
         else
             gpa_eng_violation(e, "env-from",
                               "container %s of an untrusted pod takes its environment from %s %s "
                               "without a prefix: its keys are unknown at admission and could set "
                               "%s, which the NVIDIA container toolkit reads to hand out devices; "
                               "add a prefix (such as APP_) or name each key with env valueFrom",
-                              cname, kind, rname ? rname : "(unnamed)", could);
+                              cname_of(cn), kind, rname ? rname : "(unnamed)", could);
     }
 }
 
 static void check_containers(gpa_eng *e, const gpa_pod *v)
 {
-    char nb[16];
     for (int k = 0; k < GPA_PODC_KINDS; k++) {
         const cJSON *c;
         int i = 0;
         cJSON_ArrayForEach(c, gpa_pod_containers(v, (gpa_podc_kind)k))
         {
-            const char *cname = gpa_podc_name(c, i++, nb, sizeof nb);
+            ctr_name cn = {c, i++, {0}};
             /* env, envFrom and securityContext in one pass over the container (the first of a
              * repeated name counts, as with a lookup) */
             const cJSON *envs = NULL, *env_from = NULL, *sc = NULL;
@@ -99,14 +112,14 @@ static void check_containers(gpa_eng *e, const gpa_pod *v)
                     sc = gpa_is_object(m) ? m : NULL;
                 }
             }
-            check_env(e, envs, cname);
-            check_env_from(e, env_from, cname);
+            check_env(e, envs, &cn);
+            check_env_from(e, env_from, &cn);
             const cJSON *priv = gpa_jn_get(sc, "privileged");
             if (gpa_is_true(priv) && untrusted(e))
                 gpa_eng_violation(e, "privileged",
                                   "container %s of an untrusted pod is privileged: it can reach "
                                   "every GPU on the node; drop securityContext.privileged",
-                                  cname);
+                                  cname_of(&cn));
         }
     }
 }
@@ -135,6 +148,7 @@ static void check_host_paths(gpa_eng *e, const gpa_pod *v)
 
 void gpa_eng_check_devices(gpa_eng *e, const gpa_pod *v, bool create)
 {
+    if (e->tenancy_done && e->trust == GPA_TRUST_TRUSTED) return;
     check_containers(e, v);
     if (create) check_host_paths(e, v);
 }

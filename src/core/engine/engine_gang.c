@@ -6,7 +6,9 @@
  *
  * Only pools with islandGpus reach this file, so every other pool answers as before. The size
  * is read from the original pod: the labels, annotations and env it reads are the user's or
- * the operator's, never ours.
+ * the operator's, never ours. The reader (gpa_gang_read_pod) is also what the apply-time check
+ * of a workload's templates reads them with (review_workload.c), and the gang's GPUs are the
+ * one sum both make (gpa_gang_sum_add), so the two cannot count a gang differently.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -14,7 +16,7 @@
 
 #include "engine/engine_internal.h"
 #include "format/json_read.h"
-#include "policy/policy_gang.h"
+#include "engine/gang_size.h"
 
 /* Sources on the pod, each checked against the operator's own code (docs/policy.md). */
 #define KUEUE_GROUP_TOTAL "kueue.x-k8s.io/pod-group-total-count"
@@ -48,12 +50,12 @@ static const char *container_env(const gpa_pod *v, const char *name)
 /* TFJob: TF_CONFIG's cluster lists every replica of the job but the evaluator, one address
  * each (kubeflow/training-operator pkg/controller.v1/tensorflow/tensorflow.go, genClusterSpec);
  * the dynamic-worker form (sparseCluster) names only some, so it gives no size. */
-static void tf_config_size(gpa_eng *e, const char *tf)
+static int tf_config_size(gpa_gang_read *r, const char *tf)
 {
     gpa_jdoc *d = NULL;
     int rc = gpa_jdoc_parse(&d, tf, strlen(tf), NULL, NULL);
-    if (rc == -2) e->oom = true;
-    if (rc != 0) return;
+    if (rc == -2) return GPA_ENOMEM;
+    if (rc != 0) return GPA_OK;
     const cJSON *c, *cluster = gpa_json_obj(gpa_jdoc_root(d), "cluster");
     int64_t n = 0;
     bool ok = cluster != NULL;
@@ -64,9 +66,10 @@ static void tf_config_size(gpa_eng *e, const char *tf)
     }
     gpa_jdoc_free(d);
     if (ok && n >= 1 && n <= GPA_GANG_MAX_PODS) {
-        e->gang_size = n;
-        e->gang_src = "env " ENV_TF_CONFIG;
+        r->size = n;
+        r->src = GPA_GANG_SRC_TF_CONFIG;
     }
+    return GPA_OK;
 }
 
 static bool prefix(const char *k, const char *p, size_t n)
@@ -77,11 +80,9 @@ static bool prefix(const char *k, const char *p, size_t n)
 /* Every pod placed in a pool with levels comes here, gang or not, so the pod is read in one
  * pass over its annotations, one over its spec's top level and one over its labels (the
  * first character filters nearly every key), not a lookup per name. */
-void gpa_eng_gang(gpa_eng *e)
+int gpa_gang_read_pod(gpa_gang_read *r, const gpa_pod *v, bool operator_pod)
 {
-    if (e->gang_done) return;
-    e->gang_done = true;
-    const gpa_pod *v = &e->orig;
+    memset(r, 0, sizeof *r);
     const char *gang = NULL, *kueue_total = NULL, *lws = NULL;
     bool kueue_req = false, kueue_pref = false, kai_req = false, kai_pref = false;
     for (const cJSON *c = v->annotations ? v->annotations->child : NULL; c; c = c->next) {
@@ -104,27 +105,28 @@ void gpa_eng_gang(gpa_eng *e)
     }
     /* who places the pod matters only to a grouped pod's affinity: gpa_eng_gang_key reads
      * the spec then (owner_of); the annotations it needs are read here, in the one pass */
-    e->gang_kueue_ann = kueue_req ? 1 : kueue_pref ? 2 : 0;
-    e->gang_kai_ann = kai_req ? 1 : kai_pref ? 2 : 0;
+    r->kueue_ann = kueue_req ? 1 : kueue_pref ? 2 : 0;
+    r->kai_ann = kai_req ? 1 : kai_pref ? 2 : 0;
     if (gang) {
-        e->gang_src = "annotation " GPA_ANN_GANG_SIZE;
-        if (!gpa_gang_parse(gang, &e->gang_size)) e->gang_bad = true;
-        return;
+        r->src = GPA_GANG_SRC_OURS;
+        if (!gpa_gang_parse(gang, &r->size)) r->bad = true;
+        return GPA_OK;
     }
     /* an operator's value that is not a size (PET_NNODES "1:4" of an elastic job) leaves the
      * size unknown: the widest domain, never a refusal for what the user did not write */
-    if (kueue_total && gpa_gang_parse(kueue_total, &e->gang_size)) {
-        e->gang_src = "annotation " KUEUE_GROUP_TOTAL;
-        return;
+    if (kueue_total && gpa_gang_parse(kueue_total, &r->size)) {
+        r->src = GPA_GANG_SRC_KUEUE;
+        return GPA_OK;
     }
-    if (lws && gpa_gang_parse(lws, &e->gang_size)) {
-        e->gang_src = "annotation " LWS_SIZE;
-        return;
+    if (lws && gpa_gang_parse(lws, &r->size)) {
+        r->src = GPA_GANG_SRC_LWS;
+        return GPA_OK;
     }
     /* PET_NNODES comes from the training operator (its pods carry training.kubeflow.org/
      * labels) or Trainer v2 (JobSet pods), TF_CONFIG from the training operator's TFJobs:
-     * only their pods' env is read */
-    bool op = false;
+     * only their pods' env is read. Both count every replica, CPU-only ones included: the
+     * apply-time check (review_workload.c) says when that is not the gang's GPU pods. */
+    bool op = operator_pod;
     for (const cJSON *c = v->labels ? v->labels->child : NULL; c && !op; c = c->next) {
         const char *k = c->string;
         if (!k) continue;
@@ -132,12 +134,25 @@ void gpa_eng_gang(gpa_eng *e)
              (k[0] == 'j' && prefix(k, "jobset.sigs.k8s.io/", 19));
     }
     const char *nn = op ? container_env(v, ENV_PET_NNODES) : NULL;
-    if (nn && gpa_gang_parse(nn, &e->gang_size)) {
-        e->gang_src = "env " ENV_PET_NNODES;
-        return;
+    if (nn && gpa_gang_parse(nn, &r->size)) {
+        r->src = GPA_GANG_SRC_PET_NNODES;
+        return GPA_OK;
     }
     const char *tf = op ? container_env(v, ENV_TF_CONFIG) : NULL;
-    if (tf) tf_config_size(e, tf);
+    return tf ? tf_config_size(r, tf) : GPA_OK;
+}
+
+void gpa_eng_gang(gpa_eng *e)
+{
+    if (e->gang_done) return;
+    e->gang_done = true;
+    gpa_gang_read r;
+    if (gpa_gang_read_pod(&r, &e->orig, false) != GPA_OK) e->oom = true;
+    e->gang_size = r.bad ? 0 : r.size;
+    e->gang_bad = r.bad;
+    e->gang_src = r.src ? gpa_gang_src_name(r.src) : NULL;
+    e->gang_kueue_ann = r.kueue_ann;
+    e->gang_kai_ann = r.kai_ann;
 }
 
 /* The topology-aware scheduler that places the pod, NULL when none (one pass over the spec's
@@ -169,13 +184,15 @@ static const char *owner_of(const gpa_eng *e)
     return NULL;
 }
 
-/* Gang GPUs, or 0 when the size is unknown or bad; -1 when size x GPUs overflows. */
+/* Gang GPUs, or 0 when the size is unknown or bad; -1 when size x GPUs overflows. The pod
+ * knows only its own GPUs, so the gang is read as size pods like it (the annotation's
+ * contract): the same sum the apply-time check makes over the templates. */
 static int64_t gang_gpus(const gpa_eng *e)
 {
-    if (e->gang_bad || e->gang_size <= 0 || e->gpus <= 0) return 0;
-    int64_t g;
-    if (__builtin_mul_overflow(e->gang_size, e->gpus, &g)) return -1;
-    return g;
+    if (e->gang_bad) return 0;
+    gpa_gang_sum s = {0};
+    gpa_gang_sum_add(&s, e->gang_size, e->gpus);
+    return s.overflow ? -1 : s.gpus;
 }
 
 const char *gpa_eng_gang_key(gpa_eng *e, int64_t *gpus)

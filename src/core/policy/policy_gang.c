@@ -30,6 +30,38 @@ const char *gpa_gang_domain(const gpa_topology *t, int64_t gang_gpus, int64_t *g
     return NULL;
 }
 
+const char *gpa_gang_src_name(gpa_gang_src s)
+{
+    switch (s) {
+    case GPA_GANG_SRC_OURS:
+        return "annotation " GPA_ANN_GANG_SIZE;
+    case GPA_GANG_SRC_KUEUE:
+        return "annotation kueue.x-k8s.io/pod-group-total-count";
+    case GPA_GANG_SRC_LWS:
+        return "annotation leaderworkerset.sigs.k8s.io/size";
+    case GPA_GANG_SRC_PET_NNODES:
+        return "env PET_NNODES";
+    case GPA_GANG_SRC_TF_CONFIG:
+        return "env TF_CONFIG";
+    default:
+        return "";
+    }
+}
+
+void gpa_gang_sum_add(gpa_gang_sum *s, int64_t pods, int64_t pod_gpus)
+{
+    /* a CPU-only replica is not in the gang's GPUs nor in its pods: the gang-size annotation
+     * and the domain count the pods that share NVLink, not the operator's world */
+    if (pods <= 0 || pod_gpus <= 0) return;
+    int64_t g;
+    if (__builtin_mul_overflow(pods, pod_gpus, &g) ||
+        __builtin_add_overflow(s->gpus, g, &s->gpus) ||
+        __builtin_add_overflow(s->pods, pods, &s->pods)) {
+        s->overflow = true;
+        s->gpus = INT64_MAX;
+    }
+}
+
 bool gpa_gang_parse(const char *s, int64_t *out)
 {
     if (!s || !*s) return false;

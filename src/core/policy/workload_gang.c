@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "policy/policy_gang.h"
 #include "policy/workload_internal.h"
 
 typedef enum { OP_NONE, OP_PYTORCH, OP_TF, OP_MPI, OP_JOBSET, OP_LWS } op_kind;
@@ -112,6 +113,26 @@ bool gpa_wl_gang_size_on_pods(const gpa_wl_kind *k, const cJSON *obj)
     if (op == OP_TF) return !cJSON_IsTrue(get(get(obj, "spec"), "enableDynamicWorker"));
     /* PET_NNODES is a number only without an elastic policy */
     return op == OP_PYTORCH && !get(get(obj, "spec"), "elasticPolicy");
+}
+
+bool gpa_wl_operator_env_read(const gpa_wl_kind *k)
+{
+    op_kind op = op_of(k);
+    return op == OP_PYTORCH || op == OP_TF || op == OP_MPI || op == OP_JOBSET;
+}
+
+gpa_gang_src gpa_wl_operator_gang_size(const gpa_wl_kind *k, const cJSON *obj, int64_t *size)
+{
+    op_kind op = op_of(k);
+    long long n = gpa_wl_gang_pods(k, obj);
+    *size = 0;
+    /* what the pod path reads of it: a whole number 1..GPA_GANG_MAX_PODS, else unknown */
+    if (!gpa_wl_gang_size_on_pods(k, obj) || n < 1 || n > GPA_GANG_MAX_PODS)
+        return GPA_GANG_SRC_NONE;
+    *size = n;
+    return op == OP_LWS  ? GPA_GANG_SRC_LWS
+           : op == OP_TF ? GPA_GANG_SRC_TF_CONFIG
+                         : GPA_GANG_SRC_PET_NNODES;
 }
 
 /* ---- the operator's pod ---- */

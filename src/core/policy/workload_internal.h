@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 #include "gpu_admission/workload.h"
+#include "policy/policy_gang.h"
 #include "policy/policy_model.h"
 
 /* Longest template path accepted (segments), for the loader and the walker. */
@@ -49,7 +50,9 @@ bool gpa_wl_builtin(size_t i, const char **group, const char **kind, const char 
 
 /* workload_gang.c: kinds whose templates make one gang (the training operators, JobSet,
  * LeaderWorkerSet; never a policy's own kind). */
-/* Pods in one gang of obj (0: not a gang kind). */
+/* Pods in one gang of obj as its operator counts them (0: not a gang kind): every replica,
+ * CPU-only ones included (PET_NNODES, LWS's size); the gang's GPU pods are summed from the
+ * templates with gpa_gang_sum_add. */
 long long gpa_wl_gang_pods(const gpa_wl_kind *k, const cJSON *obj);
 /* Of those, the pods the template at path makes (replicas: the walk's count for it). */
 long long gpa_wl_gang_share(const gpa_wl_kind *k, const cJSON *obj, const char *path,
@@ -58,6 +61,13 @@ long long gpa_wl_gang_share(const gpa_wl_kind *k, const cJSON *obj, const char *
  * size annotation)? Otherwise the pods' gang size is unknown unless the template sets
  * gpu-admission.io/gang-size. */
 bool gpa_wl_gang_size_on_pods(const gpa_wl_kind *k, const cJSON *obj);
+/* Do the pods obj's operator creates carry the training.kubeflow.org/ or jobset.sigs.k8s.io/
+ * labels under which the pod path reads env PET_NNODES and TF_CONFIG? */
+bool gpa_wl_operator_env_read(const gpa_wl_kind *k);
+/* The gang size the operator writes on the pods of obj and where the pod path reads it
+ * (PET_NNODES, TF_CONFIG, LWS's size annotation): *size, or GPA_GANG_SRC_NONE (*size 0) when
+ * its pods carry none the pod path can read. */
+gpa_gang_src gpa_wl_operator_gang_size(const gpa_wl_kind *k, const cJSON *obj, int64_t *size);
 /* Adds to pod (built from the template at path) the labels, annotations and env its operator
  * adds to the pods it creates. GPA_OK or GPA_ENOMEM. */
 int gpa_wl_operator_pod(const gpa_wl_kind *k, const cJSON *obj, const char *path, cJSON *pod);

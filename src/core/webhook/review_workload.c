@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "engine/engine_mutate_validate.h"
+#include "engine/gang_size.h"
 #include "policy/policy_gang.h"
 #include "util/node_arena.h"
 #include "engine/pod.h"
@@ -31,6 +32,15 @@ typedef struct old_tpl {
     char *path;
     const cJSON *t;
 } old_tpl;
+
+/* The gang size a GPU template's pods will say they belong to (gpa_gang_read_pod on the pod its
+ * operator creates), checked against the gang's GPU pods once every template is summed. */
+typedef struct gang_said {
+    char *path;
+    int64_t size; /* 0: none the pod path can read */
+    gpa_gang_src src;
+    int64_t gpus; /* GPUs of one of its pods */
+} gang_said;
 
 typedef struct wl_ctx {
     const gpa_policy *p;
@@ -54,8 +64,9 @@ typedef struct wl_ctx {
     const gpa_pool *gang_pool;
     const char *gang_rule;
     char *gang_path; /* the first template of the gang, for the message */
-    long long gang_pods;
-    int64_t gang_gpus;
+    gpa_gang_sum gang;
+    gang_said *said;
+    size_t n_said, cap_said;
 } wl_ctx;
 
 /* A copy of s cut to max bytes on a UTF-8 boundary, "..." marking the cut. */
@@ -192,39 +203,114 @@ static void borrow(cJSON *n, const cJSON *src, const char *key)
     n->next = n->prev = NULL;
 }
 
-/* Counts the template's pods into the workload's gang when its pool places gangs by level. */
+/* The gang size the pods of the template at path will say (the engine's reader on the
+ * template, then what its operator adds, first source in gpa_gang_src order winning), kept
+ * for gang_judge. */
+static void gang_said_add(wl_ctx *c, const char *path, const gpa_pod *v, int64_t gpus)
+{
+    gpa_gang_read r;
+    if (gpa_gang_read_pod(&r, v, gpa_wl_operator_env_read(c->k)) != GPA_OK) {
+        c->oom = true;
+        return;
+    }
+    int64_t on;
+    gpa_gang_src osrc = gpa_wl_operator_gang_size(c->k, c->obj, &on);
+    if (osrc != GPA_GANG_SRC_NONE && (r.src == GPA_GANG_SRC_NONE || osrc < r.src)) {
+        r.size = on;
+        r.src = osrc;
+    }
+    if (r.bad) return; /* the template is refused for it (gang-size) */
+    if (c->n_said == c->cap_said) {
+        size_t nc = c->cap_said ? c->cap_said * 2 : 4;
+        gang_said *ns = realloc(c->said, nc * sizeof *ns);
+        if (!ns) {
+            c->oom = true;
+            return;
+        }
+        c->said = ns;
+        c->cap_said = nc;
+    }
+    char *pc = strdup(path);
+    if (!pc) {
+        c->oom = true;
+        return;
+    }
+    c->said[c->n_said++] = (gang_said){pc, r.src ? r.size : 0, r.src, gpus};
+}
+
+/* Counts the template's pods into the workload's gang: every template of a gang kind goes to
+ * the one sum (gpa_gang_sum_add), which leaves CPU-only ones out; GPU ones count when their
+ * pool places gangs by level. */
 static void gang_add(wl_ctx *c, const char *path, const cJSON *pod, long long replicas,
                      const gpa_decision *md)
 {
-    const gpa_pool *pool = NULL;
-    for (size_t i = 0; i < c->p->n_pools && !pool; i++)
-        if (strcmp(c->p->pools[i].name, md->pool) == 0) pool = &c->p->pools[i];
-    if (!pool || !pool->has_topology || !gpa_gang_levels(&pool->topology)) return;
     long long share = gpa_wl_gang_share(c->k, c->obj, path, replicas);
     if (share <= 0) return;
-    if (c->gang_pool && c->gang_pool != pool) return; /* one gang per pool: the first's */
     gpa_pod v;
     gpa_pod_init(&v, pod);
-    int64_t gpus = gpa_pod_gpu_count(&v, c->p, NULL), g;
-    if (!c->gang_pool) {
-        c->gang_pool = pool;
-        c->gang_rule = md->rule;
-        if (!(c->gang_path = strdup(path))) c->oom = true;
+    int64_t gpus = md->gpu_pod ? gpa_pod_gpu_count(&v, c->p, NULL) : 0;
+    const gpa_pool *pool = NULL;
+    for (size_t i = 0; gpus > 0 && md->pool && i < c->p->n_pools && !pool; i++)
+        if (strcmp(c->p->pools[i].name, md->pool) == 0) pool = &c->p->pools[i];
+    if (gpus > 0) {
+        if (!pool || !pool->has_topology || !gpa_gang_levels(&pool->topology)) return;
+        if (c->gang_pool && c->gang_pool != pool) return; /* one gang per pool: the first's */
+        if (!c->gang_pool) {
+            c->gang_pool = pool;
+            c->gang_rule = md->rule;
+            if (!(c->gang_path = strdup(path))) c->oom = true;
+        }
+        gang_said_add(c, path, &v, gpus);
     }
-    c->gang_pods += share;
-    if (__builtin_mul_overflow((int64_t)share, gpus, &g) ||
-        __builtin_add_overflow(c->gang_gpus, g, &c->gang_gpus))
-        c->gang_gpus = INT64_MAX;
+    gpa_gang_sum_add(&c->gang, share, gpus);
 }
 
-/* The workload's gang against its pool's domains: refused when no domain holds it, else one
- * line naming the level (and what the pods lack when the operator puts no size on them). */
+/* A GPU template whose gang-size annotation disagrees with the spec's GPU pods is refused,
+ * naming both numbers: its pods would get the pod affinity of another gang (POLICY.md
+ * "Topology levels", amended December 2026). Returns the first template whose pods will not
+ * get the gang's domain from what they say themselves (no size, or an operator's count that
+ * includes CPU-only replicas and gives another domain), *their_dom the domain they get then
+ * (NULL: refused as too wide); NULL when every one does. */
+static const gang_said *gang_check_said(wl_ctx *c, const char *dom, const char **their_dom)
+{
+    const gpa_topology *t = &c->gang_pool->topology;
+    const gang_said *lacking = NULL;
+    char text[WL_WARN_MAX_BYTES + 1];
+    for (size_t i = 0; i < c->n_said; i++) {
+        const gang_said *s = &c->said[i];
+        if (s->size == c->gang.pods) continue;
+        if (s->src == GPA_GANG_SRC_OURS) {
+            snprintf(text, sizeof text,
+                     "annotation " GPA_ANN_GANG_SIZE " says %" PRId64 " pods, but the %s's gang "
+                     "has %" PRId64 " GPU pods (%" PRId64 " GPUs, one %s): write \"%" PRId64 "\"",
+                     s->size, c->k->kind, c->gang.pods, c->gang.gpus, dom, c->gang.pods);
+            add_refusal(c, s->path, text, "gang-size", c->gang_rule, c->gang_pool->name);
+            continue;
+        }
+        if (lacking) continue;
+        /* the pod path's own arithmetic on what the pods say (the widest domain when they
+         * say nothing); the same domain as the gang's is harmless */
+        gpa_gang_sum theirs = {0};
+        gpa_gang_sum_add(&theirs, s->size, s->gpus);
+        int64_t tg;
+        const char *td = theirs.overflow ? NULL : gpa_gang_domain(t, theirs.gpus, &tg);
+        if (s->src != GPA_GANG_SRC_NONE && td && strcmp(td, dom) == 0) continue;
+        lacking = s;
+        *their_dom = td;
+    }
+    return lacking;
+}
+
+/* The workload's gang against its pool's domains: refused when no domain holds it or a
+ * template's gang-size disagrees with it, else one line naming the level (and the annotation
+ * to write when its pods will not say the right size themselves). */
 static void gang_judge(wl_ctx *c)
 {
-    if (!c->gang_pool || c->n_unchanged || c->n_refused || c->gang_gpus <= 0) return;
+    if (!c->gang_pool || c->n_unchanged || c->n_refused || c->gang.pods <= 0) return;
     const gpa_topology *t = &c->gang_pool->topology;
-    int64_t dg;
-    const char *dom = gpa_gang_domain(t, c->gang_gpus, &dg);
+    int64_t dg, gg = c->gang.overflow ? INT64_MAX : c->gang.gpus;
+    long long np = (long long)c->gang.pods;
+    const char *dom = gpa_gang_domain(t, gg, &dg);
     char text[WL_WARN_MAX_BYTES + 1];
     if (!dom) {
         const char *wl = t->n_levels ? t->levels[t->n_levels - 1].label : t->island_label;
@@ -232,21 +318,31 @@ static void gang_judge(wl_ctx *c)
                  "gang of %" PRId64 " GPUs (%lld pods of the %s) is wider than pool %s's widest "
                  "domain, %s (%" PRId64 " GPUs); run a smaller gang or ask for a pool with a "
                  "wider level",
-                 c->gang_gpus, c->gang_pods, c->k->kind, c->gang_pool->name, wl, dg);
+                 gg, np, c->k->kind, c->gang_pool->name, wl, dg);
         add_refusal(c, c->gang_path, text, "gang-too-wide", c->gang_rule, c->gang_pool->name);
         return;
     }
-    if (gpa_wl_gang_size_on_pods(c->k, c->obj))
+    const char *their = NULL;
+    const gang_said *lacking = gang_check_said(c, dom, &their);
+    if (c->n_refused) return;
+    if (!lacking)
         snprintf(text, sizeof text,
-                 "gang of %" PRId64 " GPUs (%lld pods): pod affinity on %s (%" PRId64 " GPUs)",
-                 c->gang_gpus, c->gang_pods, dom, dg);
-    else
+                 "gang of %" PRId64 " GPUs (%lld pods): pod affinity on %s (%" PRId64 " GPUs)", gg,
+                 np, dom, dg);
+    else if (lacking->src == GPA_GANG_SRC_NONE)
         snprintf(text, sizeof text,
                  "gang of %" PRId64 " GPUs (%lld pods) fits one %s (%" PRId64
                  " GPUs), but its pods "
                  "carry no gang size: annotate the templates " GPA_ANN_GANG_SIZE ": \"%lld\"",
-                 c->gang_gpus, c->gang_pods, dom, dg, c->gang_pods);
-    add_warning(c, c->gang_path, text);
+                 gg, np, dom, dg, np);
+    else /* the value first: a long line is cut at its end */
+        snprintf(text, sizeof text,
+                 "gang of %" PRId64
+                 " GPUs (%lld pods): annotate the GPU templates " GPA_ANN_GANG_SIZE
+                 ": \"%lld\" (%s says %" PRId64 ": its pods get %s, not %s)",
+                 gg, np, np, gpa_gang_src_name(lacking->src), lacking->size,
+                 their ? their : "no domain (too wide)", dom);
+    add_warning(c, lacking ? lacking->path : c->gang_path, text);
 }
 
 static int judge_template(void *vctx, const char *path, const cJSON *tmpl, long long replicas)
@@ -296,7 +392,7 @@ static int judge_template(void *vctx, const char *path, const cJSON *tmpl, long 
                     "workload-template", NULL, NULL);
         return GPA_OK;
     }
-    if (mdec.gpu_pod && mdec.pool) gang_add(c, path, &pod, replicas, &mdec);
+    gang_add(c, path, &pod, replicas, &mdec);
     const gpa_decision *bad = !mdec.allowed ? &mdec : !vdec.allowed ? &vdec : NULL;
     if (bad) {
         add_refusal(c, path, bad->message, bad->reason, bad->rule, bad->pool);
@@ -338,6 +434,9 @@ static int collect_old(void *vctx, const char *path, const cJSON *tmpl, long lon
 static void ctx_free(wl_ctx *c)
 {
     free(c->gang_path);
+    for (size_t i = 0; i < c->n_said; i++)
+        free(c->said[i].path);
+    free(c->said);
     for (size_t i = 0; i < c->n_old; i++)
         free(c->old[i].path);
     free(c->old);
