@@ -483,9 +483,62 @@ static void opaque(void)
                "parameters: unknown field \"sharing\"");
 }
 
+/* Per-device MPS limits keyed by something the driver does not read as an index (issue 30:
+ * such a config cannot move to another device type), and a config's request names as the
+ * API's set of at most 32. */
+static void config_names(void)
+{
+    static const char *const idx[] = {"0", "12", "+1", "-0"};
+    static const char *const uuid[] = {"GPU-4cf8db2d-06c0-7d70-1a51-e59b25b2c16c",
+                                       "MIG-0b6e2a43-5b1c-5d2f-9c7e-2f1f3c0c9a11", "1a", "", "-"};
+    char buf[2048];
+    gpa_dra_share sh;
+    for (size_t i = 0; i < sizeof idx / sizeof *idx + sizeof uuid / sizeof *uuid; i++) {
+        bool is_idx = i < sizeof idx / sizeof *idx;
+        const char *k = is_idx ? idx[i] : uuid[i - sizeof idx / sizeof *idx];
+        snprintf(buf, sizeof buf,
+                 "{\"apiVersion\":\"resource.nvidia.com/v1beta1\",\"kind\":\"GpuConfig\","
+                 "\"sharing\":{\"strategy\":\"MPS\",\"mpsConfig\":{"
+                 "\"defaultPerDevicePinnedMemoryLimit\":{\"0\":\"1Gi\",\"%s\":\"2Gi\"}}}}",
+                 k);
+        CHECK_INT(good_opaque(buf, &sh), GPA_OPAQUE_GPU);
+        CHECK_INT(sh, GPA_DRA_SHARE_MPS);
+        if (claim.cfg[0].mps_uuid_keys == is_idx) {
+            check_total++;
+            check_failed++;
+            fprintf(stderr, "key \"%s\": mps_uuid_keys %d\n", k, claim.cfg[0].mps_uuid_keys);
+        }
+    }
+    CHECK_INT(good_opaque("{\"apiVersion\":\"resource.nvidia.com/v1beta1\",\"kind\":"
+                          "\"MigDeviceConfig\",\"sharing\":{\"strategy\":\"MPS\"}}",
+                          &sh),
+              GPA_OPAQUE_MIG);
+    CHECK(!claim.cfg[0].mps_uuid_keys);
+
+    /* 32 distinct names read; a 33rd, or one twice, is refused with the limit named */
+    char names[1024] = "", reqs[2048] = "";
+    size_t at = 0, rt = 0;
+    for (int i = 0; i < 32; i++) {
+        at += (size_t)snprintf(names + at, sizeof names - at, "%s\"r%d\"", i ? "," : "", i);
+        rt += (size_t)snprintf(reqs + rt, sizeof reqs - rt,
+                               "%s{\"name\":\"r%d\",\"exactly\":{\"deviceClassName\":\"g\"}}",
+                               i ? "," : "", i);
+    }
+    snprintf(buf, sizeof buf, V1("{\"requests\":[%s],\"config\":[{\"requests\":[%s]}]}"), reqs,
+             names);
+    CHECK_INT(rd(buf, false, NULL), 0);
+    snprintf(buf, sizeof buf, V1("{\"requests\":[%s],\"config\":[{\"requests\":[%s,\"r0\"]}]}"),
+             reqs, names);
+    bad(buf, "spec.devices.config[0].requests: more than 32 names (the API's limit)");
+    bad(V1("{\"requests\":[{\"name\":\"a\",\"firstAvailable\":[{\"name\":\"x\","
+           "\"deviceClassName\":\"g\"}]}],\"config\":[{\"requests\":[\"a/x\",\"a\",\"a/x\"]}]}"),
+        "spec.devices.config[0].requests[2]: \"a/x\" listed twice");
+}
+
 int main(void)
 {
     kinds();
+    config_names();
     layouts();
     bad_shapes();
     limits();
