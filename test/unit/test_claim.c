@@ -491,7 +491,7 @@ static void config_names(void)
     static const char *const idx[] = {"0", "12", "+1", "-0"};
     static const char *const uuid[] = {"GPU-4cf8db2d-06c0-7d70-1a51-e59b25b2c16c",
                                        "MIG-0b6e2a43-5b1c-5d2f-9c7e-2f1f3c0c9a11", "1a", "", "-"};
-    char buf[2048];
+    char buf[4096];
     gpa_dra_share sh;
     for (size_t i = 0; i < sizeof idx / sizeof *idx + sizeof uuid / sizeof *uuid; i++) {
         bool is_idx = i < sizeof idx / sizeof *idx;
