@@ -21,6 +21,7 @@
 #include "policy/policy_gang.h"
 #include "policy/policy_isolation.h"
 #include "policy/policy_model.h"
+#include "policy/policy_nvlink.h"
 #include "policy/policy_reach.h"
 #include "policy/policy_shared_nodes.h"
 
@@ -174,6 +175,7 @@ char *gpa_policy_warnings(const gpa_policy *p)
         lint_rule(&o, p, i);
     gpa_policy_dra_warnings(&o, p);
     gpa_gang_warnings(&o, p);
+    gpa_clique_warnings(&o, p);
     gpa_isolation_warnings(&o, p);
     gpa_shared_nodes_warnings(&o, p);
     return gpa_sb_take(&o);
