@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "engine/engine_internal.h"
+#include "engine/engine_nvlink.h"
 #include "format/json_read.h"
 #include "policy/policy_nvlink.h"
 
@@ -52,8 +53,9 @@ static bool lists_claim(const cJSON *container, const char **names, size_t n)
 }
 
 /* The first container (main, then init) asking GPUs that lists none of the channel claims,
- * NULL when every one does; *idx its index in its list. */
-static const cJSON *missing_in(gpa_eng *e, const gpa_pod *v, const char **names, size_t n, int *idx)
+ * NULL when every one does; *idx its index in its list. sc may be NULL. */
+static const cJSON *missing_in(gpa_scan_cache *sc, const gpa_policy *p, const gpa_pod *v,
+                               const char **names, size_t n, int *idx)
 {
     static const gpa_podc_kind kinds[] = {GPA_PODC_MAIN, GPA_PODC_INIT};
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
@@ -62,7 +64,7 @@ static const cJSON *missing_in(gpa_eng *e, const gpa_pod *v, const char **names,
         cJSON_ArrayForEach(c, gpa_pod_containers(v, kinds[k]))
         {
             gpa_ctr_gpus tmp;
-            const gpa_ctr_gpus *g = gpa_ctr_gpus_cached(&e->scans, &tmp, e->p, c);
+            const gpa_ctr_gpus *g = gpa_ctr_gpus_cached(sc, &tmp, p, c);
             if (g->total > 0 && !lists_claim(c, names, n)) {
                 *idx = i;
                 return c;
@@ -71,6 +73,17 @@ static const cJSON *missing_in(gpa_eng *e, const gpa_pod *v, const char **names,
         }
     }
     return NULL;
+}
+
+bool gpa_imex_pod_has_channel(const gpa_policy *p, const gpa_topology *t, const cJSON *pod)
+{
+    if (!gpa_imex_required(t)) return true;
+    gpa_pod v;
+    gpa_pod_init(&v, pod);
+    const char *names[MAX_CHANNELS];
+    size_t n = channel_claims(&v, t->imex_template, names);
+    int idx;
+    return n > 0 && !missing_in(NULL, p, &v, names, n, &idx);
 }
 
 /* Under imexChannel enforcement warn, one short line (warnings stay under 120 characters)
@@ -118,7 +131,7 @@ void gpa_eng_check_imex(gpa_eng *e, const gpa_pod *v)
              pool->name);
     if (n == 0) {
         int idx = 0;
-        const cJSON *c = missing_in(e, v, names, 0, &idx);
+        const cJSON *c = missing_in(&e->scans, e->p, v, names, 0, &idx);
         char nb[16];
         const char *cn = c ? gpa_podc_name(c, idx, nb, sizeof nb) : "that asks GPUs";
         verdict(e, g,
@@ -130,7 +143,7 @@ void gpa_eng_check_imex(gpa_eng *e, const gpa_pod *v)
         return;
     }
     int idx = 0;
-    const cJSON *c = missing_in(e, v, names, n, &idx);
+    const cJSON *c = missing_in(&e->scans, e->p, v, names, n, &idx);
     if (!c) return;
     char nb[16];
     verdict(e, g,

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "engine/engine_mutate_validate.h"
+#include "engine/engine_nvlink.h"
 #include "policy/policy_gang.h"
 #include "util/node_arena.h"
 #include "engine/pod.h"
@@ -56,6 +57,7 @@ typedef struct wl_ctx {
     char *gang_path; /* the first template of the gang, for the message */
     long long gang_pods;
     int64_t gang_gpus;
+    char *imex_path; /* the first GPU template of the gang without its IMEX channel claim */
 } wl_ctx;
 
 /* A copy of s cut to max bytes on a UTF-8 boundary, "..." marking the cut. */
@@ -212,9 +214,38 @@ static void gang_add(wl_ctx *c, const char *path, const cJSON *pod, long long re
         if (!(c->gang_path = strdup(path))) c->oom = true;
     }
     c->gang_pods += share;
+    if (!c->imex_path && !gpa_imex_pod_has_channel(c->p, &pool->topology, pod) &&
+        !(c->imex_path = strdup(path)))
+        c->oom = true;
     if (__builtin_mul_overflow((int64_t)share, gpus, &g) ||
         __builtin_add_overflow(c->gang_gpus, g, &c->gang_gpus))
         c->gang_gpus = INT64_MAX;
+}
+
+/* A gang wider than one node of a pool whose island spans nodes, with a GPU template that
+ * lacks the ComputeDomain's channel claim (docs/policy.md "Multi-node NVLink"): the pods'
+ * own check cannot see the gang when the operator puts no size on them, the spec does. */
+static void imex_judge(wl_ctx *c)
+{
+    const gpa_topology *t = &c->gang_pool->topology;
+    if (t->imex_warn) {
+        char text[WL_WARN_MAX_BYTES + 1];
+        snprintf(text, sizeof text,
+                 "gang of %" PRId64 " GPUs spans nodes of pool %s: add the IMEX channel claim "
+                 "(template %s)",
+                 c->gang_gpus, c->gang_pool->name, t->imex_template);
+        add_warning(c, c->imex_path, text);
+        return;
+    }
+    char msg[512];
+    snprintf(msg, sizeof msg,
+             "gang of %" PRId64 " GPUs (%lld pods of the %s) spans more than one %d-GPU node of "
+             "pool %s, whose NVLink island reaches other nodes only through an IMEX channel: list "
+             "the ComputeDomain's channel (resourceClaimTemplateName %s%s) in spec.resourceClaims "
+             "and in resources.claims of every GPU container",
+             c->gang_gpus, c->gang_pods, c->k->kind, t->gpus_per_node, c->gang_pool->name,
+             strchr(t->imex_template, '*') ? "matching " : "", t->imex_template);
+    add_refusal(c, c->imex_path, msg, "imex-channel", c->gang_rule, c->gang_pool->name);
 }
 
 /* The workload's gang against its pool's domains: refused when no domain holds it, else one
@@ -235,6 +266,10 @@ static void gang_judge(wl_ctx *c)
                  c->gang_gpus, c->gang_pods, c->k->kind, c->gang_pool->name, wl, dg);
         add_refusal(c, c->gang_path, text, "gang-too-wide", c->gang_rule, c->gang_pool->name);
         return;
+    }
+    if (c->imex_path && c->gang_gpus > t->gpus_per_node) {
+        imex_judge(c);
+        if (!t->imex_warn) return;
     }
     if (gpa_wl_gang_size_on_pods(c->k, c->obj))
         snprintf(text, sizeof text,
@@ -338,6 +373,7 @@ static int collect_old(void *vctx, const char *path, const cJSON *tmpl, long lon
 static void ctx_free(wl_ctx *c)
 {
     free(c->gang_path);
+    free(c->imex_path);
     for (size_t i = 0; i < c->n_old; i++)
         free(c->old[i].path);
     free(c->old);
