@@ -1,6 +1,7 @@
 /*
  * policy_nvlink.c - NVLink domains that span nodes (policy_nvlink.h): the topology.imexChannel
- * block, the channel template names it accepts, and the grammar of nvidia.com/gpu.clique.
+ * block, the channel template names it accepts, and check's warning on a pinned clique value
+ * (its grammar is k8s/clique.c).
  *
  * On GB200 NVL72 one NVLink domain joins 18 nodes, but GPU memory is shared across nodes only
  * through an IMEX channel, which NVIDIA's DRA driver hands out as a ResourceClaimTemplate a
@@ -8,7 +9,6 @@
  * uses is the job's choice, so the pool names the template (or a pattern of names) and the
  * engine checks that a multi-node gang's pods list one.
  */
-#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -38,51 +38,6 @@ const char *gpa_imex_template_invalid(const char *pattern)
     snprintf(buf, sizeof buf, "%s", pattern);
     if (star) buf[star - pattern] = 'x';
     return gpa_k8s_dns_subdomain(buf);
-}
-
-static bool hex(char c)
-{
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-}
-
-const char *gpa_clique_invalid(const char *v)
-{
-    static const int groups[] = {8, 4, 4, 4, 12};
-    const char *c = v;
-    for (int g = 0; g < 5; g++) {
-        for (int i = 0; i < groups[g]; i++, c++)
-            if (!hex(*c))
-                return *c >= 'A' && *c <= 'F' ? "the cluster UUID is written in lower case"
-                                              : "it does not start with a cluster UUID "
-                                                "(8-4-4-4-12 hex digits)";
-        if (g < 4 && *c++ != '-')
-            return "it does not start with a cluster UUID (8-4-4-4-12 hex digits)";
-    }
-    if (*c++ != '.') return "the cluster UUID is not followed by '.' and the clique id";
-    if (!*c) return "the clique id after '.' is empty";
-    uint64_t id = 0;
-    for (const char *d = c; *d; d++) {
-        if (*d < '0' || *d > '9') return "the clique id after '.' is not a decimal number";
-        id = id * 10 + (uint64_t)(*d - '0');
-        if (id > UINT32_MAX) return "the clique id is larger than 4294967295";
-    }
-    if (c[0] == '0' && c[1]) return "the clique id has a leading zero, which GFD never prints";
-    return NULL;
-}
-
-void gpa_clique_format(char *buf, size_t cap, const char *seed, unsigned long id)
-{
-    uint64_t h[2] = {0xcbf29ce484222325ULL, 0x84222325cbf29ce4ULL};
-    for (const unsigned char *s = (const unsigned char *)seed; *s; s++) {
-        h[0] = (h[0] ^ *s) * 0x100000001b3ULL;
-        h[1] = (h[1] ^ *s) * 0x100000001b3ULL + 0x9e3779b97f4a7c15ULL;
-    }
-    /* version 4, variant 10xx: the shape of the UUIDs the fabric manager reports */
-    h[0] = (h[0] & ~0xf000ULL) | 0x4000ULL;
-    h[1] = (h[1] & ~(0xc000ULL << 48)) | (0x8000ULL << 48);
-    snprintf(buf, cap, "%08llx-%04llx-%04llx-%04llx-%012llx.%lu", (unsigned long long)(h[0] >> 32),
-             (unsigned long long)((h[0] >> 16) & 0xffff), (unsigned long long)(h[0] & 0xffff),
-             (unsigned long long)(h[1] >> 48), (unsigned long long)(h[1] & 0xffffffffffffULL), id);
 }
 
 void gpa_policy_load_imex(loader *L, const gpa_ynode *n, gpa_topology *t)

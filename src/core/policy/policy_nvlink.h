@@ -12,14 +12,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "gpu_admission/clique.h"
 #include "policy/policy_model.h"
 
-/* The label GFD sets on nodes whose GPUs are attached to an NVLink fabric (NVIDIA/
- * k8s-device-plugin internal/lm/imex.go) and the DeviceClass of a ComputeDomain's channel
- * (NVIDIA/k8s-dra-driver-gpu cmd/compute-domain-controller/computedomain.go). */
-#define GPA_LABEL_CLIQUE       "nvidia.com/gpu.clique"
-#define GPA_IMEX_CHANNEL_CLASS "compute-domain-default-channel.nvidia.com"
-#define GPA_IMEX_TEMPLATE_MAX  253 /* a ResourceClaimTemplate name is a DNS subdomain */
+#define GPA_IMEX_TEMPLATE_MAX 253 /* a ResourceClaimTemplate name is a DNS subdomain */
 
 /* Is the pool's island declared to span nodes, so a gang on several nodes needs a channel? */
 static inline bool gpa_imex_required(const gpa_topology *t)
@@ -33,16 +29,6 @@ bool gpa_imex_template_match(const char *pattern, const char *name);
 
 /* Is pattern a valid topology.imexChannel.claimTemplate? NULL when yes, else why not. */
 const char *gpa_imex_template_invalid(const char *pattern);
-
-/* A clique value as GFD writes it: the fabric's cluster UUID in canonical form (8-4-4-4-12 hex
- * digits, lower case as uuid.String() prints them), '.', the clique id in decimal (a uint32).
- * NULL when v is one, else what is wrong with it. */
-const char *gpa_clique_invalid(const char *v);
-
-/* Writes the clique value of cluster `seed`'s clique `id` into buf (at least 48 bytes): a
- * UUID derived from seed (FNV-1a, version 4 / variant bits set so it reads as a real one), so
- * simulated inventories carry the real format. */
-void gpa_clique_format(char *buf, size_t cap, const char *seed, unsigned long id);
 
 struct gpa_sb;
 /* check's warnings: a pool's nodeSelector pinning nvidia.com/gpu.clique to a value GFD never
