@@ -336,7 +336,16 @@ static void test_engine(void)
     judge(__LINE__, p,
           pod("18", 4, "[{\"name\":\"ch\"}]",
               ",\"resourceClaims\":[{\"resourceClaimTemplateName\":\"llama-channel\"}]", NULL),
-          "imex-channel", "add the channel of the job's ComputeDomain");
+          "imex-channel",
+          "container train lists claim ch, which spec.resourceClaims does not define: add "
+          "{name: ch, resourceClaimTemplateName: <its spec.channel.resourceClaimTemplate.name, "
+          "matching *-channel>} to spec.resourceClaims");
+    /* nothing listed anywhere: the whole recipe, with a name of our choosing */
+    judge(__LINE__, p, pod("18", 4, NULL, "", NULL), "imex-channel",
+          "add the channel of the job's ComputeDomain to the pod, spec.resourceClaims: [{name: "
+          "imex-channel, resourceClaimTemplateName: <its spec.channel.resourceClaimTemplate.name, "
+          "matching *-channel>}], and to container train, resources.claims: [{name: "
+          "imex-channel}]");
     /* malformed shapes are judged, never crash: resourceClaims an object, claims a string */
     judge(__LINE__, p, pod("18", 4, "\"ch\"", ",\"resourceClaims\":{\"name\":\"ch\"}", NULL),
           "imex-channel", need);

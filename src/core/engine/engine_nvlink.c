@@ -52,6 +52,25 @@ static bool lists_claim(const cJSON *container, const char **names, size_t n)
     return false;
 }
 
+/* The first name container lists in resources.claims that no spec.resourceClaims entry
+ * defines (a manifest whose pod-level entry was lost): the name to give the channel. */
+static const char *undefined_claim(const cJSON *container, const gpa_pod *v)
+{
+    const cJSON *c;
+    cJSON_ArrayForEach(c, gpa_json_arr(gpa_json_obj(container, "resources"), "claims"))
+    {
+        const char *name = gpa_json_str(c, "name"), *have = NULL;
+        const cJSON *rc;
+        cJSON_ArrayForEach(rc, v->resource_claims)
+        {
+            const char *n = gpa_json_str(rc, "name");
+            if (name && n && strcmp(n, name) == 0) have = n;
+        }
+        if (name && *name && !have) return name;
+    }
+    return NULL;
+}
+
 /* The first container (main, then init) asking GPUs that lists none of the channel claims,
  * NULL when every one does; *idx its index in its list. sc may be NULL. */
 static const cJSON *missing_in(gpa_scan_cache *sc, const gpa_policy *p, const gpa_pod *v,
@@ -134,6 +153,17 @@ void gpa_eng_check_imex(gpa_eng *e, const gpa_pod *v)
         const cJSON *c = missing_in(&e->scans, e->p, v, names, 0, &idx);
         char nb[16];
         const char *cn = c ? gpa_podc_name(c, idx, nb, sizeof nb) : "that asks GPUs";
+        const char *listed = c ? undefined_claim(c, v) : NULL;
+        if (listed) {
+            verdict(e, g,
+                    "%s: container %.63s lists claim %.63s, which spec.resourceClaims does not "
+                    "define: add {name: %.63s, resourceClaimTemplateName: %s%s%s} to "
+                    "spec.resourceClaims",
+                    head, cn, listed, listed,
+                    pattern ? "<its spec.channel.resourceClaimTemplate.name, matching " : "",
+                    t->imex_template, pattern ? ">" : "");
+            return;
+        }
         verdict(e, g,
                 "%s: add the channel of the job's ComputeDomain to the pod, spec.resourceClaims: "
                 "[{name: imex-channel, resourceClaimTemplateName: %s%s%s}], and to container "
