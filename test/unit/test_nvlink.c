@@ -235,7 +235,8 @@ static void test_revision(void)
 static cJSON *pod(const char *size, int gpus, const char *ctr_claims, const char *spec_extra,
                   const char *init)
 {
-    char buf[2048];
+    size_t cap = strlen(spec_extra) + 2048;
+    char *buf = malloc(cap);
     char ann[128] = "";
     if (size)
         snprintf(ann, sizeof ann, ",\"annotations\":{\"gpu-admission.io/gang-size\":\"%s\"}", size);
@@ -243,13 +244,14 @@ static cJSON *pod(const char *size, int gpus, const char *ctr_claims, const char
     if (ctr_claims) snprintf(claims, sizeof claims, ",\"claims\":%s", ctr_claims);
     char inits[512] = "";
     if (init) snprintf(inits, sizeof inits, ",\"initContainers\":[%s]", init);
-    snprintf(buf, sizeof buf,
+    snprintf(buf, cap,
              "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"w0\","
              "\"labels\":{\"gpu-admission.io/group\":\"llama\"}%s},\"spec\":{\"containers\":[{"
              "\"name\":\"train\",\"image\":\"x\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":%d}"
              "%s}}]%s%s}}",
              ann, gpus, claims, inits, spec_extra);
     cJSON *o = cJSON_Parse(buf);
+    free(buf);
     CHECK(o != NULL);
     return o;
 }
@@ -346,6 +348,21 @@ static void test_engine(void)
           "imex-channel, resourceClaimTemplateName: <its spec.channel.resourceClaimTemplate.name, "
           "matching *-channel>}], and to container train, resources.claims: [{name: "
           "imex-channel}]");
+    /* a hostile pod of many names: the helpful name is looked for among the first 64 entries
+     * only, then the generic recipe (the walk stays linear in the pod's size) */
+    {
+        char *extra = malloc(100 * 64 + 64), *at = extra;
+        at += sprintf(at, ",\"resourceClaims\":[");
+        for (int i = 0; i < 100; i++)
+            at += sprintf(at, "%s{\"name\":\"c%d\",\"resourceClaimTemplateName\":\"gpus\"}",
+                          i ? "," : "", i);
+        sprintf(at, "]");
+        judge(__LINE__, p, pod("18", 4, "[{\"name\":\"x\"}]", extra, NULL), "imex-channel",
+              "add the channel of the job's ComputeDomain to the pod");
+        judge(__LINE__, p, pod("18", 4, "[{\"name\":\"c99\"}]", extra, NULL), "imex-channel",
+              "add the channel of the job's ComputeDomain to the pod");
+        free(extra);
+    }
     /* malformed shapes are judged, never crash: resourceClaims an object, claims a string */
     judge(__LINE__, p, pod("18", 4, "\"ch\"", ",\"resourceClaims\":{\"name\":\"ch\"}", NULL),
           "imex-channel", need);

@@ -53,20 +53,28 @@ static bool lists_claim(const cJSON *container, const char **names, size_t n)
 }
 
 /* The first name container lists in resources.claims that no spec.resourceClaims entry
- * defines (a manifest whose pod-level entry was lost): the name to give the channel. */
+ * defines (a manifest whose pod-level entry was lost): the name to give the channel. Only for
+ * a better message, so both lists are read up to UNDEFINED_SCAN entries: a hostile pod of
+ * 100,000 names on each side would otherwise cost 10^10 comparisons. */
+#define UNDEFINED_SCAN 64
 static const char *undefined_claim(const cJSON *container, const gpa_pod *v)
 {
     const cJSON *c;
+    int i = 0;
     cJSON_ArrayForEach(c, gpa_json_arr(gpa_json_obj(container, "resources"), "claims"))
     {
-        const char *name = gpa_json_str(c, "name"), *have = NULL;
+        if (i++ == UNDEFINED_SCAN) break;
+        const char *name = gpa_json_str(c, "name");
+        if (!name || !*name) continue;
+        bool have = false;
+        int j = 0;
         const cJSON *rc;
         cJSON_ArrayForEach(rc, v->resource_claims)
         {
             const char *n = gpa_json_str(rc, "name");
-            if (name && n && strcmp(n, name) == 0) have = n;
+            if (j++ == UNDEFINED_SCAN || (have = n && strcmp(n, name) == 0)) break;
         }
-        if (name && *name && !have) return name;
+        if (!have && j <= UNDEFINED_SCAN) return name;
     }
     return NULL;
 }
