@@ -212,6 +212,43 @@ static void test_lint(void)
     lint("7B968A6D-C8AA-45E1-9E07-E1E51BE99C31.7", true);
 }
 
+/* check's warning: a rule that can place untrusted pods in a pool whose gangs need a channel
+ * the claim webhooks refuse them */
+static void trust_lint(const char *tenancy, const char *rule, bool want)
+{
+    char body[1024];
+    snprintf(body, sizeof body,
+             "        imexChannel: {claimTemplate: \"*-channel\"}\n%s  rules:\n    - %s\n", tenancy,
+             rule);
+    gpa_policy *p = OK(body);
+    char *w = p ? gpa_policy_warnings(p) : NULL;
+    bool got = w && strstr(w, "warning: rule t places untrusted pods in pool gb200, whose "
+                              "multi-node gangs need an IMEX channel");
+    check_total++;
+    if (got != want) {
+        check_failed++;
+        fprintf(stderr, "%s:%d: warning %s for %s / %s, got: %s\n", __FILE__, __LINE__,
+                want ? "missing" : "unexpected", tenancy, rule, w ? w : "(none)");
+    }
+    free(w);
+    gpa_policy_unref(p);
+}
+
+static void test_trust_lint(void)
+{
+    const char *ten = "  tenancy:\n    tenants:\n"
+                      "      - {name: ml, namespaces: [ml, \"ml-*\"], trust: trusted}\n"
+                      "    default: {trust: untrusted}\n";
+    const char *all_trusted = "  tenancy:\n    tenants:\n"
+                              "      - {name: ml, namespaces: [ml, \"ml-*\"], trust: trusted}\n"
+                              "    default: {trust: trusted}\n";
+    trust_lint(ten, "{name: t, match: {gpus: {min: 1}}, place: {pool: gb200}}", true);
+    trust_lint(ten, "{name: t, match: {tenants: [ml]}, place: {pool: gb200}}", false);
+    trust_lint(ten, "{name: t, match: {trust: trusted}, place: {pool: gb200}}", false);
+    trust_lint(ten, "{name: t, match: {trust: untrusted}, place: {pool: gb200}}", true);
+    trust_lint(all_trusted, "{name: t, match: {gpus: {min: 1}}, place: {pool: gb200}}", false);
+}
+
 static void test_revision(void)
 {
     gpa_policy *a = OK("");
@@ -445,6 +482,7 @@ int main(void)
     test_match();
     test_clique();
     test_lint();
+    test_trust_lint();
     test_revision();
     test_engine();
     test_workload_api();

@@ -164,6 +164,14 @@ static bool lint_rule(gpa_sb *o, const gpa_policy *p, size_t idx)
             "denies every pod it matches: it asks for at least %lld GPUs, more than pool %s's "
             "gpusPerNode %d",
             (long long)r->gpus.min, pool->name, pool->topology.gpus_per_node);
+    if (pool->has_topology && gpa_imex_required(&pool->topology) && can_untrusted &&
+        r->trust != GPA_TRUST_TRUSTED)
+        say(o, r,
+            "places untrusted pods in pool %s, whose multi-node gangs need an IMEX channel, but "
+            "an untrusted namespace's channel template is refused (unknown-device-class: the "
+            "webhook cannot tell its ComputeDomain is the namespace's own); make the tenant "
+            "trusted or match trusted pods only",
+            pool->name);
     return false;
 }
 
