@@ -437,6 +437,25 @@ static void test_engine(void)
     cJSON_Delete(o);
     gpa_policy_unref(p);
 
+    /* mutate --explain says why no channel was asked of a pod of unknown gang size */
+    p = OK("        imexChannel: {claimTemplate: \"*-channel\"}\n" RULES);
+    if (p) {
+        cJSON *u = pod(NULL, 4, NULL, "", NULL);
+        gpa_request rx = {
+            .namespace_ = "train-a", .op = GPA_OP_CREATE, .object = u, .explain = true};
+        gpa_decision dx = {0};
+        CHECK_INT(gpa_engine_validate(&dx, p, &rx, &e), GPA_OK);
+        bool said = false;
+        for (size_t i = 0; i < dx.n_explain; i++)
+            said = said || strcmp(dx.explain[i], "IMEX channel: gang size unknown, not checked "
+                                                 "(pool gb200 needs one for gangs of more "
+                                                 "than 4 GPUs)") == 0;
+        CHECK(said);
+        gpa_decision_clear(&dx);
+        cJSON_Delete(u);
+    }
+    gpa_policy_unref(p);
+
     /* a pool without imexChannel: nothing asked */
     p = OK(RULES);
     if (p) judge(__LINE__, p, pod("18", 4, NULL, "", NULL), NULL, NULL);

@@ -143,9 +143,21 @@ void gpa_eng_check_imex(gpa_eng *e, const gpa_pod *v)
     /* a bad or overflowing size is the gang check's refusal; an unknown one gives no verdict
      * (docs/policy.md: the pod alone does not say it is part of a gang) */
     int64_t g;
-    if (e->gang_bad || e->gang_size <= 0 || __builtin_mul_overflow(e->gang_size, e->gpus, &g))
+    if (e->gang_bad || __builtin_mul_overflow(e->gang_size, e->gpus, &g)) return;
+    if (e->gang_size <= 0) {
+        gpa_eng_explain(e,
+                        "IMEX channel: gang size unknown, not checked (pool %s needs one for "
+                        "gangs of more than %d GPUs)",
+                        pool->name, t->gpus_per_node);
         return;
-    if (g <= t->gpus_per_node) return; /* fits one node: NVLink inside it needs no channel */
+    }
+    if (g <= t->gpus_per_node) { /* fits one node: NVLink inside it needs no channel */
+        gpa_eng_explain(e,
+                        "IMEX channel: gang of %" PRId64 " GPUs fits one %d-GPU node of pool "
+                        "%s: none needed",
+                        g, t->gpus_per_node, pool->name);
+        return;
+    }
     const char *names[MAX_CHANNELS];
     size_t n = channel_claims(v, t->imex_template, names);
     const bool pattern = strchr(t->imex_template, '*') != NULL;
@@ -182,7 +194,13 @@ void gpa_eng_check_imex(gpa_eng *e, const gpa_pod *v)
     }
     int idx = 0;
     const cJSON *c = missing_in(&e->scans, e->p, v, names, n, &idx);
-    if (!c) return;
+    if (!c) {
+        gpa_eng_explain(e,
+                        "IMEX channel: gang of %" PRId64 " GPUs spans nodes; every GPU "
+                        "container lists claim %.63s (template %s)",
+                        g, names[0], t->imex_template);
+        return;
+    }
     char nb[16];
     verdict(e, g,
             "%s: container %.63s asks GPUs but does not list claim %.63s in resources.claims "
