@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_admission/clique.h"
 #include "gpu_admission/quantity.h"
 #include "sim_internal.h"
 #include "gpu_admission/yaml_read.h"
@@ -439,8 +440,11 @@ static int node_labels(gpa_sim_node_def *nd, const gpa_sim_group *g, long long i
         /* An island wider than a node spans island/gpus whole nodes; a narrower one splits
          * the node, which the packer handles per GPU. */
         long long per = g->gpus > 0 && g->island > g->gpus ? g->island / g->gpus : 1;
-        snprintf(v, sizeof v, "%s-%lld", g->name, idx / per);
-        rc |= set_kv(&nd->labels, &nd->n_labels, "nvidia.com/gpu.clique", v);
+        /* the value GFD writes, <clusterUUID>.<cliqueId> (NVIDIA/k8s-device-plugin
+         * internal/lm/imex.go): one cluster UUID per group, derived from its name, so runs
+         * are reproducible and two groups never share a domain */
+        gpa_clique_format(v, sizeof v, g->name, (unsigned long)(idx / per));
+        rc |= set_kv(&nd->labels, &nd->n_labels, GPA_LABEL_CLIQUE, v);
         snprintf(v, sizeof v, "%d", g->island);
         rc |= set_kv(&nd->labels, &nd->n_labels, "gpu-admission.io/nvlink-island-size", v);
     }

@@ -311,6 +311,27 @@ class Threats(unittest.TestCase):
                        "values": ["time-slicing"]}, exprs)
         self.assertAllowed("validate", H.review(train))
 
+    def test_imex_channel_other_tenant(self):
+        # issue 30: a ComputeDomain channel claim whose opaque config names a domainID (any
+        # namespace's ComputeDomain UID); the webhook reads no ComputeDomain, so an untrusted
+        # tenant's is refused by both hooks, a trusted tenant's (the controller's own
+        # template in a training namespace) passes untouched
+        chan = claim("research-x",
+                     {"deviceClassName": "compute-domain-default-channel.nvidia.com"})
+        chan["spec"]["devices"]["config"] = [{"requests": ["gpu"], "opaque": {
+            "driver": "compute-domain.nvidia.com", "parameters": {
+                "apiVersion": "resource.nvidia.com/v1beta1",
+                "kind": "ComputeDomainChannelConfig",
+                "domainID": "5b7c1f0e-8f3a-4a4e-9d7c-2f1e0a9b3c4d"}}}]
+        for hook in ("mutate", "validate"):
+            self.assertDenied(hook, claim_review(chan),
+                              "compute-domain-default-channel.nvidia.com", "does not know")
+        own = copy.deepcopy(chan)
+        own["metadata"]["namespace"] = "ml-platform"
+        _, patch = self.assertAllowed("mutate", claim_review(own))
+        self.assertFalse(patch, "a trusted channel claim was changed: %r" % patch)
+        self.assertAllowed("validate", claim_review(own))
+
     def test_claims_isolation_by_default(self):
         golden = os.path.join(H.REPO, "test", "golden", "policies")
         dra, cluster = os.path.join(golden, "dra"), os.path.join(golden, "cluster")

@@ -38,7 +38,7 @@ PUBLIC = {
     "common.h": "util", "glob.h": "util", "strbuf.h": "util",
     "yaml_tree.h": "format", "yamljson.h": "format", "objects.h": "format", "patch.h": "format",
     "yaml_read.h": "format",
-    "mig.h": "k8s", "quantity.h": "k8s", "labels.h": "k8s", "pod_need.h": "k8s",
+    "mig.h": "k8s", "quantity.h": "k8s", "labels.h": "k8s", "clique.h": "k8s", "pod_need.h": "k8s",
     "policy.h": "policy", "workload.h": "policy", "reach.h": "policy",
     "engine.h": "engine", "claim.h": "engine",
     "review.h": "webhook", "namespace_guard.h": "webhook",

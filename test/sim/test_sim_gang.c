@@ -13,7 +13,9 @@
 #include "check.h"
 #include "gpu_admission/objects.h"
 #include "gpu_admission/policy.h"
+#include "gpu_admission/clique.h"
 #include "sim.h"
+#include "sim_internal.h"
 
 #define POLICY(levels)                                                                             \
     "apiVersion: gpu-admission.io/v1alpha1\nkind: GPUPolicy\nmetadata: {name: g}\nspec:\n"         \
@@ -134,8 +136,42 @@ static void bad_inventory(const char *levels, const char *want)
     gpa_sim_inventory_free(i);
 }
 
+/* Generated nodes carry nvidia.com/gpu.clique as GFD writes it, <clusterUUID>.<cliqueId>:
+ * island/gpus consecutive nodes of a group share one value, the next island the same cluster
+ * UUID with the next clique id, another group another cluster (docs/simulate.md). */
+static void clique_values(void)
+{
+    const char *inv = "apiVersion: gpu-admission.io/v1alpha1\nkind: GPUInventory\nspec:\n"
+                      "  nodeGroups:\n"
+                      "    - {name: gb200, count: 36, gpus: 4, nvlinkIslandSize: 72}\n"
+                      "    - {name: gb300, count: 18, gpus: 4, nvlinkIslandSize: 72}\n";
+    gpa_sim_inventory *v = NULL;
+    gpa_error e = {0};
+    CHECK_INT(gpa_sim_inventory_read(&v, inv, strlen(inv), "inv.yaml", &e), GPA_OK);
+    if (!v) {
+        fprintf(stderr, "%s\n", e.message);
+        return;
+    }
+    CHECK_INT((long long)v->n_nodes, 54);
+    const char *c[54];
+    for (size_t i = 0; i < v->n_nodes && i < 54; i++) {
+        c[i] = gpa_sim_label(v->nodes[i].labels, v->nodes[i].n_labels, GPA_LABEL_CLIQUE);
+        CHECK(c[i] && gpa_clique_invalid(c[i]) == NULL);
+        if (!c[i]) return;
+    }
+    CHECK_STR(c[17], c[0]);               /* one NVL72 rack: 18 trays */
+    CHECK(strcmp(c[18], c[17]) != 0);     /* the next rack */
+    CHECK(strncmp(c[18], c[0], 36) == 0); /* of the same cluster */
+    CHECK_STR(strchr(c[0], '.'), ".0");
+    CHECK_STR(strchr(c[35], '.'), ".1");
+    CHECK(strncmp(c[36], c[0], 36) != 0); /* another group, another cluster */
+    CHECK_STR(c[53], c[36]);
+    gpa_sim_inventory_free(v);
+}
+
 int main(void)
 {
+    clique_values();
     bad_inventory("        - {label: r, nodes: 4}\n        - {label: b, nodes: 4}\n",
                   "inv.yaml:9:29: level b has 4 nodes, not more than the level before it (4)");
     bad_inventory("        - {label: r, nodes: 4}\n        - {label: r, nodes: 8}\n",

@@ -181,6 +181,10 @@ static const char *owner_of(const gpa_eng *e)
     if (kai) return "KAI Scheduler (schedulerName kai-scheduler)";
     if (e->gang_kai_ann == 1) return "KAI Scheduler (" KAI_REQ ")";
     if (e->gang_kai_ann == 2) return "KAI Scheduler (" KAI_PREF ")";
+    /* Kubernetes 1.36+ Workload API: the PodGroup it names may carry topology constraints we
+     * cannot see, and the scheduler places the group as a whole (k8s.io/api core/v1 PodSpec
+     * SchedulingGroup, scheduling/v1alpha3 PodGroupSchedulingConstraints) */
+    if (v->scheduling_group) return "the Kubernetes Workload API (spec.schedulingGroup)";
     return NULL;
 }
 

@@ -155,6 +155,10 @@ void gpa_eng_check_gang(gpa_eng *e);
 /* The topology-size denial (a pod above gpusPerNode) with advice naming the pool's domains. */
 void gpa_eng_gang_pod_too_big(gpa_eng *e);
 
+/* engine_nvlink.c: a gang wider than one node of a pool with topology.imexChannel must list
+ * the ComputeDomain's channel claim in every container asking GPUs (imex-channel). */
+void gpa_eng_check_imex(gpa_eng *e, const gpa_pod *v);
+
 /* engine_validate.c: every check POLICY.md lists, on the pod as it will be stored. */
 void gpa_eng_check(gpa_eng *e, const gpa_pod *v);
 /* engine_dra_ext.c: an untrusted pod's DRA extended resources of DeviceClasses the policy

@@ -363,6 +363,7 @@ static void check_placement(gpa_eng *e, const gpa_pod *v)
                           pool->name, e->rule->name, detail, reqs[at].key, reqs[at].value);
     free(heap);
     if (pool->has_topology && gpa_gang_levels(&pool->topology)) gpa_eng_check_gang(e);
+    gpa_eng_check_imex(e, v);
     if (pool->has_topology && pool->topology.gpus_per_node > 0 &&
         e->gpus > pool->topology.gpus_per_node && gpa_gang_levels(&pool->topology))
         gpa_eng_gang_pod_too_big(e);

@@ -61,7 +61,8 @@ void gpa_pod_init_spec(gpa_pod *v, const cJSON *spec)
     memset(v, 0, sizeof *v);
     v->spec = gpa_is_object(spec) ? spec : NULL;
     /* one pass over spec instead of a lookup per container kind / field per check */
-    bool seen_aff = false, seen_sel = false, seen_node = false, seen_rc = false, seen_sn = false;
+    bool seen_aff = false, seen_sel = false, seen_node = false, seen_rc = false, seen_sn = false,
+         seen_sg = false;
     const cJSON *c;
     cJSON_ArrayForEach(c, v->spec)
     {
@@ -78,10 +79,16 @@ void gpa_pod_init_spec(gpa_pod *v, const cJSON *spec)
                 take_str(&v->node_name, &seen_node, c);
             break;
         case 'r':
-            if (key_is(k, "runtimeClassName")) take_str(&v->runtime_class, &seen_rc, c);
+            if (key_is(k, "runtimeClassName"))
+                take_str(&v->runtime_class, &seen_rc, c);
+            else if (gpa_is_array(c) && key_is(k, "resourceClaims"))
+                v->resource_claims = c;
             break;
         case 's':
-            if (key_is(k, "schedulerName")) take_str(&v->scheduler_name, &seen_sn, c);
+            if (key_is(k, "schedulerName"))
+                take_str(&v->scheduler_name, &seen_sn, c);
+            else if (key_is(k, "schedulingGroup"))
+                take_obj(&v->scheduling_group, &seen_sg, c);
             break;
         /* volumes: the last array of a repeated key, as containers */
         case 'v':

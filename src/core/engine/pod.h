@@ -38,6 +38,9 @@ typedef struct gpa_pod {
     /* spec fields the checks read, found in the same pass: objects / strings or NULL */
     const cJSON *affinity, *node_selector, *volumes;
     const char *node_name, *runtime_class, *scheduler_name;
+    /* spec.resourceClaims (array: the last of a repeated key, as containers) and
+     * spec.schedulingGroup (object: Kubernetes 1.36+ Workload API), NULL when absent */
+    const cJSON *resource_claims, *scheduling_group;
 } gpa_pod;
 
 void gpa_pod_init(gpa_pod *v, const cJSON *pod);

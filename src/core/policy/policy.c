@@ -175,6 +175,9 @@ static void describe_pool(gpa_sb *o, const gpa_pool *p)
                 gpa_sb_printf(o, ", %s %lld", t->levels[i].label, (long long)t->levels[i].gpus);
             gpa_sb_printf(o, "\n");
         }
+        if (t->imex_template)
+            gpa_sb_printf(o, "    imexChannel:    claimTemplate %s, enforcement %s\n",
+                          t->imex_template, t->imex_warn ? "warn" : "deny");
     }
 }
 

@@ -21,6 +21,7 @@
 #include "policy/policy_gang.h"
 #include "policy/policy_isolation.h"
 #include "policy/policy_model.h"
+#include "policy/policy_nvlink.h"
 #include "policy/policy_reach.h"
 #include "policy/policy_shared_nodes.h"
 
@@ -163,6 +164,14 @@ static bool lint_rule(gpa_sb *o, const gpa_policy *p, size_t idx)
             "denies every pod it matches: it asks for at least %lld GPUs, more than pool %s's "
             "gpusPerNode %d",
             (long long)r->gpus.min, pool->name, pool->topology.gpus_per_node);
+    if (pool->has_topology && gpa_imex_required(&pool->topology) && can_untrusted &&
+        r->trust != GPA_TRUST_TRUSTED)
+        say(o, r,
+            "places untrusted pods in pool %s, whose multi-node gangs need an IMEX channel, but "
+            "an untrusted namespace's channel template is refused (unknown-device-class: the "
+            "webhook cannot tell its ComputeDomain is the namespace's own); make the tenant "
+            "trusted or match trusted pods only",
+            pool->name);
     return false;
 }
 
@@ -174,6 +183,7 @@ char *gpa_policy_warnings(const gpa_policy *p)
         lint_rule(&o, p, i);
     gpa_policy_dra_warnings(&o, p);
     gpa_gang_warnings(&o, p);
+    gpa_clique_warnings(&o, p);
     gpa_isolation_warnings(&o, p);
     gpa_shared_nodes_warnings(&o, p);
     return gpa_sb_take(&o);

@@ -91,4 +91,7 @@ int gpa_policy_compute_revision(gpa_policy *p);
 #define GPA_POLICY_MAX_ITEMS 4096 /* pools, rules, tenants */
 #define GPA_POLICY_MAX_LIST  1024 /* entries of one string list or map */
 
+/* policy_nvlink.c: a pool's topology.imexChannel, read after the rest of its topology. */
+void gpa_policy_load_imex(loader *L, const gpa_ynode *n, gpa_topology *t);
+
 #endif

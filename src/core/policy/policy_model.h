@@ -141,6 +141,11 @@ typedef struct gpa_topology {
     int64_t island_gpus;
     size_t n_levels;
     gpa_topo_level *levels;
+    /* imexChannel (policy_nvlink.c): the island spans nodes (GB200 NVL72) and a gang on more
+     * than one node needs an IMEX channel claim of a ComputeDomain. imex_template NULL = not
+     * written; else the ResourceClaimTemplate name pods must list (one '*' matches any run) */
+    char *imex_template;
+    bool imex_warn; /* enforcement: warn (default deny) */
 } gpa_topology;
 
 typedef struct gpa_pool {

@@ -331,9 +331,10 @@ static void load_levels(loader *L, const gpa_ynode *n, gpa_topology *t)
 static void load_topology(loader *L, const gpa_ynode *n, gpa_pool *p)
 {
     static const char *const f[] = {"islandLabel", "islandSizeLabel", "gpusPerNode", "groupLabels",
-                                    "mode",        "islandGpus",      "levels",      NULL};
+                                    "mode",        "islandGpus",      "levels",      "imexChannel",
+                                    NULL};
     static const char *const modes[] = {"required", "preferred", NULL};
-    const gpa_ynode *v[7];
+    const gpa_ynode *v[8];
     if (!gpa_yread_want_map(&L->r, n, "topology")) return;
     gpa_yread_fields(&L->r, n, "topology", f, v);
     gpa_topology *t = &p->topology;
@@ -388,6 +389,7 @@ static void load_topology(loader *L, const gpa_ynode *n, gpa_pool *p)
         return;
     }
     if (has_levels && t->island_gpus > 0) load_levels(L, v[6], t);
+    if (v[7] && !gpa_yread_is_null(v[7])) gpa_policy_load_imex(L, v[7], t);
 }
 
 /* ---- the pool ---- */

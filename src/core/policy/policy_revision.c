@@ -130,6 +130,11 @@ static void put_pool(hasher *h, const gpa_pool *p)
                 put_int(h, "levelGpus", t->levels[i].gpus);
             }
         }
+        /* only when written, as levels */
+        if (t->imex_template) {
+            put_str(h, "imexChannel", t->imex_template);
+            put_int(h, "imexWarn", t->imex_warn);
+        }
     }
     /* only when written: a pool without dra keeps the revision it had before dra existed */
     /* only when written: it changes the message a claim placed there is denied with */

@@ -17,6 +17,7 @@
 
 #include "engine/engine_mutate_validate.h"
 #include "engine/gang_size.h"
+#include "engine/engine_nvlink.h"
 #include "policy/policy_gang.h"
 #include "util/node_arena.h"
 #include "engine/pod.h"
@@ -67,6 +68,7 @@ typedef struct wl_ctx {
     gpa_gang_sum gang;
     gang_said *said;
     size_t n_said, cap_said;
+    char *imex_path; /* the first GPU template of the gang without its IMEX channel claim */
 } wl_ctx;
 
 /* A copy of s cut to max bytes on a UTF-8 boundary, "..." marking the cut. */
@@ -261,6 +263,9 @@ static void gang_add(wl_ctx *c, const char *path, const cJSON *pod, long long re
             if (!(c->gang_path = strdup(path))) c->oom = true;
         }
         gang_said_add(c, path, &v, gpus);
+        if (!c->imex_path && !gpa_imex_pod_has_channel(c->p, &pool->topology, pod) &&
+            !(c->imex_path = strdup(path)))
+            c->oom = true;
     }
     gpa_gang_sum_add(&c->gang, share, gpus);
 }
@@ -301,6 +306,32 @@ static const gang_said *gang_check_said(wl_ctx *c, const char *dom, const char *
     return lacking;
 }
 
+/* A gang wider than one node of a pool whose island spans nodes, with a GPU template that
+ * lacks the ComputeDomain's channel claim (docs/policy.md "Multi-node NVLink"): the pods'
+ * own check cannot see the gang when the operator puts no size on them, the spec does. */
+static void imex_judge(wl_ctx *c)
+{
+    const gpa_topology *t = &c->gang_pool->topology;
+    if (t->imex_warn) {
+        char text[WL_WARN_MAX_BYTES + 1];
+        snprintf(text, sizeof text,
+                 "gang of %" PRId64 " GPUs spans nodes of pool %s: add the IMEX channel claim "
+                 "(template %s)",
+                 c->gang.overflow ? INT64_MAX : c->gang.gpus, c->gang_pool->name, t->imex_template);
+        add_warning(c, c->imex_path, text);
+        return;
+    }
+    char msg[512];
+    snprintf(msg, sizeof msg,
+             "gang of %" PRId64 " GPUs (%lld pods of the %s) spans more than one %d-GPU node of "
+             "pool %s, whose NVLink island reaches other nodes only through an IMEX channel: list "
+             "the ComputeDomain's channel (resourceClaimTemplateName %s%s) in spec.resourceClaims "
+             "and in resources.claims of every GPU container",
+             c->gang.overflow ? INT64_MAX : c->gang.gpus, (long long)c->gang.pods, c->k->kind, t->gpus_per_node, c->gang_pool->name,
+             strchr(t->imex_template, '*') ? "matching " : "", t->imex_template);
+    add_refusal(c, c->imex_path, msg, "imex-channel", c->gang_rule, c->gang_pool->name);
+}
+
 /* The workload's gang against its pool's domains: refused when no domain holds it or a
  * template's gang-size disagrees with it, else one line naming the level (and the annotation
  * to write when its pods will not say the right size themselves). */
@@ -321,6 +352,10 @@ static void gang_judge(wl_ctx *c)
                  gg, np, c->k->kind, c->gang_pool->name, wl, dg);
         add_refusal(c, c->gang_path, text, "gang-too-wide", c->gang_rule, c->gang_pool->name);
         return;
+    }
+    if (c->imex_path && gg > t->gpus_per_node) {
+        imex_judge(c);
+        if (!t->imex_warn) return;
     }
     const char *their = NULL;
     const gang_said *lacking = gang_check_said(c, dom, &their);
@@ -437,6 +472,7 @@ static void ctx_free(wl_ctx *c)
     for (size_t i = 0; i < c->n_said; i++)
         free(c->said[i].path);
     free(c->said);
+    free(c->imex_path);
     for (size_t i = 0; i < c->n_old; i++)
         free(c->old[i].path);
     free(c->old);
