@@ -164,9 +164,11 @@ class Contract(unittest.TestCase):
         cls.pod_m, cls.pod_v = cls.m["webhooks"][0], cls.v["webhooks"][0]
 
     def test_rules(self):
+        # UPDATE on the mutating entry too: a re-applied manifest is placed again (GitOps)
         self.assertEqual(self.mw["rules"], [{
-            "apiGroups": ["resource.k8s.io"], "apiVersions": ["v1"], "operations": ["CREATE"],
-            "resources": RESOURCES, "scope": "Namespaced"}])
+            "apiGroups": ["resource.k8s.io"], "apiVersions": ["v1"],
+            "operations": ["CREATE", "UPDATE"], "resources": RESOURCES,
+            "scope": "Namespaced"}])
         self.assertEqual(self.vw["rules"], [{
             "apiGroups": ["resource.k8s.io"], "apiVersions": ["v1"],
             "operations": ["CREATE", "UPDATE"], "resources": RESOURCES,

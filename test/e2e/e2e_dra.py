@@ -81,9 +81,6 @@ NVIDIA_CLASSES = ["compute-domain-daemon.nvidia.com", "compute-domain-default-ch
 
 # check name -> why it fails on main today (issue, the branch that implements the fix)
 KNOWN_GAPS = {
-    "dra-reapply/accepted":
-        "POLICY.md (amended December 2026): claims placed again on UPDATE; the engine and the "
-        "chart's mutate-claims entry place on CREATE only",
     "dra-webhook-down/channel-claim-admitted-while-down":
         "finding (README): the claim entries have no matchConditions, so with the server down "
         "every claim is refused, ComputeDomain channels included",
@@ -289,7 +286,7 @@ def sc_chart_entries(c, ck):
     """The chart's claim entries, as helm installed them on the 1.37 API server."""
     s = "dra-chart-entries"
     for kind, name, path, ops in (
-            ("mutatingwebhookconfigurations", MUT, "/mutate", ["CREATE"]),
+            ("mutatingwebhookconfigurations", MUT, "/mutate", ["CREATE", "UPDATE"]),
             ("validatingwebhookconfigurations", VAL, "/validate", ["CREATE", "UPDATE"])):
         items = json.loads(c.kubectl("get", kind, "-o", "json").stdout)["items"]
         hooks = [w for it in items for w in it.get("webhooks") or [] if w.get("name") == name]
@@ -720,20 +717,82 @@ def sc_v1beta1_equivalent(c, ck):
               [POOL_SEL, PROFILE_SEL % "1g.10gb"], req)
 
 
+REAPPLY_CLAIM = """apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata:
+  name: %(name)s
+  namespace: gpu-test1
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly:
+        deviceClassName: gpu.nvidia.com
+"""
+
+
 def sc_reapply(c, ck):
-    """POLICY.md (amended December 2026): re-applying the original manifest of a placed template
-    yields the stored spec and is accepted (GitOps tools see no drift). kubectl's three-way patch
-    puts the generic class back and drops the selectors; the spec is immutable, so the API
-    server accepts the patch only if the mutating entry places it again on UPDATE."""
+    """POLICY.md (amended December 2026): re-applying the original manifest of a placed claim or
+    template yields the stored spec and is accepted (GitOps tools see no drift). kubectl's
+    three-way patch (client-side apply) puts the generic class back and drops the selectors,
+    server-side apply sends the manifest's fields; the spec of a claim is immutable and a
+    template's would be stored unplaced, so only the mutating entry placing it again on UPDATE
+    makes the result equal to the stored object. Each object is re-applied the way it was
+    created (a GitOps tool keeps to one), as it is and with --dry-run=server: NVIDIA's gpu-test1
+    template (client-side apply, in dra-template-placed) and the same template under another
+    name created by server-side apply (Argo CD's ServerSideApply=true), a claim created each
+    way. Accepted, and the stored object unchanged: the same spec and the same resourceVersion
+    (the API server wrote nothing). Last, switching a client-side object to server-side apply:
+    SSA's own rule refuses the field another manager owns (a conflict, before admission) unless
+    --force-conflicts, which is accepted with the stored spec unchanged."""
     s = "dra-reapply"
-    text = fixture_docs("quickstart_v1_gpu-test1.yaml", ("Namespace", "ResourceClaimTemplate"))
-    before = c.get(RCT, "single-gpu", "gpu-test1") or {}
-    r = apply(c, text)
-    expect(ck, s + "/accepted", r.returncode == 0, r.stderr)
-    after = c.get(RCT, "single-gpu", "gpu-test1") or {}
-    ck.expect(s + "/stored-spec-unchanged", dig(after, "spec") == dig(before, "spec") and
-              dig(after, "spec", "spec", "devices", "requests", 0, "exactly",
-                  "deviceClassName") == "mig.nvidia.com", dig(after, "spec"))
+    csa, ssa = (), ("--server-side",)
+    tpl_text = fixture_docs("quickstart_v1_gpu-test1.yaml", ("Namespace", "ResourceClaimTemplate"))
+    ssa_tpl_text = re.sub(r"(?m)^(  name:\s*)single-gpu\s*$", r"\g<1>single-gpu-ssa", tpl_text)
+    objs = [("template", RCT, "single-gpu", tpl_text, csa)]
+    for what, kind, name, text, how in (
+            ("template-ssa", RCT, "single-gpu-ssa", ssa_tpl_text, ssa),
+            ("claim", RC, "gitops-csa", REAPPLY_CLAIM % {"name": "gitops-csa"}, csa),
+            ("claim-ssa", RC, "gitops-ssa", REAPPLY_CLAIM % {"name": "gitops-ssa"}, ssa)):
+        r = apply(c, text, *how)
+        o = c.get(kind, name, "gpu-test1") or {}
+        got = request0(o, kind == RCT).get("exactly") or {}
+        ck.expect("%s/%s-created-placed" % (s, what), r.returncode == 0 and
+                  got.get("deviceClassName") == "mig.nvidia.com" and
+                  selectors(got) == [POOL_SEL, PROFILE_SEL % "1g.10gb"], (r.stderr, got))
+        objs.append((what, kind, name, text, how))
+    for what, kind, name, text, how in objs:
+        for way, extra in (("", ()), ("-dry-run-server", ("--dry-run=server",))):
+            before = c.get(kind, name, "gpu-test1") or {}
+            r = apply(c, text, *(how + extra))
+            after = c.get(kind, name, "gpu-test1") or {}
+            check = "%s/%s-reapplied%s" % (s, what, way)
+            # the template's client-side re-apply keeps the name it had as a known gap
+            ck.expect(s + "/accepted" if (what, way) == ("template", "")
+                      else check + "-accepted", r.returncode == 0, r.stderr)
+            ck.expect(check + "-stored-unchanged",
+                      dig(after, "spec") == dig(before, "spec") and
+                      dig(after, "metadata", "resourceVersion") ==
+                      dig(before, "metadata", "resourceVersion") and
+                      dig(after, "metadata", "resourceVersion") is not None,
+                      (dig(before, "metadata", "resourceVersion"),
+                       dig(after, "metadata", "resourceVersion"), dig(after, "spec")))
+    # switching managers: SSA's conflict, then --force-conflicts through the webhooks
+    text = REAPPLY_CLAIM % {"name": "gitops-csa"}
+    before = c.get(RC, "gitops-csa", "gpu-test1") or {}
+    r = apply(c, text, "--server-side")
+    ck.expect(s + "/claim-to-server-side-conflict-not-webhook", r.returncode != 0 and
+              "conflict with \"kubectl-client-side-apply\"" in r.stderr and
+              "admission webhook" not in r.stderr, r.stderr)
+    r = apply(c, text, "--server-side", "--force-conflicts")
+    after = c.get(RC, "gitops-csa", "gpu-test1") or {}
+    ck.expect(s + "/claim-to-server-side-forced-accepted-spec-unchanged",
+              r.returncode == 0 and dig(after, "spec") == dig(before, "spec"),
+              (r.stderr, dig(after, "spec")))
+    tpl = c.get(RCT, "single-gpu", "gpu-test1") or {}
+    ck.expect(s + "/stored-spec-unchanged",
+              dig(tpl, "spec", "spec", "devices", "requests", 0, "exactly",
+                  "deviceClassName") == "mig.nvidia.com", dig(tpl, "spec"))
 
 
 def sc_mutating_skipped(c, ck):
