@@ -77,6 +77,14 @@ def claim_review(claim):
     return rv
 
 
+def claim_update(obj, old):
+    """A ResourceClaim UPDATE as the API server sends it: the new object and the stored one."""
+    rv = claim_review(obj)
+    rv["request"].update({"operation": "UPDATE", "oldObject": old,
+                          "options": {"apiVersion": "meta.k8s.io/v1", "kind": "UpdateOptions"}})
+    return rv
+
+
 def claim(ns, request):
     return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
             "metadata": {"name": "c", "namespace": ns},
@@ -460,6 +468,41 @@ class Threats(unittest.TestCase):
             self.assertEqual(config_of(placed)["kind"], "MigDeviceConfig")
             self.assertNotIn("sharing", config_of(placed))
             self.assertAllowed("validate", claim_review(placed), policies=d)
+    def test_claim_update_judged_as_create(self):
+        """Issue 30 item 4: the mutating hook places claims on UPDATE too (a re-applied
+        manifest). Shipped set: tenant platform's 2-GPU claim is placed in h100-train (class
+        gpu.nvidia.com, the H100 selector; the multi-allocatable t4-shared pool shares the
+        class). The re-sent manifest is placed back to the stored spec; an UPDATE cannot strip
+        the placement (validate alone refuses the request that could reach t4-shared's devices)
+        nor add adminAccess (both hooks), as a CREATE could not."""
+        orig = claim("ml-platform", {"deviceClassName": "gpu.nvidia.com", "count": 2})
+        _, patch = self.assertAllowed("mutate", claim_review(orig))
+        stored = H.apply_patch(orig, patch or [])
+        ex = stored["spec"]["devices"]["requests"][0]["exactly"]
+        self.assertEqual(ex["selectors"], [{"cel": {"expression": "device.attributes"
+                                                    "['gpu.nvidia.com'].productName == "
+                                                    "'NVIDIA H100 80GB HBM3'"}}])
+        # the re-sent manifest (kubectl apply): placed again, exactly the stored spec
+        resent = copy.deepcopy(orig)
+        resent["metadata"]["annotations"] = stored["metadata"]["annotations"]
+        _, patch = self.assertAllowed("mutate", claim_update(resent, stored))
+        self.assertEqual(H.apply_patch(resent, patch or [])["spec"], stored["spec"])
+        resp, patch = review("mutate", claim_update(stored, stored))
+        self.assertTrue(resp["allowed"])
+        self.assertFalse(patch, "the stored claim needs no change: %r" % patch)
+        # stripping the placement: mutate puts it back; validate alone refuses it
+        stripped = copy.deepcopy(stored)
+        del stripped["spec"]["devices"]["requests"][0]["exactly"]["selectors"]
+        _, patch = self.assertAllowed("mutate", claim_update(stripped, stored))
+        self.assertEqual(H.apply_patch(stripped, patch or [])["spec"]["devices"]["requests"][0]
+                         ["exactly"]["selectors"][0], ex["selectors"][0])
+        self.assertDenied("validate", claim_update(stripped, stored), "t4-shared")
+        # adding adminAccess: refused by both hooks (platform has no dra.adminAccess)
+        admin = copy.deepcopy(stored)
+        admin["spec"]["devices"]["requests"][0]["exactly"]["adminAccess"] = True
+        for hook in ("mutate", "validate"):
+            self.assertDenied(hook, claim_update(admin, stored), "asks adminAccess",
+                              "tenant platform may not")
 
     def test_node_name_on_shared_pool(self):
         placed = mutated(H.pod("s", "notebooks", gpus=1))

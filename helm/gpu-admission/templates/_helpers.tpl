@@ -205,10 +205,15 @@ failurePolicy to the call.
 {{- printf "has(c.resources) && ((has(c.resources.limits) && c.resources.limits.exists(r, %s)) || (has(c.resources.requests) && c.resources.requests.exists(r, %s)))" $any $any }}
 {{- end }}
 
-{{/* CEL: the pod (object) asks for a GPU in a container or an init container. */}}
+{{/*
+CEL: the pod (object) asks for a GPU in a container or an init container. The pod helpers
+below take the root context (the pod is `object`) or a dict {Values, celSpec, celMeta} naming
+the CEL text of a pod spec and its metadata (a workload's pod template, celWorkloadJudged).
+*/}}
 {{- define "gpu-admission.celPodHasGPU" -}}
+{{- $s := default "object.spec" (index . "celSpec") }}
 {{- $c := include "gpu-admission.celContainerHasGPU" . }}
-{{- printf "(has(object.spec.containers) && object.spec.containers.exists(c, %s))\n|| (has(object.spec.initContainers) && object.spec.initContainers.exists(c, %s))" $c $c }}
+{{- printf "(has(%s.containers) && %s.containers.exists(c, %s))\n|| (has(%s.initContainers) && %s.initContainers.exists(c, %s))" $s $s $c $s $s $c }}
 {{- end }}
 
 {{/*
@@ -216,10 +221,11 @@ CEL: some container of any kind sets NVIDIA_VISIBLE_DEVICES / NVIDIA_MIG_CONFIG_
 privileged - what the validating webhook checks on every pod, GPU or not.
 */}}
 {{- define "gpu-admission.celPodReachesGPUs" -}}
+{{- $s := default "object.spec" (index . "celSpec") }}
 {{- $c := "(has(c.env) && c.env.exists(e, has(e.name) && (e.name == 'NVIDIA_VISIBLE_DEVICES' || e.name == 'NVIDIA_MIG_CONFIG_DEVICES'))) || (has(c.securityContext) && has(c.securityContext.privileged) && c.securityContext.privileged == true)" }}
 {{- $parts := list }}
 {{- range list "containers" "initContainers" "ephemeralContainers" }}
-{{- $parts = append $parts (printf "(has(object.spec.%s) && object.spec.%s.exists(c, %s))" . . $c) }}
+{{- $parts = append $parts (printf "(has(%s.%s) && %s.%s.exists(c, %s))" $s . $s . $c) }}
 {{- end }}
 {{- join "\n|| " $parts }}
 {{- end }}
@@ -233,11 +239,12 @@ src/core/k8s/toolkit_env.c; test/chart/test_cel.py holds the two equal). One lin
 list; the name list is a constant.
 */}}
 {{- define "gpu-admission.celPodReachesDevices" -}}
+{{- $s := default "object.spec" (index . "celSpec") }}
 {{- $names := "['NVIDIA_VISIBLE_DEVICES', 'NVIDIA_MIG_CONFIG_DEVICES', 'NVIDIA_MIG_MONITOR_DEVICES', 'NVIDIA_IMEX_CHANNELS', 'DOCKER_RESOURCE_GPU', 'CUDA_VERSION', 'NVIDIA_REQUIRE_CUDA', 'NVIDIA_REQUIRE_JETPACK', 'NVIDIA_GDS', 'NVIDIA_MOFED', 'NVIDIA_GDRCOPY', 'NVIDIA_NVSWITCH']" }}
 {{- $c := printf "(has(c.env) && c.env.exists(e, has(e.name) && (e.name.startsWith('NVIDIA_') || e.name == 'CUDA_VERSION' || e.name == 'DOCKER_RESOURCE_GPU'))) || (has(c.envFrom) && c.envFrom.exists(f, !has(f.prefix) || %s.exists(n, n.startsWith(f.prefix))))" $names }}
-{{- $parts := list "(has(object.spec.volumes) && object.spec.volumes.exists(v, has(v.hostPath)))" }}
+{{- $parts := list (printf "(has(%s.volumes) && %s.volumes.exists(v, has(v.hostPath)))" $s $s) }}
 {{- range list "containers" "initContainers" "ephemeralContainers" }}
-{{- $parts = append $parts (printf "(has(object.spec.%s) && object.spec.%s.exists(c, %s))" . . $c) }}
+{{- $parts = append $parts (printf "(has(%s.%s) && %s.%s.exists(c, %s))" $s . $s . $c) }}
 {{- end }}
 {{- join "\n|| " $parts }}
 {{- end }}
@@ -247,8 +254,124 @@ CEL: the pod carries a gpu-admission.io/ label (tenant, trust, pool, group ...) 
 (a malformed gpu-admission.io/gpu-memory is refused even on a pod without GPUs).
 */}}
 {{- define "gpu-admission.celPodHasOurMetadata" -}}
-(has(object.metadata.labels) && object.metadata.labels.exists(k, k.startsWith('gpu-admission.io/')))
-|| (has(object.metadata.annotations) && object.metadata.annotations.exists(k, k.startsWith('gpu-admission.io/')))
+{{- $m := default "object.metadata" (index . "celMeta") }}
+{{- printf "(has(%s.labels) && %s.labels.exists(k, k.startsWith('gpu-admission.io/')))\n|| (has(%s.annotations) && %s.annotations.exists(k, k.startsWith('gpu-admission.io/')))" $m $m $m $m }}
+{{- end }}
+
+{{/*
+webhook.dra.gpuClasses as a CEL list literal. The schema keeps each a DeviceClass name (a DNS
+subdomain), so no quote can reach the expression. dig: --reuse-values from a chart without the
+value gets NVIDIA's GPU classes, the default.
+*/}}
+{{- define "gpu-admission.celGpuClasses" -}}
+{{- $q := list }}
+{{- range (dig "dra" "gpuClasses" (list "gpu.nvidia.com" "mig.nvidia.com" "vfio.gpu.nvidia.com") .Values.webhook) }}
+{{- $q = append $q (squote .) }}
+{{- end }}
+{{- printf "[%s]" (join ", " $q) }}
+{{- end }}
+
+{{/*
+CEL: the claim or claim template (object) is one the server judges (POLICY.md "Dynamic Resource
+Allocation" and "Isolation by default"): a request (v1 `exactly` or a `firstAvailable`
+alternative; v1beta1 fields on the request itself) naming a class of webhook.dra.gpuClasses,
+or asking adminAccess or allocationMode All (refused to tenants without the right whatever
+the class: engine_claim.c check_rights), or an opaque config for NVIDIA's gpu.nvidia.com driver
+(checked on every claim: the driver reads it whatever the class). A ResourceClaim keeps its
+requests under spec.devices, a template under spec.spec.devices; the one-element list binds
+whichever is there. Every other claim (ComputeDomain channels, NICs, ...) never waits on the
+webhook.
+*/}}
+{{- define "gpu-admission.celClaimJudged" -}}
+{{- $cls := include "gpu-admission.celGpuClasses" . }}
+{{- $asks := printf "(has(%%[1]s.deviceClassName) && %%[1]s.deviceClassName in %s) || (has(%%[1]s.allocationMode) && %%[1]s.allocationMode == 'All')" $cls }}
+{{- $exact := printf "(has(%%[1]s.adminAccess) && %%[1]s.adminAccess == true) || %s" $asks }}
+{{- $req := printf "(has(r.exactly) && (%s))\n|| (has(r.firstAvailable) && r.firstAvailable.exists(a, %s))\n|| %s" (printf $exact "r.exactly") (printf $asks "a") (printf $exact "r") }}
+{{- printf "(has(object.spec) && has(object.spec.devices) ? [object.spec.devices]\n : has(object.spec) && has(object.spec.spec) && has(object.spec.spec.devices) ? [object.spec.spec.devices] : []).exists(d,\n(has(d.requests) && d.requests.exists(r,\n%s))\n|| (has(d.config) && d.config.exists(g, has(g.opaque) && has(g.opaque.driver) && g.opaque.driver == 'gpu.nvidia.com')))" $req }}
+{{- end }}
+
+{{/*
+CEL: a pod template t the workloads entry judges - what the Pod validating entry's conditions
+send (a GPU resource, a path to devices beside it, a gpu-admission.io/ label or annotation).
+*/}}
+{{- define "gpu-admission.celTemplateJudged" -}}
+{{- $d := dict "Values" .Values "celSpec" "t.spec" "celMeta" "t.metadata" }}
+{{- printf "(has(t.spec) && (%s\n|| %s\n|| %s))\n|| (has(t.metadata) && (%s))" (include "gpu-admission.celPodHasGPU" $d) (include "gpu-admission.celPodReachesGPUs" $d) (include "gpu-admission.celPodReachesDevices" $d) (include "gpu-admission.celPodHasOurMetadata" $d) }}
+{{- end }}
+
+{{/*
+The workload kinds the workloads entry's condition can read, with their template paths (the
+server's built-in kinds, docs/policy.md "Workloads", each path as the server reads it), then
+webhook.workloads.extraResources entries that give `templates`. JSON list of {apiGroup,
+resources, templates}.
+*/}}
+{{- define "gpu-admission.workloadTemplateKinds" -}}
+{{- $k := list
+  (dict "apiGroup" "apps" "resources" (list "deployments" "statefulsets" "daemonsets" "replicasets") "templates" (list "spec.template"))
+  (dict "apiGroup" "batch" "resources" (list "jobs") "templates" (list "spec.template"))
+  (dict "apiGroup" "batch" "resources" (list "cronjobs") "templates" (list "spec.jobTemplate.spec.template"))
+  (dict "apiGroup" "" "resources" (list "replicationcontrollers") "templates" (list "spec.template"))
+  (dict "apiGroup" "" "resources" (list "podtemplates") "templates" (list "template"))
+  (dict "apiGroup" "kubeflow.org" "resources" (list "pytorchjobs") "templates" (list "spec.pytorchReplicaSpecs.*.template"))
+  (dict "apiGroup" "kubeflow.org" "resources" (list "tfjobs") "templates" (list "spec.tfReplicaSpecs.*.template"))
+  (dict "apiGroup" "kubeflow.org" "resources" (list "mpijobs") "templates" (list "spec.mpiReplicaSpecs.*.template"))
+  (dict "apiGroup" "jobset.x-k8s.io" "resources" (list "jobsets") "templates" (list "spec.replicatedJobs.*.template.spec.template"))
+  (dict "apiGroup" "ray.io" "resources" (list "rayclusters") "templates" (list "spec.headGroupSpec.template" "spec.workerGroupSpecs.*.template"))
+  (dict "apiGroup" "ray.io" "resources" (list "rayjobs") "templates" (list "spec.rayClusterSpec.headGroupSpec.template" "spec.rayClusterSpec.workerGroupSpecs.*.template"))
+  (dict "apiGroup" "leaderworkerset.x-k8s.io" "resources" (list "leaderworkersets") "templates" (list "spec.leaderWorkerTemplate.leaderTemplate" "spec.leaderWorkerTemplate.workerTemplate")) }}
+{{- range .Values.webhook.workloads.extraResources }}
+{{- if .templates }}{{ $k = append $k . }}{{ end }}
+{{- end }}
+{{- toJson $k }}
+{{- end }}
+
+{{/*
+CEL: the list of pod templates at one path of the object (dot-separated keys, at most one `*`:
+every value of a map or element of a list, as the server's paths say). Each step is guarded
+by has(); the `*` step takes a map's values or a list as it is (type() tells them apart: a
+kind's `*` is a map in one CRD and a list in another), then keeps the elements that have the
+rest of the path.
+*/}}
+{{- define "gpu-admission.celTemplatesAt" -}}
+{{- $segs := splitList "." . }}
+{{- $star := -1 }}
+{{- range $i, $s := $segs }}
+{{- if eq $s "*" }}{{ if ge $star 0 }}{{ fail (printf "template path %q: at most one `*` (webhook.workloads.extraResources)" $) }}{{ end }}{{ $star = $i }}{{ end }}
+{{- end }}
+{{- $cur := "object" }}{{- $g := list }}
+{{- range $i, $s := $segs }}
+{{- if or (lt $star 0) (lt $i $star) }}{{ $cur = printf "%s.%s" $cur $s }}{{ $g = append $g (printf "has(%s)" $cur) }}{{ end }}
+{{- end }}
+{{- $guard := join " && " $g | default "true" }}
+{{- if lt $star 0 }}
+{{- printf "(%s ? [%s] : [])" $guard $cur }}
+{{- else }}
+{{- $l := printf "(type(%[1]s) == map ? %[1]s.map(k, %[1]s[k]) : type(%[1]s) == list ? %[1]s : [])" $cur }}
+{{- $v := "v" }}{{- $vg := list }}
+{{- range $i, $s := $segs }}
+{{- if gt $i $star }}{{ $v = printf "%s.%s" $v $s }}{{ $vg = append $vg (printf "has(%s)" $v) }}{{ end }}
+{{- end }}
+{{- if $vg }}{{ $l = printf "%s.filter(v, type(v) == map && %s).map(v, %s)" $l (join " && " $vg) $v }}{{ end }}
+{{- printf "(%s ? %s : [])" $guard $l }}
+{{- end }}
+{{- end }}
+
+{{/*
+CEL: the workload (object) is one the workloads entry must see. A kind whose template paths
+the chart knows (workloadTemplateKinds) is sent only when one of its templates is judged
+(celTemplateJudged); any other kind (webhook.workloads.extraResources without `templates`) is
+always sent.
+*/}}
+{{- define "gpu-admission.celWorkloadJudged" -}}
+{{- $known := list }}{{- $cands := list }}
+{{- range include "gpu-admission.workloadTemplateKinds" . | fromJsonArray }}
+{{- $res := list }}{{ range .resources }}{{ $res = append $res (squote .) }}{{ end }}
+{{- $is := printf "(request.resource.group == %s && request.resource.resource in [%s])" (squote .apiGroup) (join ", " $res) }}
+{{- $paths := list }}{{ range .templates }}{{ $paths = append $paths (include "gpu-admission.celTemplatesAt" .) }}{{ end }}
+{{- $known = append $known $is }}
+{{- $cands = append $cands (printf "(%s ? %s : [])" $is (join " + " $paths)) }}
+{{- end }}
+{{- printf "!(%s)\n|| (%s).exists(t,\n%s)" (join "\n || " $known) (join "\n + " $cands) (include "gpu-admission.celTemplateJudged" .) }}
 {{- end }}
 
 {{- define "gpu-admission.matchConditionsEnabled" -}}
