@@ -192,36 +192,44 @@ static void qty_int(gpa_sb *b, const char *v)
 {
     gpa_sb_printf(b,
                   "(isQuantity(string(%s)) && quantity(string(%s)).isInteger() && "
-                  "quantity(string(%s)).sign() >= 0 ? quantity(string(%s)).asInteger() : 0)",
+                  "quantity(string(%s)).compareTo(quantity('0')) >= 0 ? "
+                  "quantity(string(%s)).asInteger() : 0)",
                   v, v, v, v);
 }
 
+/* bool on `k`: the resource name counts as a GPU (pod.c gpa_is_gpu_resource: the policy's
+ * list, and every nvidia.com/mig-<x> whether a pool offers it or not) */
 static void gpu_names(gpa_sb *b, const gpa_policy *p)
 {
-    gpa_sb_puts(b, "[");
+    gpa_sb_puts(b, "(k.startsWith('nvidia.com/mig-') && k.size() > 15 || k in [");
     for (size_t i = 0; i < p->gpu_resources.n; i++) {
         if (i) gpa_sb_puts(b, ", ");
         gpa_cel_quote(b, p->gpu_resources.items[i]);
     }
-    gpa_sb_puts(b, "]");
+    gpa_sb_puts(b, "])");
 }
 
-void gpa_cel_ctr_gpus(gpa_sb *b, const gpa_policy *p, const char *c)
+void gpa_cel_ctr_sum(gpa_sb *b, const char *c, const char *cond)
 {
     char lim[160], req[160], v[200];
     snprintf(lim, sizeof lim, "%s.?resources.?limits.orValue({})", c);
     snprintf(req, sizeof req, "%s.?resources.?requests.orValue({})", c);
-    gpa_sb_printf(b, "(%s.filter(k, k in ", lim);
-    gpu_names(b, p);
+    gpa_sb_printf(b, "(%s.filter(k, %s).map(k, ", lim, cond);
     snprintf(v, sizeof v, "%s[k]", lim);
-    gpa_sb_puts(b, ").map(k, ");
     qty_int(b, v);
-    gpa_sb_printf(b, ").sum() + %s.filter(k, k in ", req);
-    gpu_names(b, p);
-    gpa_sb_printf(b, " && !(k in %s)).map(k, ", lim);
+    gpa_sb_printf(b, ").sum() + %s.filter(k, %s && !(k in %s)).map(k, ", req, cond, lim);
     snprintf(v, sizeof v, "%s[k]", req);
     qty_int(b, v);
     gpa_sb_puts(b, ").sum())");
+}
+
+void gpa_cel_ctr_gpus(gpa_sb *b, const gpa_policy *p, const char *c)
+{
+    gpa_sb names = {0};
+    gpu_names(&names, p);
+    if (names.oom) b->oom = true;
+    gpa_cel_ctr_sum(b, c, names.p ? names.p : "false");
+    gpa_sb_free(&names);
 }
 
 void gpa_cel_pod_gpus(gpa_sb *b, const gpa_policy *p, const char *spec)
@@ -267,7 +275,8 @@ void gpa_cel_rule_match(gpa_sb *b, const gpa_rule *r, const gpa_cel_subject *s)
     if (r->trust == GPA_TRUST_UNTRUSTED) gpa_sb_printf(b, " && !%s", s->trusted);
     if (r->gpu_memory.has_min || r->gpu_memory.has_max) {
         /* the engine: only a valid, non-negative annotation takes part */
-        gpa_sb_printf(b, " && isQuantity(%s) && quantity(%s).sign() >= 0", s->mem, s->mem);
+        gpa_sb_printf(b, " && isQuantity(%s) && quantity(%s).compareTo(quantity('0')) >= 0", s->mem,
+                      s->mem);
         range_cel(b, s->mem, &r->gpu_memory, true);
     }
     if (r->tenants.n) {

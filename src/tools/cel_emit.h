@@ -67,6 +67,11 @@ void gpa_cel_label(gpa_sb *b, const char *labels, const char *key);
  * counts 0 (the bad-quantity check says why). */
 void gpa_cel_ctr_gpus(gpa_sb *b, const gpa_policy *p, const char *c);
 
+/* int: the sum of container `c`'s quantities of the resource names for which the CEL condition
+ * `cond` on the name variable `k` holds: limits, or requests for a name limits lack; a value
+ * that is not a whole non-negative quantity counts 0. */
+void gpa_cel_ctr_sum(gpa_sb *b, const char *c, const char *cond);
+
 /* int: the pod's GPU count for the pod spec expression `spec` (POLICY.md "GPU count"):
  * max(containers + native sidecars, largest init container + the sidecars before it). */
 void gpa_cel_pod_gpus(gpa_sb *b, const gpa_policy *p, const char *spec);
