@@ -104,13 +104,15 @@ void gpa_cel_globs_match(gpa_sb *b, const char *subject, const gpa_strlist *glob
     gpa_sb_puts(b, ")");
 }
 
-void gpa_cel_declared_tenant(gpa_sb *b, const gpa_policy *p, const char *ns)
+void gpa_cel_declared_tenant_range(gpa_sb *b, const gpa_policy *p, const char *ns, size_t from,
+                                   size_t to)
 {
     /* a list of each tenant's name or '' in policy order, the first non-empty wins: flat, so a
      * thousand tenants nest no deeper than one (a ternary chain would hit the parser's
      * recursion limit) */
     size_t n = 0;
-    for (size_t i = 0; i < p->n_tenants; i++)
+    if (to > p->n_tenants) to = p->n_tenants;
+    for (size_t i = from; i < to; i++)
         if (p->tenants[i].namespaces.n) n++;
     if (n == 0) {
         gpa_sb_puts(b, "''");
@@ -118,7 +120,7 @@ void gpa_cel_declared_tenant(gpa_sb *b, const gpa_policy *p, const char *ns)
     }
     gpa_sb_puts(b, "[");
     size_t k = 0;
-    for (size_t i = 0; i < p->n_tenants; i++) {
+    for (size_t i = from; i < to; i++) {
         const gpa_tenant *t = &p->tenants[i];
         if (!t->namespaces.n) continue;
         if (k++) gpa_sb_puts(b, ", ");
@@ -128,6 +130,11 @@ void gpa_cel_declared_tenant(gpa_sb *b, const gpa_policy *p, const char *ns)
         gpa_sb_puts(b, " : ''");
     }
     gpa_sb_puts(b, "].filter(t, t != '')[?0].orValue('')");
+}
+
+void gpa_cel_declared_tenant(gpa_sb *b, const gpa_policy *p, const char *ns)
+{
+    gpa_cel_declared_tenant_range(b, p, ns, 0, p->n_tenants);
 }
 
 void gpa_cel_tenant(gpa_sb *b, const char *declared, const char *ns)
@@ -214,10 +221,10 @@ void gpa_cel_ctr_sum(gpa_sb *b, const char *c, const char *cond)
     char lim[160], req[160], v[200];
     snprintf(lim, sizeof lim, "%s.?resources.?limits.orValue({})", c);
     snprintf(req, sizeof req, "%s.?resources.?requests.orValue({})", c);
-    gpa_sb_printf(b, "(%s.filter(k, %s).map(k, ", lim, cond);
+    gpa_sb_printf(b, "(%s.filter(k, (%s)).map(k, ", lim, cond);
     snprintf(v, sizeof v, "%s[k]", lim);
     qty_int(b, v);
-    gpa_sb_printf(b, ").sum() + %s.filter(k, %s && !(k in %s)).map(k, ", req, cond, lim);
+    gpa_sb_printf(b, ").sum() + %s.filter(k, (%s) && !(k in %s)).map(k, ", req, cond, lim);
     snprintf(v, sizeof v, "%s[k]", req);
     qty_int(b, v);
     gpa_sb_puts(b, ").sum())");
@@ -301,16 +308,23 @@ void gpa_cel_rule_match(gpa_sb *b, const gpa_rule *r, const gpa_cel_subject *s)
     gpa_sb_puts(b, ")");
 }
 
-void gpa_cel_first_rule(gpa_sb *b, const gpa_policy *p, const gpa_cel_subject *s)
+void gpa_cel_first_rule_range(gpa_sb *b, const gpa_policy *p, const gpa_cel_subject *s, size_t from,
+                              size_t to)
 {
-    if (p->n_rules == 0) {
+    if (to > p->n_rules) to = p->n_rules;
+    if (from >= to) {
         gpa_sb_puts(b, "-1");
         return;
     }
     gpa_sb_puts(b, "[");
-    for (size_t i = 0; i < p->n_rules; i++) {
-        if (i) gpa_sb_puts(b, ",\n  ");
+    for (size_t i = from; i < to; i++) {
+        if (i > from) gpa_sb_puts(b, ",\n  ");
         gpa_cel_rule_match(b, &p->rules[i], s);
     }
     gpa_sb_puts(b, "].indexOf(true)");
+}
+
+void gpa_cel_first_rule(gpa_sb *b, const gpa_policy *p, const gpa_cel_subject *s)
+{
+    gpa_cel_first_rule_range(b, p, s, 0, p->n_rules);
 }

@@ -23,6 +23,8 @@
 #include "policy/policy_shared_nodes.h"
 
 #define V(x) "variables." #x
+/* tenants or rules per variable: 100 rules of the generated cost policy are ~13,000 code points */
+#define CHUNK 100
 
 static const char *txt(const gpa_sb *b)
 {
@@ -180,9 +182,21 @@ static void tenancy_vars(gpa_vap_doc *d, gpa_sb *b)
     gpa_vap_var(d, "labels", "object.metadata.?labels.orValue({})");
     gpa_vap_var(d, "oldLabels", "oldObject != null ? oldObject.metadata.?labels.orValue({}) : {}");
     gpa_vap_var(d, "create", "request.operation == 'CREATE'");
-    reset(b);
-    gpa_cel_declared_tenant(b, p, V(ns));
-    gpa_vap_var(d, "declared", txt(b));
+    /* the API server refuses an expression over 100,000 code points: a long list of tenants
+     * or rules goes into one variable per CHUNK, read lazily in order */
+    size_t n_chunks = (p->n_tenants + CHUNK - 1) / CHUNK;
+    gpa_sb all = {0};
+    char name[32];
+    for (size_t k = 0; k < n_chunks; k++) {
+        reset(b);
+        gpa_cel_declared_tenant_range(b, p, V(ns), k * CHUNK, (k + 1) * CHUNK);
+        snprintf(name, sizeof name, "tenants%zu", k);
+        gpa_vap_var(d, name, txt(b));
+        gpa_sb_printf(&all, "variables.%s != '' ? variables.%s : ", name, name);
+    }
+    gpa_sb_puts(&all, "''");
+    gpa_vap_var(d, "declared", txt(&all));
+    gpa_sb_free(&all);
     reset(b);
     gpa_cel_tenant(b, V(declared), V(ns));
     gpa_vap_var(d, "tenant", txt(b));
@@ -220,10 +234,18 @@ static void rule_vars(gpa_vap_doc *d, gpa_sb *b)
 {
     const gpa_policy *p = d->p;
     const gpa_cel_subject s = {V(ns), V(labels), V(gpus), V(declared), V(trusted), V(mem)};
+    gpa_sb first = {0};
+    char name[32];
+    for (size_t k = 0; k * CHUNK < p->n_rules; k++) {
+        reset(b);
+        gpa_cel_first_rule_range(b, p, &s, k * CHUNK, (k + 1) * CHUNK);
+        snprintf(name, sizeof name, "rules%zu", k);
+        gpa_vap_var(d, name, txt(b));
+        gpa_sb_printf(&first, "variables.%s >= 0 ? %zu + variables.%s : ", name, k * CHUNK, name);
+    }
     reset(b);
-    gpa_sb_puts(b, V(gpus) " > 0 && !" V(taken) " ? ");
-    gpa_cel_first_rule(b, p, &s);
-    gpa_sb_puts(b, " : -1");
+    gpa_sb_printf(b, V(gpus) " > 0 && !" V(taken) " ? (%s-1) : -1", first.p ? first.p : "");
+    gpa_sb_free(&first);
     gpa_vap_var(d, "rule", txt(b));
     /* per rule: its name, pool ('' for deny rules), deny message ('' for placements), the
      * gpu-memory above which its MIG pool has no profile (-1: no MIG pool) */
