@@ -274,7 +274,14 @@ def policy_dir(c, spec, cache):
 
 
 def golden_cases(c):
-    """[(number, name, policies, ns, pod)] of the CREATE cases, and the UPDATE ones skipped."""
+    """[(number, name, policies, ns, pod)] of the CREATE cases, and the UPDATE ones skipped
+    (read once per run)."""
+    if getattr(c, "vap_golden", None) is None:
+        c.vap_golden = read_golden_cases(c)
+    return c.vap_golden
+
+
+def read_golden_cases(c):
     cdir = os.path.join(c.args.source_dir, "test", "golden", "cases")
     out, skipped, cache = [], [], {}
     for name in sorted(os.listdir(cdir)):
