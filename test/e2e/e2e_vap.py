@@ -44,6 +44,16 @@ from run_e2e import TOKEN, note, run, wait_for
 NO_WEBHOOK = True  # run_e2e.py starts neither gpu-admission serve nor the chart
 VAP = "gpu-admission-pods"
 REDTEAM = [(272, 306), (330, 361)]
+# The webhook reasons the export compiles (docs/operations.md; test/tools/test_cli_export.py
+# checks the shipped policy's VAP has each): a golden case refused first for one of them must
+# be refused by the VAP for the same one, whatever the exported YAML says it holds.
+COMPILED = {"tenant-name-taken", "tenant-claim", "trust-label", "rule-deny", "unmatched",
+            "bad-quantity", "requests-limits", "shared-count", "mig-count",
+            "untrusted-shared", "node-name-shared", "shared-scheduler", "isolation-missing",
+            "mig-memory", "resource-pool-mismatch", "runtime-class", "affinity-too-large",
+            "affinity-conflict", "topology-size", "shared-pool-unplaced", "pool-label",
+            "visible-devices", "toolkit-env", "env-from", "privileged", "host-path",
+            "unknown-device-class"}
 # The webhook refusals the export does not compile (gpa_export_vap_gaps, docs/operations.md),
 # told by words of their messages: a webhook-only refusal matching none of them fails.
 NOT_COMPILED = [
@@ -277,6 +287,7 @@ def golden_cases(c):
     """[(number, name, policies, ns, pod)] of the CREATE cases, and the UPDATE ones skipped
     (read once per run)."""
     if getattr(c, "vap_golden", None) is None:
+        c.vap_first_reason = {}  # validate-hook case -> the webhook's first reason
         c.vap_golden = read_golden_cases(c)
     return c.vap_golden
 
@@ -295,6 +306,9 @@ def read_golden_cases(c):
             continue
         ns = spec.get("namespace", "default")
         pod = sendable(case_pod(os.path.join(cdir, name), spec), ns, "case-" + name[:3])
+        exp = spec.get("expect") or {}
+        if spec.get("hook") == "validate" and exp.get("allowed") is False and exp.get("reason"):
+            c.vap_first_reason[name] = exp["reason"]
         out.append((int(name.split("-")[0]), name, policy_dir(c, spec, cache), ns, pod))
     return out, skipped
 
@@ -350,7 +364,8 @@ def sc_shipped(c, ck):
 def sc_golden(c, ck):
     """every golden CREATE case: nothing the webhook admits is refused; compiled reasons refuse"""
     cases, skipped = golden_cases(c)
-    stats = {"n": 0, "both-allow": 0, "both-deny": 0, "api": 0, "gap": [], "bad": []}
+    stats = {"n": 0, "both-allow": 0, "both-deny": 0, "api": 0, "gap": [], "bad": [],
+             "same-reason": 0}
 
     def check(label, verdict, outcome, reasons):
         allowed, wmsg = verdict
@@ -373,6 +388,15 @@ def sc_golden(c, ck):
                 stats["bad"].append("%s: webhook refuses, VAP admits: %s" % (label, wmsg[:300]))
         elif not allowed:
             stats["both-deny" if kind == "vap" else "api"] += 1
+            want = c.vap_first_reason.get(label)
+            # the checks run in the engine's order: the VAP's first refusal is the webhook's
+            # first reason, so a compiled check that stops firing shows even when another
+            # check still refuses the pod
+            if kind == "vap" and want and want in COMPILED and code != want:
+                stats["bad"].append("%s: webhook's first reason %s, VAP's %s" % (
+                    label, want, code))
+            elif kind == "vap" and want:
+                stats["same-reason"] += 1
         else:
             stats["both-allow"] += 1
         c._vap_last_reasons = reasons
@@ -401,6 +425,10 @@ def sc_golden(c, ck):
              len(stats["gap"]), len(stats["bad"])))
     for g in stats["gap"]:
         note("  not compiled: " + g)
+    note("golden replay: %d validate-hook cases refused by the VAP with the webhook's first "
+         "reason" % stats["same-reason"])
+    ck.expect("vap-golden/first-reasons-compared", stats["same-reason"] >= 30,
+              stats["same-reason"])
     c.vap_golden_gaps = stats["gap"]
     ck.expect("vap-golden/replayed", stats["n"] >= 150, stats["n"])
     ck.expect("vap-golden/no-false-refusal-or-miss", not stats["bad"], "\n".join(stats["bad"]))
