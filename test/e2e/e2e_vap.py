@@ -78,6 +78,7 @@ def configure(c):
 def setup(c):
     """State of the suite (no webhook to start, no chart)."""
     c.vap_runtime_classes = set()
+    c.vap_policy_cache = {}
     c.vap_namespaces = set()
     c.vap_name, c.vap_serial = VAP, 0
     c.vap_ctx = ssl.create_default_context(cafile=c.apiserver_crt)
@@ -302,8 +303,10 @@ def sendable(pod, ns, name):
     return pod
 
 
-def policy_dir(c, spec, cache):
-    """The case's policy set as one directory (a list of files copied in their order)."""
+def policy_dir(c, spec, cache=None):
+    """The case's policy set as one directory (a list of files copied in their order; one copy
+    per distinct list in a run)."""
+    cache = c.vap_policy_cache
     pol = spec.get("policy")
     root = os.path.join(c.args.source_dir, "test", "golden", "policies")
     if isinstance(pol, str):
