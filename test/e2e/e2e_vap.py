@@ -398,6 +398,17 @@ def sc_shipped(c, ck):
     ok_pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
               "spec": {"containers": [{"name": "c", "image": "x"}]}}
     ck.expect("vap-shipped/cpu-pod-allowed", try_pod(c, "no-tenant", ok_pod)[0] == "allowed")
+    # the smallest set (no tenancy, pools or rules: every list empty) compiles too, and an
+    # untrusted privileged pod is still refused (no tenancy block: untrusted)
+    d = os.path.join(c.work, "empty-policy")
+    os.makedirs(d)
+    with open(os.path.join(d, "p.yaml"), "w") as f:
+        f.write("apiVersion: gpu-admission.io/v1alpha1\nkind: GPUPolicy\n"
+                "metadata: {name: empty}\nspec: {}\n")
+    ok, _, _ = install(c, d, ck, "vap-shipped/empty-policy")
+    priv = copy.deepcopy(ok_pod)
+    priv["spec"]["containers"][0]["securityContext"] = {"privileged": True}
+    ck.expect("vap-shipped/empty-policy", ok and try_pod(c, "any", priv)[1] == "privileged")
 
 
 def sc_golden(c, ck):
