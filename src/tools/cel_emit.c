@@ -192,7 +192,7 @@ static void qty_int(gpa_sb *b, const char *v)
 {
     gpa_sb_printf(b,
                   "(isQuantity(string(%s)) && quantity(string(%s)).isInteger() && "
-                  "quantity(string(%s)).sign() >= 0 ? quantity(string(%s)).asInteger() : 0)",
+                  "sign(quantity(string(%s))) >= 0 ? quantity(string(%s)).asInteger() : 0)",
                   v, v, v, v);
 }
 
@@ -267,7 +267,7 @@ void gpa_cel_rule_match(gpa_sb *b, const gpa_rule *r, const gpa_cel_subject *s)
     if (r->trust == GPA_TRUST_UNTRUSTED) gpa_sb_printf(b, " && !%s", s->trusted);
     if (r->gpu_memory.has_min || r->gpu_memory.has_max) {
         /* the engine: only a valid, non-negative annotation takes part */
-        gpa_sb_printf(b, " && isQuantity(%s) && quantity(%s).sign() >= 0", s->mem, s->mem);
+        gpa_sb_printf(b, " && isQuantity(%s) && sign(quantity(%s)) >= 0", s->mem, s->mem);
         range_cel(b, s->mem, &r->gpu_memory, true);
     }
     if (r->tenants.n) {
