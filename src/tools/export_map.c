@@ -31,15 +31,15 @@
 /* the webhook leaves a pod with more terms alone (engine_internal.h GPA_MAX_NODE_TERMS) */
 #define MAX_NODE_TERMS 64
 
-/* Can the MAP place the rule's pods exactly as the webhook does? NULL yes, else why not. */
-static const char *rule_gap(const gpa_rule *r)
+/* A pool with topology levels: the gang domain a grouped pod gets depends on the other pods of
+ * its gang, which CEL cannot see; its grouped pods are left to the webhook. */
+static bool gang_pool(const gpa_pool *pl)
 {
-    if (r->deny_message || !r->pool) return NULL;
-    if (r->pool->has_topology && gpa_gang_levels(&r->pool->topology))
-        return "its pool has topology levels: the gang domain a grouped pod gets depends on "
-               "the other pods of the gang, which CEL cannot see";
-    return NULL;
+    return pl && pl->has_topology && gpa_gang_levels(&pl->topology);
 }
+
+/* the pool's group labels as a CEL list (default gpu-admission.io/group) */
+static void group_labels(gpa_sb *b, const gpa_topology *t);
 
 /* ---------------------------------------------------------------- CEL pieces */
 
@@ -163,11 +163,34 @@ static void excl_reqs(gpa_sb *b, const gpa_shared_guard *g)
     gpa_sb_puts(b, "]");
 }
 
+/* The exclusions of placement context ctx (NULL: placed nowhere): with multiAllocatable DRA
+ * pools, those of a pod asking a resource DRA may serve count them too (variables.dra). */
+static void guard(gpa_sb *b, const gpa_policy *p, const gpa_pool *ctx)
+{
+    if (p->shared_guards_dra == p->shared_guards) {
+        excl_reqs(b, gpa_shared_guard_of(p, ctx, false));
+        return;
+    }
+    gpa_sb_puts(b, "(variables.dra ? ");
+    excl_reqs(b, gpa_shared_guard_of(p, ctx, true));
+    gpa_sb_puts(b, " : ");
+    excl_reqs(b, gpa_shared_guard_of(p, ctx, false));
+    gpa_sb_puts(b, ")");
+}
+
+static void group_labels(gpa_sb *b, const gpa_topology *t)
+{
+    if (t->group_labels.n)
+        str_list(b, (const char *const *)t->group_labels.items, t->group_labels.n);
+    else
+        gpa_sb_puts(b, "['" GPA_LABEL_GROUP "']");
+}
+
 /* ---------------------------------------------------------------- per rule */
 
 static bool placed(const gpa_rule *r)
 {
-    return r->pool && !r->deny_message && !rule_gap(r);
+    return r->pool && !r->deny_message;
 }
 
 static bool renames(const gpa_pool *pl)
@@ -238,7 +261,7 @@ static void rule_reqs(gpa_sb *b, const gpa_policy *p, const gpa_rule *r)
         gpa_sb_puts(b, "] : [])");
     }
     gpa_sb_puts(b, " + ");
-    excl_reqs(b, gpa_shared_guard_of(p, pl, false));
+    guard(b, p, pl);
 }
 
 /* ---------------------------------------------------------------- variables */
@@ -248,7 +271,7 @@ typedef void (*per_rule_fn)(gpa_sb *b, const gpa_policy *p, const gpa_rule *r);
 
 static void by_rule(gpa_sb *b, const gpa_policy *p, per_rule_fn fn, const char *none)
 {
-    gpa_sb_printf(b, "variables.rule < 0 ? %s : [", none);
+    gpa_sb_printf(b, "variables.rule < 0 || variables.grouped ? %s : [", none);
     for (size_t i = 0; i < p->n_rules; i++) {
         if (i) gpa_sb_puts(b, ", ");
         fn(b, p, &p->rules[i]);
@@ -353,6 +376,38 @@ static void variables(gpa_sb *out, const gpa_policy *p)
     gpa_sb_puts(b, "variables.gpus <= 0 || variables.taken ? -1 : ");
     gpa_cel_first_rule(b, p, &s);
     END();
+    /* a grouped pod of a gang pool: left to the webhook (gang_pool) */
+    VAR("grouped");
+    gpa_sb_puts(b, "variables.rule >= 0 && [");
+    for (size_t i = 0; i < p->n_rules; i++) {
+        const gpa_rule *r = &p->rules[i];
+        if (i) gpa_sb_puts(b, ", ");
+        if (placed(r) && gang_pool(r->pool)) {
+            group_labels(b, &r->pool->topology);
+            gpa_sb_puts(b, ".exists(l, variables.labels[?l].orValue('') != '')");
+        } else {
+            gpa_sb_puts(b, "false");
+        }
+    }
+    gpa_sb_puts(b, "][variables.rule]");
+    END();
+    if (p->shared_guards_dra != p->shared_guards) {
+        /* the pod asks a resource DRA may serve (policy_dra.c gpa_dra_reachable) */
+        VAR("dra");
+        gpa_sb_puts(b, "(object.spec.containers + object.spec.?initContainers.orValue([]))"
+                       ".exists(c, ['" GPA_RES_GPU "'");
+        for (size_t i = 0; i < p->n_dra_ext; i++) {
+            gpa_sb_puts(b, ", ");
+            gpa_cel_quote(b, p->dra_ext[i].name);
+        }
+        for (size_t i = 0; i < p->dra.extended_names.n; i++) {
+            gpa_sb_puts(b, ", ");
+            gpa_cel_quote(b, p->dra.extended_names.values[i]);
+        }
+        gpa_sb_puts(b, "].exists(n, n in c.?resources.?limits.orValue({}) || n in "
+                       "c.?resources.?requests.orValue({})))");
+        END();
+    }
     VAR("pool");
     by_rule(b, p, pool_of, "''");
     END();
@@ -385,23 +440,20 @@ static void variables(gpa_sb *out, const gpa_policy *p)
         gpa_sb_puts(b, " in c.?resources.?limits.orValue({}) || ");
         gpa_cel_quote(b, pl->shared_resource);
         gpa_sb_puts(b, " in c.?resources.?requests.orValue({})) ? ");
-        excl_reqs(b, gpa_shared_guard_of(p, pl, false));
+        guard(b, p, pl);
         gpa_sb_puts(b, " : ");
     }
-    excl_reqs(b, gpa_shared_guard_of(p, NULL, false));
+    guard(b, p, NULL);
     END();
     VAR("reqs");
-    gpa_sb_puts(b, "variables.rule < 0 ? variables.keepOff : ");
+    gpa_sb_puts(b, "variables.grouped ? [] : variables.rule < 0 ? variables.keepOff : ");
     gpa_sb_puts(b, "[");
     for (size_t i = 0; i < p->n_rules; i++) {
         if (i) gpa_sb_puts(b, ", ");
         const gpa_rule *r = &p->rules[i];
         /* dyn: the elements are lists of different element types ([] has none) */
         gpa_sb_puts(b, "dyn(");
-        if (rule_gap(r))
-            gpa_sb_puts(b, "[]"); /* left to the webhook: untouched */
-        else
-            reqs_of(b, p, r);
+        reqs_of(b, p, r);
         gpa_sb_puts(b, ")");
     }
     gpa_sb_puts(b, "][variables.rule]");
@@ -429,11 +481,7 @@ static void variables(gpa_sb *out, const gpa_policy *p)
         gpa_sb_puts(b, "variables.pool == ");
         gpa_cel_quote(b, pl->name);
         gpa_sb_puts(b, " ? ");
-        if (pl->topology.group_labels.n)
-            str_list(b, (const char *const *)pl->topology.group_labels.items,
-                     pl->topology.group_labels.n);
-        else
-            gpa_sb_puts(b, "['" GPA_LABEL_GROUP "']");
+        group_labels(b, &pl->topology);
         gpa_sb_puts(b, ".filter(l, variables.labels[?l].orValue('') != '')[?0].orValue('') : ");
     }
     gpa_sb_puts(b, "''");
@@ -442,8 +490,8 @@ static void variables(gpa_sb *out, const gpa_policy *p)
     gpa_sb_puts(b, "variables.group != ''");
     for (size_t i = 0; i < p->n_pools; i++) {
         const gpa_pool *pl = &p->pools[i];
-        if (!pl->has_topology || gpa_gang_levels(&pl->topology) || !pl->topology.island_size_label)
-            continue;
+        /* gang pools too: the size alone makes the record (engine_mutate.c place) */
+        if (!pl->has_topology || !pl->topology.island_size_label) continue;
         gpa_sb_puts(b, " || (variables.gpus >= 2 && variables.pool == ");
         gpa_cel_quote(b, pl->name);
         gpa_sb_puts(b, ")");
@@ -814,12 +862,14 @@ static const struct {
 static void gaps(gpa_sb *b, const gpa_policy *p)
 {
     for (size_t i = 0; i < p->n_rules; i++) {
-        const char *why = rule_gap(&p->rules[i]);
-        if (why) gpa_sb_printf(b, "rule %s: not placed by the MAP: %s\n", p->rules[i].name, why);
+        const gpa_rule *r = &p->rules[i];
+        if (!placed(r) || !gang_pool(r->pool)) continue;
+        gpa_sb_printf(b,
+                      "rule %s: a pod carrying a group label of pool %s is left to the webhook: "
+                      "the gang domain it gets depends on the other pods of its gang, which "
+                      "CEL cannot see\n",
+                      r->name, r->pool->name);
     }
-    if (p->shared_guards_dra && p->shared_guards_dra != p->shared_guards)
-        gpa_sb_puts(b, "multiAllocatable DRA pools: a pod asking a resource DRA may serve is kept "
-                       "off the time-slicing and mps pools' nodes only, not off theirs\n");
 }
 
 static void selector(gpa_sb *b, size_t indent)
