@@ -1,13 +1,14 @@
 /*
- * cmd_export_map.c - `gpu-admission export map --policies DIR [--output FILE]`: the policy as
- * a MutatingAdmissionPolicy and its binding (export_map.h), for clusters on Kubernetes 1.36+
- * that keep placing pods while the webhook is away.
+ * cmd_export_map.c - `gpu-admission export map --policies DIR [--output FILE]` (flags parsed by
+ * cmd_export.c): the policy as a MutatingAdmissionPolicy and its binding (export_map.h), for
+ * clusters on Kubernetes 1.36+ that keep placing pods while the webhook is away.
  *
- * Exit status: 0 written; 1 the policy set does not load or the output cannot be written;
- * 2 usage. Rules the MAP cannot place are named on stderr (and in the YAML's top comments)
- * without failing: their pods are left for the webhook, which the command says.
+ * Exit status: 0 written; 1 the policy set does not load or the output cannot be written.
+ * What the MAP cannot place depends on the policy: each such rule is named on stderr (and in
+ * the YAML's top comments) without failing, and a closing line says the webhook places those
+ * pods alone.
  */
-#include <stddef.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,88 +17,48 @@
 #include "gpu_admission/export_map.h"
 #include "gpu_admission/policy.h"
 
-typedef struct options {
-    const char *policies, *output;
-} options;
-
-static const gpa_cli_flag flags[] = {
-    {"--policies", "-p", GPA_CLI_STR, offsetof(options, policies), NULL,
-     "  -p, --policies DIR  the policy directory (loaded as the server loads it)\n"},
-    {"--output", "-o", GPA_CLI_STR, offsetof(options, output), NULL,
-     "  -o, --output FILE   write the YAML there instead of stdout\n"},
-    {"--help", "-h", GPA_CLI_HELP, 0, NULL, "  -h, --help          this text\n"},
-};
-
-static const gpa_cli_spec cli_spec = {
-    .cmd = "export map",
-    .flags = flags,
-    .n_flags = sizeof flags / sizeof flags[0],
-    .head = "usage: gpu-admission export map --policies DIR [--output FILE]\n"
-            "\n"
-            "Writes a MutatingAdmissionPolicy (admissionregistration.k8s.io/v1, Kubernetes\n"
-            "1.36+) and its binding, both named gpu-admission-placement, that place GPU pods\n"
-            "as the mutating webhook does: first matching rule, MIG and shared resource\n"
-            "names, tolerations, runtimeClassName, node affinity in every term, NVLink\n"
-            "island affinity, isolation labels and anti-affinity, annotations. Running it\n"
-            "again on its own output changes nothing (reinvocationPolicy: IfNeeded).\n"
-            "Rules it cannot express are named on stderr and in '#' lines at the top.\n"
-            "\n",
-    .tail = "\nExit status: 0 written, 1 the policy set is invalid or FILE cannot be written,\n"
-            "2 usage.\n",
-    .unknown = "unknown argument",
-    .unknown_quoted = true,
-    .error_rc = 2,
-    .dashdash = GPA_CLI_DASHDASH_NONE,
-    .positional = NULL,
-};
-
-int gpa_cmd_export_map(int argc, char **argv)
+int gpa_cli_export_map(const char *policies, const char *output)
 {
-    options o = {0};
-    int rc = gpa_cli_parse(&cli_spec, &o, argc, argv);
-    if (rc != GPA_CLI_CONTINUE) return rc;
-    if (!o.policies) {
-        fprintf(stderr, "gpu-admission export map: --policies DIR is required\n");
-        gpa_cli_usage(&cli_spec, stderr);
-        return 2;
-    }
     gpa_policy *p = NULL;
     gpa_error err = {0};
-    if (gpa_policy_load_dir(&p, o.policies, &err) != GPA_OK) {
+    if (gpa_policy_load_dir(&p, policies, &err) != GPA_OK) {
         fprintf(stderr, "%s\n", err.message);
-        fprintf(stderr, "gpu-admission export map: %s: policy set refused\n", o.policies);
+        fprintf(stderr, "gpu-admission export: %s: policy set refused\n", policies);
         return 1;
     }
     char *yaml = NULL, *gaps = NULL;
-    if (gpa_export_map(&yaml, &gaps, p) != GPA_OK) {
-        gpa_policy_unref(p);
+    int rc = gpa_export_map(&yaml, &gaps, p);
+    gpa_policy_unref(p);
+    if (rc != GPA_OK) {
         fprintf(stderr, "gpu-admission export map: out of memory\n");
         return 1;
     }
-    gpa_policy_unref(p);
     size_t n_gaps = 0;
-    for (const char *s = gaps; *s; s++)
-        n_gaps += *s == '\n';
-    if (n_gaps) {
-        fputs(gaps, stderr);
+    for (const char *s = gaps; *s;) {
+        const char *nl = strchr(s, '\n');
+        size_t n = nl ? (size_t)(nl - s) : strlen(s);
+        fprintf(stderr, "gpu-admission export map: not expressed: %.*s\n", (int)n, s);
+        n_gaps++;
+        s += n + (nl ? 1 : 0);
+    }
+    if (n_gaps)
         fprintf(stderr,
                 "gpu-admission export map: %zu rule(s) not fully expressed: the pods named "
                 "above are placed only by the webhook\n",
                 n_gaps);
-    }
     free(gaps);
-    FILE *f = o.output ? fopen(o.output, "w") : stdout;
+    FILE *f = output ? fopen(output, "w") : stdout;
     if (!f) {
-        fprintf(stderr, "gpu-admission export map: cannot write %s\n", o.output);
+        fprintf(stderr, "gpu-admission export: cannot write %s: %s\n", output, strerror(errno));
         free(yaml);
         return 1;
     }
-    bool ok = fputs(yaml, f) >= 0;
-    ok = (o.output ? fclose(f) == 0 : fflush(f) == 0) && ok;
+    size_t len = strlen(yaml);
+    bool ok = fwrite(yaml, 1, len, f) == len;
+    ok = (output ? fclose(f) == 0 : fflush(f) == 0) && ok;
     free(yaml);
     if (!ok) {
-        fprintf(stderr, "gpu-admission export map: cannot write %s\n",
-                o.output ? o.output : "stdout");
+        fprintf(stderr, "gpu-admission export: cannot write %s\n", output ? output : "stdout");
         return 1;
     }
     return 0;

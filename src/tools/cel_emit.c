@@ -104,13 +104,15 @@ void gpa_cel_globs_match(gpa_sb *b, const char *subject, const gpa_strlist *glob
     gpa_sb_puts(b, ")");
 }
 
-void gpa_cel_declared_tenant(gpa_sb *b, const gpa_policy *p, const char *ns)
+void gpa_cel_declared_tenant_range(gpa_sb *b, const gpa_policy *p, const char *ns, size_t from,
+                                   size_t to)
 {
     /* a list of each tenant's name or '' in policy order, the first non-empty wins: flat, so a
      * thousand tenants nest no deeper than one (a ternary chain would hit the parser's
      * recursion limit) */
     size_t n = 0;
-    for (size_t i = 0; i < p->n_tenants; i++)
+    if (to > p->n_tenants) to = p->n_tenants;
+    for (size_t i = from; i < to; i++)
         if (p->tenants[i].namespaces.n) n++;
     if (n == 0) {
         gpa_sb_puts(b, "''");
@@ -118,7 +120,7 @@ void gpa_cel_declared_tenant(gpa_sb *b, const gpa_policy *p, const char *ns)
     }
     gpa_sb_puts(b, "[");
     size_t k = 0;
-    for (size_t i = 0; i < p->n_tenants; i++) {
+    for (size_t i = from; i < to; i++) {
         const gpa_tenant *t = &p->tenants[i];
         if (!t->namespaces.n) continue;
         if (k++) gpa_sb_puts(b, ", ");
@@ -128,6 +130,11 @@ void gpa_cel_declared_tenant(gpa_sb *b, const gpa_policy *p, const char *ns)
         gpa_sb_puts(b, " : ''");
     }
     gpa_sb_puts(b, "].filter(t, t != '')[?0].orValue('')");
+}
+
+void gpa_cel_declared_tenant(gpa_sb *b, const gpa_policy *p, const char *ns)
+{
+    gpa_cel_declared_tenant_range(b, p, ns, 0, p->n_tenants);
 }
 
 void gpa_cel_tenant(gpa_sb *b, const char *declared, const char *ns)
@@ -192,36 +199,44 @@ static void qty_int(gpa_sb *b, const char *v)
 {
     gpa_sb_printf(b,
                   "(isQuantity(string(%s)) && quantity(string(%s)).isInteger() && "
-                  "sign(quantity(string(%s))) >= 0 ? quantity(string(%s)).asInteger() : 0)",
+                  "quantity(string(%s)).compareTo(quantity('0')) >= 0 ? "
+                  "quantity(string(%s)).asInteger() : 0)",
                   v, v, v, v);
 }
 
+/* bool on `k`: the resource name counts as a GPU (pod.c gpa_is_gpu_resource: the policy's
+ * list, and every nvidia.com/mig-<x> whether a pool offers it or not) */
 static void gpu_names(gpa_sb *b, const gpa_policy *p)
 {
-    gpa_sb_puts(b, "[");
+    gpa_sb_puts(b, "(k.startsWith('nvidia.com/mig-') && k.size() > 15 || k in [");
     for (size_t i = 0; i < p->gpu_resources.n; i++) {
         if (i) gpa_sb_puts(b, ", ");
         gpa_cel_quote(b, p->gpu_resources.items[i]);
     }
-    gpa_sb_puts(b, "]");
+    gpa_sb_puts(b, "])");
 }
 
-void gpa_cel_ctr_gpus(gpa_sb *b, const gpa_policy *p, const char *c)
+void gpa_cel_ctr_sum(gpa_sb *b, const char *c, const char *cond)
 {
     char lim[160], req[160], v[200];
     snprintf(lim, sizeof lim, "%s.?resources.?limits.orValue({})", c);
     snprintf(req, sizeof req, "%s.?resources.?requests.orValue({})", c);
-    gpa_sb_printf(b, "(%s.filter(k, k in ", lim);
-    gpu_names(b, p);
+    gpa_sb_printf(b, "(%s.filter(k, (%s)).map(k, ", lim, cond);
     snprintf(v, sizeof v, "%s[k]", lim);
-    gpa_sb_puts(b, ").map(k, ");
     qty_int(b, v);
-    gpa_sb_printf(b, ").sum() + %s.filter(k, k in ", req);
-    gpu_names(b, p);
-    gpa_sb_printf(b, " && !(k in %s)).map(k, ", lim);
+    gpa_sb_printf(b, ").sum() + %s.filter(k, (%s) && !(k in %s)).map(k, ", req, cond, lim);
     snprintf(v, sizeof v, "%s[k]", req);
     qty_int(b, v);
     gpa_sb_puts(b, ").sum())");
+}
+
+void gpa_cel_ctr_gpus(gpa_sb *b, const gpa_policy *p, const char *c)
+{
+    gpa_sb names = {0};
+    gpu_names(&names, p);
+    if (names.oom) b->oom = true;
+    gpa_cel_ctr_sum(b, c, names.p ? names.p : "false");
+    gpa_sb_free(&names);
 }
 
 void gpa_cel_pod_gpus(gpa_sb *b, const gpa_policy *p, const char *spec)
@@ -267,7 +282,8 @@ void gpa_cel_rule_match(gpa_sb *b, const gpa_rule *r, const gpa_cel_subject *s)
     if (r->trust == GPA_TRUST_UNTRUSTED) gpa_sb_printf(b, " && !%s", s->trusted);
     if (r->gpu_memory.has_min || r->gpu_memory.has_max) {
         /* the engine: only a valid, non-negative annotation takes part */
-        gpa_sb_printf(b, " && isQuantity(%s) && sign(quantity(%s)) >= 0", s->mem, s->mem);
+        gpa_sb_printf(b, " && isQuantity(%s) && quantity(%s).compareTo(quantity('0')) >= 0", s->mem,
+                      s->mem);
         range_cel(b, s->mem, &r->gpu_memory, true);
     }
     if (r->tenants.n) {
@@ -292,16 +308,23 @@ void gpa_cel_rule_match(gpa_sb *b, const gpa_rule *r, const gpa_cel_subject *s)
     gpa_sb_puts(b, ")");
 }
 
-void gpa_cel_first_rule(gpa_sb *b, const gpa_policy *p, const gpa_cel_subject *s)
+void gpa_cel_first_rule_range(gpa_sb *b, const gpa_policy *p, const gpa_cel_subject *s, size_t from,
+                              size_t to)
 {
-    if (p->n_rules == 0) {
+    if (to > p->n_rules) to = p->n_rules;
+    if (from >= to) {
         gpa_sb_puts(b, "-1");
         return;
     }
     gpa_sb_puts(b, "[");
-    for (size_t i = 0; i < p->n_rules; i++) {
-        if (i) gpa_sb_puts(b, ",\n  ");
+    for (size_t i = from; i < to; i++) {
+        if (i > from) gpa_sb_puts(b, ",\n  ");
         gpa_cel_rule_match(b, &p->rules[i], s);
     }
     gpa_sb_puts(b, "].indexOf(true)");
+}
+
+void gpa_cel_first_rule(gpa_sb *b, const gpa_policy *p, const gpa_cel_subject *s)
+{
+    gpa_cel_first_rule_range(b, p, s, 0, p->n_rules);
 }

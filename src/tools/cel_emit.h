@@ -42,6 +42,11 @@ void gpa_cel_globs_match(gpa_sb *b, const char *subject, const struct gpa_strlis
  * the first wins), '' for a namespace in no tenant. */
 void gpa_cel_declared_tenant(gpa_sb *b, const gpa_policy *p, const char *ns);
 
+/* The same for tenants [from, to) only (policy order), for a caller that splits a long list
+ * over several expressions (the API server refuses an expression over 100,000 code points). */
+void gpa_cel_declared_tenant_range(gpa_sb *b, const gpa_policy *p, const char *ns, size_t from,
+                                   size_t to);
+
 /* string: the tenant of the namespace: `declared` (an expression as gpa_cel_declared_tenant
  * writes) when not '', else the namespace's own name. */
 void gpa_cel_tenant(gpa_sb *b, const char *declared, const char *ns);
@@ -67,6 +72,11 @@ void gpa_cel_label(gpa_sb *b, const char *labels, const char *key);
  * counts 0 (the bad-quantity check says why). */
 void gpa_cel_ctr_gpus(gpa_sb *b, const gpa_policy *p, const char *c);
 
+/* int: the sum of container `c`'s quantities of the resource names for which the CEL condition
+ * `cond` on the name variable `k` holds: limits, or requests for a name limits lack; a value
+ * that is not a whole non-negative quantity counts 0. */
+void gpa_cel_ctr_sum(gpa_sb *b, const char *c, const char *cond);
+
 /* int: the pod's GPU count for the pod spec expression `spec` (POLICY.md "GPU count"):
  * max(containers + native sidecars, largest init container + the sidecars before it). */
 void gpa_cel_pod_gpus(gpa_sb *b, const gpa_policy *p, const char *spec);
@@ -89,5 +99,9 @@ void gpa_cel_rule_match(gpa_sb *b, const struct gpa_rule *r, const gpa_cel_subje
 /* list(int)-indexable: `[m0, m1, ...].indexOf(true)`: the index of the first rule that
  * matches, -1 none (first match wins). */
 void gpa_cel_first_rule(gpa_sb *b, const gpa_policy *p, const gpa_cel_subject *s);
+
+/* int: the same over rules [from, to) only: the index within the range, -1 none. */
+void gpa_cel_first_rule_range(gpa_sb *b, const gpa_policy *p, const gpa_cel_subject *s, size_t from,
+                              size_t to);
 
 #endif

@@ -221,7 +221,9 @@ def export(c, pdir, work):
     if r.returncode != 0:
         raise RuntimeError("export map --policies %s: exit %d: %s" % (pdir, r.returncode,
                                                                       r.stderr.strip()))
-    gaps = [ln.split(":")[0][5:] for ln in r.stderr.splitlines() if ln.startswith("rule ")]
+    note_ = "gpu-admission export map: not expressed: rule "
+    gaps = [ln[len(note_):].split(":")[0] for ln in r.stderr.splitlines()
+            if ln.startswith(note_)]
     return out, gaps
 
 

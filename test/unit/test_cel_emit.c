@@ -111,5 +111,13 @@ int main(void)
     s = gpa_sb_done(&b);
     CHECK_STR(s, "true");
     free(s);
+    /* a condition with a top-level || stays one operand of the "not in limits" filter: a
+     * MIG slice in limits and requests is 1, not 2 (the mig-count false refusal of every
+     * placed MIG pod) */
+    gpa_cel_ctr_sum(&b, "c", "k == 'a' || k == 'b'");
+    s = gpa_sb_done(&b);
+    CHECK(strstr(s, ".filter(k, (k == 'a' || k == 'b')).map(") != NULL);
+    CHECK(strstr(s, ".filter(k, (k == 'a' || k == 'b') && !(k in ") != NULL);
+    free(s);
     return check_done();
 }
