@@ -30,6 +30,8 @@
 #include "policy/policy_shared_nodes.h"
 
 #define MAP_NAME "gpu-admission-placement"
+/* tenants or rules per variable (export_vap_pod.c uses the same) */
+#define CHUNK 100
 
 /* A pool with topology levels: the gang domain a grouped pod gets depends on the other pods of
  * its gang, which CEL cannot see; its grouped pods are left to the webhook. */
@@ -261,8 +263,20 @@ static void variables(gpa_sb *out, const gpa_policy *p)
     gpa_sb_puts(b, "variables.mem != '' && isQuantity(variables.mem) && "
                    "sign(quantity(variables.mem)) >= 0");
     END();
+    /* the API server refuses an expression over 100,000 code points: a long list of tenants
+     * or rules goes into one variable per CHUNK, read lazily in order (as export vap does) */
+    gpa_sb all = {0};
+    for (size_t k = 0; k * CHUNK < p->n_tenants; k++) {
+        gpa_sb_printf(out, "    - name: tenants%zu\n      expression: |-\n", k);
+        gpa_cel_declared_tenant_range(b, p, "variables.ns", k * CHUNK, (k + 1) * CHUNK);
+        END();
+        gpa_sb_printf(&all, "variables.tenants%zu != '' ? variables.tenants%zu : ", k, k);
+    }
+    gpa_sb_puts(&all, "''");
     VAR("declared");
-    gpa_cel_declared_tenant(b, p, "variables.ns");
+    gpa_sb_puts(b, all.p ? all.p : "''");
+    if (all.oom) b->oom = true;
+    gpa_sb_free(&all);
     END();
     VAR("tenant");
     gpa_cel_tenant(b, "variables.declared", "variables.ns");
@@ -281,9 +295,20 @@ static void variables(gpa_sb *out, const gpa_policy *p)
     END();
     const gpa_cel_subject s = {"variables.ns",       "variables.labels",  "variables.gpus",
                                "variables.declared", "variables.trusted", "variables.mem"};
+    gpa_sb first = {0};
+    for (size_t k = 0; k * CHUNK < p->n_rules; k++) {
+        gpa_sb_printf(out, "    - name: rules%zu\n      expression: |-\n", k);
+        gpa_cel_first_rule_range(b, p, &s, k * CHUNK, (k + 1) * CHUNK);
+        END();
+        gpa_sb_printf(&first, "variables.rules%zu >= 0 ? %zu + variables.rules%zu : ", k, k * CHUNK,
+                      k);
+    }
+    gpa_sb_puts(&first, "-1");
     VAR("rule");
-    gpa_sb_puts(b, "variables.gpus <= 0 || variables.taken ? -1 : ");
-    gpa_cel_first_rule(b, p, &s);
+    gpa_sb_printf(b, "variables.gpus <= 0 || variables.taken ? -1 : (%s)",
+                  first.p ? first.p : "-1");
+    if (first.oom) b->oom = true;
+    gpa_sb_free(&first);
     END();
     /* a grouped pod of a gang pool: left to the webhook (gang_pool) */
     VAR("grouped");
