@@ -248,7 +248,7 @@ def sc_golden(c, ck):
                   "app.kubernetes.io/managed-by=gpu-admission", "--ignore-not-found", "--wait")
         time.sleep(1.5)  # the policy informer drops the old MAP
         # phase 1, no MAP: the pod as the API server admits it, then the webhook's answer
-        plan = []
+        plan, refused = [], []
         for case, pod in items:
             c.namespace(case["namespace"])
             base, err = dry_run(c, pod)
@@ -259,6 +259,7 @@ def sc_golden(c, ck):
             want, why = webhook(c, pdir, case["namespace"], base)
             if want is None:
                 skipped.append((case["name"], why))
+                refused.append((case, pod))
                 continue
             plan.append((case, pod, base, want))
         # phase 2: the MAP of this policy set, waited for by its revision on a placed pod
@@ -284,6 +285,11 @@ def sc_golden(c, ck):
             time.sleep(0.5)
         if not probes:
             time.sleep(3)
+        # the pods the webhook refuses are the VAP's to refuse; the MAP must still evaluate on
+        # them (failurePolicy Fail: an expression error would refuse them in its own name)
+        for case, pod in refused:
+            got, err = dry_run(c, pod)
+            ck.expect("map/evaluates/" + case["name"], got is not None, (err or "")[:300])
         for case, pod, base, want in plan:
             got, err = dry_run(c, pod)
             rule = (want["metadata"].get("annotations") or {}).get("gpu-admission.io/rule")
