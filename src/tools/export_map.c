@@ -30,6 +30,11 @@
 #include "policy/policy_shared_nodes.h"
 
 #define MAP_NAME "gpu-admission-placement"
+/* The namespaces the chart's mutating webhook leaves out by default (its
+ * gpu-admission.excludedNamespaces: the release namespace as the docs install it, kube-system,
+ * webhook.gpuOperatorNamespace): the GPU operator's validator pods ask nvidia.com/gpu to prove
+ * a node works, and placing them would keep the node from ever becoming ready. */
+#define EXCLUDED "[gpu-admission, kube-system, gpu-operator]"
 /* tenants or rules per variable (export_vap_pod.c uses the same) */
 #define CHUNK 100
 
@@ -494,8 +499,7 @@ static void selector(gpa_sb *b, size_t indent)
     gpa_sb_fill(b, ' ', indent + 2);
     gpa_sb_puts(b, "matchExpressions:\n");
     gpa_sb_fill(b, ' ', indent + 2);
-    gpa_sb_puts(b,
-                "- {key: kubernetes.io/metadata.name, operator: NotIn, values: [kube-system]}\n");
+    gpa_sb_puts(b, "- {key: kubernetes.io/metadata.name, operator: NotIn, values: " EXCLUDED "}\n");
     gpa_sb_fill(b, ' ', indent + 2);
     gpa_sb_puts(b, "- {key: gpu-admission.io/ignore, operator: NotIn, values: [\"true\"]}\n");
 }

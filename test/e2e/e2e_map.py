@@ -322,6 +322,48 @@ def sc_golden(c, ck):
     ck.expect("map/compared-some", compared > 0, "no case compared")
 
 
+def sc_excluded(c, ck):
+    """the namespaces the chart leaves out (kube-system, its own, the GPU operator's, the
+    ignore label) are left out by the MAP too: the GPU operator's validator pods ask
+    nvidia.com/gpu to prove a node works"""
+    work = os.path.join(c.work, "map")
+    os.makedirs(work, exist_ok=True)
+    c.kubectl("delete", "mutatingadmissionpolicybinding,mutatingadmissionpolicy", "-l",
+              "app.kubernetes.io/managed-by=gpu-admission", "--ignore-not-found", "--wait")
+    # the golden cluster set: it changes a 1-GPU pod in any namespace (placed, or kept off the
+    # shared pools' nodes), so an untouched pod below is the exclusion's doing
+    path, _ = export(c, os.path.join(c.args.source_dir, "test", "golden", "policies", "cluster"),
+                     work)
+    c.kubectl("apply", "-f", path)
+
+    def pod(ns):
+        return {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": "validator", "namespace": ns},
+                "spec": {"containers": [{"name": "cuda", "image": "x", "resources": {
+                    "limits": {"nvidia.com/gpu": "1"}}}]}}
+
+    def untouched(got):
+        return got is not None and not (got["metadata"].get("annotations") or {}) and \
+            "affinity" not in got["spec"] and \
+            "nvidia.com/gpu" in got["spec"]["containers"][0]["resources"]["limits"]
+    c.namespace("team-control")
+    deadline = time.monotonic() + 30
+    got = None
+    while time.monotonic() < deadline:
+        got, _ = dry_run(c, pod("team-control"))
+        if got is not None and not untouched(got):
+            break
+        time.sleep(0.5)
+    ck.expect("map-excluded/control-changed", got is not None and not untouched(got),
+              json.dumps(got)[:300])
+    for ns, labels in (("gpu-operator", None), ("gpu-admission", None), ("kube-system", None),
+                       ("team-ignored", {"gpu-admission.io/ignore": "true"})):
+        c.namespace(ns, labels)
+        got, err = dry_run(c, pod(ns))
+        ck.expect("map-excluded/" + ns, untouched(got), err or json.dumps(got)[:300])
+
+
 SCENARIOS = [
     ("map-golden", sc_golden),
+    ("map-excluded", sc_excluded),
 ]
