@@ -32,8 +32,9 @@ static const char gaps[] =
     "reason, the general message\n"
     "ephemeral containers (pods/ephemeralcontainers) and workload templates (Deployments, "
     "Jobs, ...): left to the webhook\n"
-    "ResourceClaims and ResourceClaimTemplates (adminAccess, allocationMode All, sharing "
-    "configs, unknown-device-class, multiAllocatable pools): left to the webhook\n"
+    "ResourceClaim checks that depend on the claim's placement (sharing configs and "
+    "multiAllocatable pools, class mismatch, MIG profiles, unmatched, rule-deny, "
+    "opaque configs): left to the webhook\n"
     "warnings (enforcement warn turns every compiled check into a warning; the webhook's "
     "placement warnings are the mutating webhook's)\n";
 
@@ -185,57 +186,38 @@ static const char *action(const gpa_policy *p)
     }
 }
 
-int gpa_export_vap(char **out, const gpa_policy *p, gpa_error *err)
+/* One policy and its binding: name, the matchConstraints' resourceRules (YAML lines),
+ * variables and validations, the binding's action. */
+static void write_policy(gpa_sb *o, const char *name, const char *rules, const gpa_vap_doc *d,
+                         const char *revision, const char *act)
 {
-    *out = NULL;
-    gpa_vap_doc d = {.p = p};
-    gpa_vap_pod(&d);
-    gpa_sb b = {0};
-    devices(&d, &b);
-    gpa_sb_free(&b);
-
-    gpa_sb o = {0};
-    gpa_sb_puts(&o, "# gpu-admission export vap: the validating webhook's pod checks as a "
-                    "ValidatingAdmissionPolicy\n");
-    gpa_sb_printf(&o,
-                  "# policy revision %s; %zu checks compiled. Not compiled (the webhook "
-                  "still judges them):\n",
-                  gpa_policy_revision(p), d.n_checks);
-    for (const char *s = gaps; *s;) {
-        const char *nl = strchr(s, '\n');
-        gpa_sb_puts(&o, "#   - ");
-        gpa_sb_put(&o, s, (size_t)(nl - s));
-        gpa_sb_puts(&o, "\n");
-        s = nl + 1;
-    }
-    gpa_sb_printf(&o,
+    gpa_sb_printf(o,
+                  "---\n"
                   "apiVersion: admissionregistration.k8s.io/v1\n"
                   "kind: ValidatingAdmissionPolicy\n"
                   "metadata:\n"
-                  "  name: gpu-admission-pods\n"
+                  "  name: %s\n"
                   "  annotations:\n"
                   "    gpu-admission.io/policy: \"%s\"\n"
                   "spec:\n"
                   "  failurePolicy: Fail\n"
                   "  matchConstraints:\n"
+                  "    matchPolicy: Equivalent\n"
                   "    resourceRules:\n"
-                  "    - apiGroups: [\"\"]\n"
-                  "      apiVersions: [\"v1\"]\n"
-                  "      operations: [\"CREATE\", \"UPDATE\"]\n"
-                  "      resources: [\"pods\"]\n"
+                  "%s"
                   "  variables:\n",
-                  gpa_policy_revision(p));
-    gpa_sb_put(&o, d.vars.p ? d.vars.p : "", d.vars.len);
-    gpa_sb_puts(&o, "  validations:\n");
-    gpa_sb_put(&o, d.vals.p ? d.vals.p : "", d.vals.len);
-    gpa_sb_printf(&o,
+                  name, revision, rules);
+    gpa_sb_put(o, d->vars.p ? d->vars.p : "", d->vars.len);
+    gpa_sb_puts(o, "  validations:\n");
+    gpa_sb_put(o, d->vals.p ? d->vals.p : "", d->vals.len);
+    gpa_sb_printf(o,
                   "---\n"
                   "apiVersion: admissionregistration.k8s.io/v1\n"
                   "kind: ValidatingAdmissionPolicyBinding\n"
                   "metadata:\n"
-                  "  name: gpu-admission-pods\n"
+                  "  name: %s\n"
                   "spec:\n"
-                  "  policyName: gpu-admission-pods\n"
+                  "  policyName: %s\n"
                   "  validationActions: [%s]\n"
                   "  matchResources:\n"
                   "    namespaceSelector:\n"
@@ -243,10 +225,54 @@ int gpa_export_vap(char **out, const gpa_policy *p, gpa_error *err)
                   "      - {key: kubernetes.io/metadata.name, operator: NotIn, values: "
                   "[kube-system]}\n"
                   "      - {key: gpu-admission.io/ignore, operator: NotIn, values: [\"true\"]}\n",
-                  action(p));
-    bool oom = d.vars.oom || d.vals.oom || o.oom;
+                  name, name, act);
+}
+
+int gpa_export_vap(char **out, const gpa_policy *p, gpa_error *err)
+{
+    *out = NULL;
+    gpa_vap_doc d = {.p = p}, dc = {.p = p};
+    gpa_vap_pod(&d);
+    gpa_sb b = {0};
+    devices(&d, &b);
+    gpa_sb_free(&b);
+    /* claims are judged unless spec.dra turns them off (engine_claim.c) */
+    bool claims = !(p->dra.set && p->dra.enforcement == GPA_DRA_OFF);
+    if (claims) gpa_vap_claim(&dc);
+
+    gpa_sb o = {0};
+    gpa_sb_puts(&o, "# gpu-admission export vap: the validating webhook's checks as "
+                    "ValidatingAdmissionPolicies\n");
+    gpa_sb_printf(&o,
+                  "# policy revision %s; %zu checks compiled. Not compiled (the webhook "
+                  "still judges them):\n",
+                  gpa_policy_revision(p), d.n_checks + dc.n_checks);
+    for (const char *s = gaps; *s;) {
+        const char *nl = strchr(s, '\n');
+        gpa_sb_puts(&o, "#   - ");
+        gpa_sb_put(&o, s, (size_t)(nl - s));
+        gpa_sb_puts(&o, "\n");
+        s = nl + 1;
+    }
+    write_policy(&o, "gpu-admission-pods",
+                 "    - apiGroups: [\"\"]\n"
+                 "      apiVersions: [\"v1\"]\n"
+                 "      operations: [\"CREATE\", \"UPDATE\"]\n"
+                 "      resources: [\"pods\"]\n",
+                 &d, gpa_policy_revision(p), action(p));
+    if (claims)
+        write_policy(&o, "gpu-admission-claims",
+                     "    - apiGroups: [\"resource.k8s.io\"]\n"
+                     "      apiVersions: [\"v1\"]\n"
+                     "      operations: [\"CREATE\", \"UPDATE\"]\n"
+                     "      resources: [\"resourceclaims\", \"resourceclaimtemplates\"]\n",
+                     &dc, gpa_policy_revision(p),
+                     p->dra.set && p->dra.enforcement == GPA_DRA_WARN ? "Warn" : "Deny");
+    bool oom = d.vars.oom || d.vals.oom || dc.vars.oom || dc.vals.oom || o.oom;
     gpa_sb_free(&d.vars);
     gpa_sb_free(&d.vals);
+    gpa_sb_free(&dc.vars);
+    gpa_sb_free(&dc.vals);
     if (oom) {
         gpa_sb_free(&o);
         return gpa_fail(err, GPA_ENOMEM, "export vap: out of memory");

@@ -25,5 +25,11 @@ void gpa_vap_check(gpa_vap_doc *d, const char *reason, const char *deny_cond, co
 
 /* The variables and checks of pods (export_vap_pod.c). */
 void gpa_vap_pod(gpa_vap_doc *d);
+/* The variables every kind needs: ns, labels (the CEL map expression given), create,
+ * tenants<k>, declared, tenant, taken, nsTrusted, trusted (export_vap_pod.c). */
+void gpa_vap_tenancy_vars(gpa_vap_doc *d, gpa_sb *b, const char *labels);
+/* The variables and checks of ResourceClaims and ResourceClaimTemplates
+ * (export_vap_claim.c). */
+void gpa_vap_claim(gpa_vap_doc *d);
 
 #endif

@@ -175,12 +175,11 @@ static void whole(gpa_sb *b, const char *v)
 #define REQ  "c.?resources.?requests.orValue({})"
 #define CTRS V(ctrs)
 
-static void tenancy_vars(gpa_vap_doc *d, gpa_sb *b)
+void gpa_vap_tenancy_vars(gpa_vap_doc *d, gpa_sb *b, const char *labels)
 {
     const gpa_policy *p = d->p;
     gpa_vap_var(d, "ns", "request.namespace");
-    gpa_vap_var(d, "labels", "object.metadata.?labels.orValue({})");
-    gpa_vap_var(d, "oldLabels", "oldObject != null ? oldObject.metadata.?labels.orValue({}) : {}");
+    gpa_vap_var(d, "labels", labels);
     gpa_vap_var(d, "create", "request.operation == 'CREATE'");
     /* the API server refuses an expression over 100,000 code points: a long list of tenants
      * or rules goes into one variable per CHUNK, read lazily in order */
@@ -209,6 +208,13 @@ static void tenancy_vars(gpa_vap_doc *d, gpa_sb *b)
     reset(b);
     gpa_cel_pod_trusted(b, V(nsTrusted), V(labels));
     gpa_vap_var(d, "trusted", txt(b));
+}
+
+static void tenancy_vars(gpa_vap_doc *d, gpa_sb *b)
+{
+    const gpa_policy *p = d->p;
+    gpa_vap_tenancy_vars(d, b, "object.metadata.?labels.orValue({})");
+    gpa_vap_var(d, "oldLabels", "oldObject != null ? oldObject.metadata.?labels.orValue({}) : {}");
     static const char *const own[][2] = {{"tenantLabel", GPA_LABEL_TENANT},
                                          {"poolLabel", GPA_LABEL_POOL},
                                          {"trustLabel", GPA_LABEL_TRUST}};

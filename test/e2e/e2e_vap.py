@@ -42,8 +42,18 @@ import yaml
 from run_e2e import TOKEN, note, run, wait_for
 
 NO_WEBHOOK = True  # run_e2e.py starts neither gpu-admission serve nor the chart
-VAP = "gpu-admission-pods"
+VAP = "gpu-admission-"  # + pods-N / claims-N: each install has its own names
 REDTEAM = [(272, 306), (330, 361)]
+# The webhook reasons the export compiles (docs/operations.md; test/tools/test_cli_export.py
+# checks the shipped policy's VAP has each): a golden case refused first for one of them must
+# be refused by the VAP for the same one, whatever the exported YAML says it holds.
+COMPILED = {"tenant-name-taken", "tenant-claim", "trust-label", "rule-deny", "unmatched",
+            "bad-quantity", "requests-limits", "shared-count", "mig-count",
+            "untrusted-shared", "node-name-shared", "shared-scheduler", "isolation-missing",
+            "mig-memory", "resource-pool-mismatch", "runtime-class", "affinity-too-large",
+            "affinity-conflict", "topology-size", "shared-pool-unplaced", "pool-label",
+            "visible-devices", "toolkit-env", "env-from", "privileged", "host-path",
+            "unknown-device-class"}
 # The webhook refusals the export does not compile (gpa_export_vap_gaps, docs/operations.md),
 # told by words of their messages: a webhook-only refusal matching none of them fails.
 NOT_COMPILED = [
@@ -68,6 +78,7 @@ def configure(c):
 def setup(c):
     """State of the suite (no webhook to start, no chart)."""
     c.vap_runtime_classes = set()
+    c.vap_policy_cache = {}
     c.vap_namespaces = set()
     c.vap_name, c.vap_serial = VAP, 0
     c.vap_ctx = ssl.create_default_context(cafile=c.apiserver_crt)
@@ -109,27 +120,31 @@ def ensure_ns(c, ns):
     c.vap_namespaces.add(ns)
 
 
-def try_pod(c, ns, pod):
+def try_pod(c, ns, pod, path=None):
     """('allowed'|'vap'|'api'|'error', reason code or '', message) of a dry-run CREATE; an
     admitted pod's code and message are those of the policy's first warning (validationActions
     Warn), if any."""
     ensure_ns(c, ns)
     warns = []
-    st, body = api(c, "POST", "/api/v1/namespaces/%s/pods?dryRun=All" % urllib.parse.quote(ns),
-                   pod, warns)
+    path = path or "/api/v1/namespaces/%s/pods" % urllib.parse.quote(ns)
+    st, body = api(c, "POST", path + "?dryRun=All", pod, warns)
     msg = body.get("message", "")
     if st in (200, 201):
         for w in warns:
-            mark = "with binding '%s': " % c.vap_name
-            if mark in w:
-                rest = w.split(mark, 1)[-1].rstrip('"')
+            mark = "with binding '%s" % VAP
+            if mark in w and "': " in w.split(mark, 1)[1]:
+                w = w.split(mark, 1)[1].split("': ", 1)[1]
+                mark = ""
+                rest = w.rstrip('"')
                 return "allowed", rest.split(":", 1)[0], rest
         return "allowed", "", ""
-    mark = "ValidatingAdmissionPolicy '%s'" % c.vap_name
+    mark = "ValidatingAdmissionPolicy '%s" % VAP  # -pods-N or -claims-N
     if st == 403 and mark in msg:
         rest = msg.split("denied request: ", 1)[-1]
         return "vap", rest.split(":", 1)[0], rest
     if st in (400, 422):  # not a Pod the API server decodes / its own validation
+        return "api", "", msg
+    if st == 403:  # another admission plugin of the API server's own
         return "api", "", msg
     return "error", str(st), msg
 
@@ -137,6 +152,22 @@ def try_pod(c, ns, pod):
 PROBE = {"apiVersion": "v1", "kind": "Pod",
          "metadata": {"name": "vap-probe", "labels": {"gpu-admission.io/trust": "probe"}},
          "spec": {"containers": [{"name": "c", "image": "registry.example/app:1"}]}}
+
+
+CLAIMS = "/apis/resource.k8s.io/%s/namespaces/%s/%s"
+# adminAccess in a namespace of no tenant (no DRA rights): refused by every claims policy
+CLAIM_PROBE = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+               "metadata": {"name": "vap-probe"}, "spec": {"devices": {"requests": [{
+                   "name": "r", "exactly": {"deviceClassName": "gpu.nvidia.com",
+                                            "adminAccess": True}}]}}}
+
+
+def admin_ns(c, ns):
+    """The label Kubernetes 1.36+ requires of a namespace whose claims ask adminAccess (else
+    the API server refuses them itself, before any policy)."""
+    ensure_ns(c, ns)
+    c.kubectl("label", "namespace", ns, "resource.kubernetes.io/admin-access=true",
+              "--overwrite")
 
 
 def install(c, policies, ck=None, name="install"):
@@ -151,13 +182,25 @@ def install(c, policies, ck=None, name="install"):
         if ck:
             ck.expect(name + "/export", False, r.stderr[-800:])
         return False, None, 0
-    old = c.vap_name
-    c.kubectl("delete", "validatingadmissionpolicybinding", old, "--ignore-not-found", "--wait")
-    c.kubectl("delete", "validatingadmissionpolicy", old, "--ignore-not-found", "--wait")
+    for kind in ("pods", "claims"):
+        old = "gpu-admission-%s-%d" % (kind, c.vap_serial)
+        c.kubectl("delete", "validatingadmissionpolicybinding", old, "--ignore-not-found",
+                  "--wait")
+        c.kubectl("delete", "validatingadmissionpolicy", old, "--ignore-not-found", "--wait")
+    # until the old objects are out of the API server's caches, a probe they refuse would
+    # pass for the new ones: wait for both probes to be admitted first
+    admin_ns(c, "default")
+    wait_for("old VAPs gone", lambda: try_pod(c, "default", PROBE)[0] == "allowed" and try_pod(
+        c, "default", CLAIM_PROBE, CLAIMS % ("v1", "default", "resourceclaims"))[0] ==
+        "allowed", 60, 0.2)
     c.vap_serial += 1
     c.vap_name = "%s-%d" % (VAP, c.vap_serial)
-    text = r.stdout.replace("name: " + VAP, "name: " + c.vap_name).replace(
-        "policyName: " + VAP, "policyName: " + c.vap_name)
+    text = r.stdout
+    for kind in ("pods", "claims"):
+        text = text.replace("name: gpu-admission-%s\n" % kind, "name: gpu-admission-%s-%d\n" % (
+            kind, c.vap_serial)).replace("policyName: gpu-admission-%s\n" % kind,
+                                         "policyName: gpu-admission-%s-%d\n" % (
+                                             kind, c.vap_serial))
     # enforcement audit: an audit annotation only, invisible to a client; Warn shows the probe
     text = text.replace("validationActions: [Audit]", "validationActions: [Warn]")
     # create, not a client-side apply: its last-applied annotation is capped at 256 KiB
@@ -169,6 +212,10 @@ def install(c, policies, ck=None, name="install"):
         return False, r.stdout, 0
     t0 = time.monotonic()
     wait_for("VAP in force", lambda: try_pod(c, "default", PROBE)[1] == "trust-label", 60, 0.2)
+    if "name: gpu-admission-claims\n" in r.stdout:
+        wait_for("claims VAP in force", lambda: try_pod(
+            c, "default", CLAIM_PROBE, CLAIMS % ("v1", "default", "resourceclaims"))[1] ==
+            "dra-admin-access", 60, 0.2)
     return True, r.stdout, time.monotonic() - t0
 
 
@@ -256,8 +303,10 @@ def sendable(pod, ns, name):
     return pod
 
 
-def policy_dir(c, spec, cache):
-    """The case's policy set as one directory (a list of files copied in their order)."""
+def policy_dir(c, spec, cache=None):
+    """The case's policy set as one directory (a list of files copied in their order; one copy
+    per distinct list in a run)."""
+    cache = c.vap_policy_cache
     pol = spec.get("policy")
     root = os.path.join(c.args.source_dir, "test", "golden", "policies")
     if isinstance(pol, str):
@@ -274,7 +323,15 @@ def policy_dir(c, spec, cache):
 
 
 def golden_cases(c):
-    """[(number, name, policies, ns, pod)] of the CREATE cases, and the UPDATE ones skipped."""
+    """[(number, name, policies, ns, pod)] of the CREATE cases, and the UPDATE ones skipped
+    (read once per run)."""
+    if getattr(c, "vap_golden", None) is None:
+        c.vap_first_reason = {}  # validate-hook case -> the webhook's first reason
+        c.vap_golden = read_golden_cases(c)
+    return c.vap_golden
+
+
+def read_golden_cases(c):
     cdir = os.path.join(c.args.source_dir, "test", "golden", "cases")
     out, skipped, cache = [], [], {}
     for name in sorted(os.listdir(cdir)):
@@ -288,6 +345,9 @@ def golden_cases(c):
             continue
         ns = spec.get("namespace", "default")
         pod = sendable(case_pod(os.path.join(cdir, name), spec), ns, "case-" + name[:3])
+        exp = spec.get("expect") or {}
+        if spec.get("hook") == "validate" and exp.get("allowed") is False and exp.get("reason"):
+            c.vap_first_reason[name] = exp["reason"]
         out.append((int(name.split("-")[0]), name, policy_dir(c, spec, cache), ns, pod))
     return out, skipped
 
@@ -325,9 +385,9 @@ def sc_shipped(c, ck):
         return
     note("shipped VAP: %d bytes, %d compiled reasons, in force %.1fs after create" % (
         len(text), len(compiled_reasons(text)), secs))
-    got = c.get("validatingadmissionpolicy", c.vap_name)
+    got = c.get("validatingadmissionpolicy", "gpu-admission-pods-%d" % c.vap_serial)
     ck.expect("vap-shipped/stored", got is not None and got["spec"]["failurePolicy"] == "Fail")
-    b = c.get("validatingadmissionpolicybinding", c.vap_name)
+    b = c.get("validatingadmissionpolicybinding", "gpu-admission-pods-%d" % c.vap_serial)
     ck.expect("vap-shipped/binding-deny", b is not None and
               b["spec"]["validationActions"] == ["Deny"], b and b["spec"])
     # an untrusted GPU pod in a namespace of no tenant: unmatched under unmatched: deny
@@ -343,7 +403,8 @@ def sc_shipped(c, ck):
 def sc_golden(c, ck):
     """every golden CREATE case: nothing the webhook admits is refused; compiled reasons refuse"""
     cases, skipped = golden_cases(c)
-    stats = {"n": 0, "both-allow": 0, "both-deny": 0, "api": 0, "gap": [], "bad": []}
+    stats = {"n": 0, "both-allow": 0, "both-deny": 0, "api": 0, "gap": [], "bad": [],
+             "same-reason": 0}
 
     def check(label, verdict, outcome, reasons):
         allowed, wmsg = verdict
@@ -366,6 +427,15 @@ def sc_golden(c, ck):
                 stats["bad"].append("%s: webhook refuses, VAP admits: %s" % (label, wmsg[:300]))
         elif not allowed:
             stats["both-deny" if kind == "vap" else "api"] += 1
+            want = c.vap_first_reason.get(label)
+            # the checks run in the engine's order: the VAP's first refusal is the webhook's
+            # first reason, so a compiled check that stops firing shows even when another
+            # check still refuses the pod
+            if kind == "vap" and want and want in COMPILED and code != want:
+                stats["bad"].append("%s: webhook's first reason %s, VAP's %s" % (
+                    label, want, code))
+            elif kind == "vap" and want:
+                stats["same-reason"] += 1
         else:
             stats["both-allow"] += 1
         c._vap_last_reasons = reasons
@@ -394,6 +464,10 @@ def sc_golden(c, ck):
              len(stats["gap"]), len(stats["bad"])))
     for g in stats["gap"]:
         note("  not compiled: " + g)
+    note("golden replay: %d validate-hook cases refused by the VAP with the webhook's first "
+         "reason" % stats["same-reason"])
+    ck.expect("vap-golden/first-reasons-compared", stats["same-reason"] >= 30,
+              stats["same-reason"])
     c.vap_golden_gaps = stats["gap"]
     ck.expect("vap-golden/replayed", stats["n"] >= 150, stats["n"])
     ck.expect("vap-golden/no-false-refusal-or-miss", not stats["bad"], "\n".join(stats["bad"]))
@@ -573,9 +647,100 @@ def sc_cost(c, ck):
                   ok200 and o[0] in ("allowed", "vap") and "cost" not in o[2], o)
 
 
+def claim_runs(c):
+    """[(label, policies, ns, claim, path, first reason or None)] of test/golden/claims: each
+    CREATE run without a user (the scheduler's own claims need its identity)."""
+    cdir = os.path.join(c.args.source_dir, "test", "golden", "claims")
+    root = os.path.join(c.args.source_dir, "test", "golden", "policies")
+    out, cache = [], {}
+    for name in sorted(os.listdir(cdir)):
+        path = os.path.join(cdir, name, "case.yaml")
+        if not os.path.exists(path):
+            continue
+        with open(path) as f:
+            spec = yaml.safe_load(f)
+        obj = spec.get("object")
+        if isinstance(obj, str):
+            docs = load_docs(os.path.join(cdir, name, obj))
+            kind = spec.get("objectKind")
+            obj = next(d for d in docs if not kind or d.get("kind") == kind)
+        for i, run_ in enumerate(spec.get("runs") or []):
+            if run_.get("operation", "CREATE") != "CREATE" or run_.get("user"):
+                continue
+            o = copy.deepcopy(obj)
+            if run_.get("objectMerge"):
+                o = merge_patch(o, run_["objectMerge"])
+            ns = run_.get("namespace") or (o.get("metadata") or {}).get("namespace") or "default"
+            o = sendable(o, ns, "claim")
+            group, _, version = o["apiVersion"].partition("/")
+            res = "resourceclaimtemplates" if o["kind"] == "ResourceClaimTemplate" \
+                else "resourceclaims"
+            exp = run_.get("expect") or {}
+            first = exp.get("reason") if run_.get("hook") == "validate" and \
+                exp.get("allowed") is False else None
+            out.append(("claims/%s#%d" % (name, i), policy_dir(c, run_, cache), ns, o,
+                        CLAIMS % (version, urllib.parse.quote(ns), res), first))
+    return out
+
+
+CLAIM_COMPILED = {"dra-admin-access", "dra-allocation-all", "unknown-device-class"}
+
+
+def sc_claims(c, ck):
+    """golden claim cases: adminAccess, allocationMode All, unknown classes refused by the VAP"""
+    runs = claim_runs(c)
+    tmp = os.path.join(c.work, "vap-tmp")
+    os.makedirs(tmp, exist_ok=True)
+    res = {"both-allow": 0, "both-deny": 0, "api": 0, "same": 0, "gap": [], "bad": []}
+    groups = {}
+    for r_ in runs:
+        groups.setdefault(r_[1], []).append(r_)
+    for pol, rs in groups.items():
+        ok, text, _ = install(c, pol, ck, "vap-claims/" + os.path.basename(pol))
+        if not ok:
+            continue
+        for label, _, ns, obj, path, first in rs:
+            admin_ns(c, ns)
+            allowed, wmsg = webhook_verdict(c, pol, ns, obj, tmp)
+            kind, code, msg = try_pod(c, ns, obj, path)
+            if kind == "error":
+                res["bad"].append("%s: HTTP %s %s" % (label, code, msg[:200]))
+            elif allowed and kind == "vap":
+                res["bad"].append("%s: webhook admits, VAP refuses: %s" % (label, msg[:200]))
+            elif allowed:
+                res["both-allow" if kind == "allowed" else "api"] += 1
+            elif kind == "allowed":
+                compiled = (first in CLAIM_COMPILED) if first else any(
+                    w in wmsg for w in ("adminAccess, which", "allocationMode All",
+                                        "which the GPU policy does not know"))
+                if compiled:
+                    res["bad"].append("%s: webhook refuses (%s), VAP admits" % (label, wmsg[:200]))
+                else:
+                    res["gap"].append("%s: %s" % (label, wmsg[:120]))
+            else:
+                res["both-deny" if kind == "vap" else "api"] += 1
+                if kind == "vap" and first in CLAIM_COMPILED:
+                    if code == first:
+                        res["same"] += 1
+                    else:
+                        res["bad"].append("%s: webhook's first reason %s, VAP's %s" % (
+                            label, first, code))
+    note("claims replay: %d runs: %d admitted by both, %d refused by both (%d validate runs "
+         "with the webhook's first reason), %d refused by the API server itself, %d refused only "
+         "by the webhook (placement checks, not compiled), %d failures" % (
+             len(runs), res["both-allow"], res["both-deny"], res["same"], res["api"],
+             len(res["gap"]), len(res["bad"])))
+    for g in res["gap"]:
+        note("  not compiled: " + g)
+    ck.expect("vap-claims/replayed", len(runs) >= 40 and res["same"] >= 3,
+              "%d runs, %d same-reason" % (len(runs), res["same"]))
+    ck.expect("vap-claims/no-false-refusal-or-miss", not res["bad"], "\n".join(res["bad"]))
+
+
 SCENARIOS = [
     ("vap-shipped", sc_shipped),
     ("vap-golden-replay", sc_golden),
     ("vap-redteam", sc_redteam),
+    ("vap-claims", sc_claims),
     ("vap-cost", sc_cost),
 ]

@@ -33,7 +33,9 @@ COMPILED = ["tenant-name-taken", "tenant-claim", "trust-label", "rule-deny", "un
             "untrusted-shared", "node-name-shared", "shared-scheduler", "isolation-missing",
             "mig-memory", "resource-pool-mismatch", "runtime-class", "affinity-too-large",
             "affinity-conflict", "shared-pool-unplaced", "pool-label", "visible-devices",
-            "toolkit-env", "env-from", "privileged", "host-path", "unknown-device-class"]
+            "toolkit-env", "env-from", "privileged", "host-path", "unknown-device-class",
+            # gpu-admission-claims
+            "dra-admin-access", "dra-allocation-all"]
 
 # ---- the shipped policy: the reviewed golden file ----
 rc, out, err = export("vap", "--policies", os.path.join(SRC, "policies"))
@@ -58,9 +60,11 @@ check(len(re.findall(r"^      '([a-z-]+): ' \+ \(", out, re.M)) == n_expr,
       "each messageExpression starts with its reason code")
 for name in re.findall(r"^  name: (\S+)$", out, re.M):
     check(name.startswith("gpu-admission-"), "object name %s" % name)
-check("kind: ValidatingAdmissionPolicy\n" in out and
-      "kind: ValidatingAdmissionPolicyBinding\n" in out, "policy and binding")
-check("validationActions: [Deny]" in out, "enforcement deny -> Deny")
+check(out.count("kind: ValidatingAdmissionPolicy\n") == 2 and
+      out.count("kind: ValidatingAdmissionPolicyBinding\n") == 2, "two policies and bindings")
+check("  name: gpu-admission-claims\n" in out and "resources: [\"resourceclaims\", "
+      "\"resourceclaimtemplates\"]" in out, "the claims policy (the shipped set has spec.dra)")
+check(out.count("validationActions: [Deny]") == 2, "enforcement deny -> Deny")
 
 # ---- namespace globs: anchored regular expressions, nothing unescaped ----
 rx = re.findall(r"\.matches\('([^']*)'\)", out)
