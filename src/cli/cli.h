@@ -24,6 +24,8 @@ int gpa_cmd_test(int argc, char **argv);
 int gpa_cmd_diff(int argc, char **argv);
 int gpa_cmd_audit(int argc, char **argv);
 int gpa_cmd_export(int argc, char **argv);
+/* `export map` (cmd_export_map.c), once cmd_export.c has parsed the flags: the exit status. */
+int gpa_cli_export_map(const char *policies, const char *output);
 
 /* Reads a whole file ("-" = stdin) into a NUL-terminated buffer; NULL on error (errno set).
  * Shared by the subcommands so every one reads input the same way. */

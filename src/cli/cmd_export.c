@@ -60,6 +60,8 @@ static const gpa_cli_spec cli_spec = {
         "\n"
         "kinds:\n"
         "  vap   a ValidatingAdmissionPolicy and its binding (admissionregistration.k8s.io/v1)\n"
+        "  map   a MutatingAdmissionPolicy and its binding (admissionregistration.k8s.io/v1,\n"
+        "        Kubernetes 1.36+) that place pods as the mutating webhook does\n"
         "\n"
         "flags:\n",
     .tail = "\n"
@@ -90,6 +92,15 @@ int gpa_cmd_export(int argc, char **argv)
     kind_arg = NULL;
     int rc = gpa_cli_parse(&cli_spec, &o, argc, argv);
     if (rc != GPA_CLI_CONTINUE) return rc;
+    if (kind_arg && strcmp(kind_arg, "map") == 0) {
+        /* what it cannot express depends on the policy: cmd_export_map.c */
+        if (!o.policies) {
+            fprintf(stderr, "gpu-admission export: --policies DIR is required\n");
+            gpa_cli_usage(&cli_spec, stderr);
+            return 2;
+        }
+        return gpa_cli_export_map(o.policies, o.output);
+    }
     const export_kind *k = NULL;
     for (size_t i = 0; kind_arg && i < sizeof kinds / sizeof kinds[0]; i++)
         if (strcmp(kinds[i].name, kind_arg) == 0) k = &kinds[i];

@@ -1122,12 +1122,14 @@ def main():
     ap.add_argument("--only", action="append", default=[], metavar="SCENARIO",
                     help="run only this scenario (repeatable); see --list")
     ap.add_argument("--list", action="store_true", help="list scenarios and exit")
-    ap.add_argument("--suite", choices=("pods", "workloads", "quota", "dra", "today", "vap"),
+    ap.add_argument("--suite",
+                    choices=("pods", "workloads", "quota", "dra", "today", "vap", "map"),
                     default="pods",
                     help="pods: these scenarios; workloads: e2e_workloads.py's (issue 16); "
                     "quota: e2e_quota.py's (issue 25); dra: e2e_dra.py's (issue 24); "
                     "today: e2e_today.py's (issue 29 item 5; starts kube-scheduler); "
-                    "vap: e2e_vap.py's (issue 32: export vap, no webhook)")
+                    "vap: e2e_vap.py's (issue 32: export vap, no webhook); "
+                    "map: e2e_map.py's (issue 32: export map, no webhook)")
     ap.add_argument("--no-webhook", action="store_true",
                     help="bring up etcd + apiserver + kcm only (harness development)")
     args = ap.parse_args()
@@ -1147,6 +1149,9 @@ def main():
         scenarios = suite.SCENARIOS
     elif args.suite == "vap":
         import e2e_vap as suite  # issue 32: the exported ValidatingAdmissionPolicy alone
+        scenarios = suite.SCENARIOS
+    elif args.suite == "map":
+        import e2e_map as suite  # issue 32: the MutatingAdmissionPolicy with no webhook
         scenarios = suite.SCENARIOS
     if args.list:
         for name, fn in scenarios:
