@@ -261,3 +261,17 @@ status is the verdict on the policy.
 {{ $which }}.yaml: {{ $text | toYaml | indent 2 | trim }}
 {{- end }}
 {{- end }}
+
+{{/* What a pod the Pod entries see meets while no replica answers (alert text, NOTES). */}}
+{{- define "gpu-admission.downEffect" -}}
+{{- $mode := include "gpu-admission.mode" . }}
+{{- $m := include "gpu-admission.failurePolicy" (dict "root" . "entry" "mutate") }}
+{{- $v := include "gpu-admission.failurePolicy" (dict "root" . "entry" "validate") }}
+{{- if or (eq $m "Fail") (eq $v "Fail") }}
+{{- printf "With failurePolicy %s (mutate) / %s (validate), every pod creation the webhooks see is refused." $m $v }}
+{{- else if eq $mode "webhook" }}
+{{- "With failurePolicy Ignore, pods the webhooks see are admitted unchecked." }}
+{{- else }}
+{{- printf "Mode %s, failurePolicy Ignore: pods the webhooks see are judged only by the API server's generated admission policies (what CEL cannot decide lapses)." $mode }}
+{{- end }}
+{{- end }}
