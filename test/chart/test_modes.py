@@ -266,7 +266,7 @@ class Refusals(unittest.TestCase):
 
     def test_versions(self):
         for kube in ("1.33.0", "1.35.9"):
-            self.assertIn("mode native needs Kubernetes >= 1.36", refused(values("native"), kube))
+            self.assertIn("enforcement mode native needs Kubernetes >= 1.36", refused(values("native"), kube))
         for kube in ("1.33.0", "1.36.0"):
             render(values("backstop"), kube)
         render(values("native"), "1.36.0")
@@ -285,7 +285,7 @@ class Refusals(unittest.TestCase):
         mapk = ["--api-versions", gv + "MutatingAdmissionPolicy",
                 "--api-versions", gv + "MutatingAdmissionPolicyBinding"]
         err = refused(values("native"), extra=live + vap)
-        self.assertIn("mode native needs the API server to serve admissionregistration.k8s.io/v1 "
+        self.assertIn("enforcement mode native needs the API server to serve admissionregistration.k8s.io/v1 "
                       "MutatingAdmissionPolicy, and this cluster does not", err)
         self.assertIn("ValidatingAdmissionPolicy", refused(values("backstop"), extra=live))
         render(values("backstop"), extra=live + vap)
@@ -320,10 +320,10 @@ class Refusals(unittest.TestCase):
             ("binding of nothing", values("backstop", vap=unbound),
              'names policy "gpu-admission-gone", which the file does not hold'),
             ("comments only", values("backstop", vap="# nothing\n---\n"),
-             "holds no ValidatingAdmissionPolicy with its ValidatingAdmissionPolicyBinding"),
-            ("no binding", values("backstop", vap=VAP.split("---")[0]), "holds no "),
-            ("not yaml", values("backstop", vap="a: [\n"), "apiServerPolicies.vap: document 1 "
-             "is not YAML"),
+             "no ValidatingAdmissionPolicy with its ValidatingAdmissionPolicyBinding, an export"),
+            ("no binding", values("backstop", vap=VAP.split("---")[0]), "generated objects in apiServerPolicies.vap: no "),
+            ("not yaml", values("backstop", vap="a: [\n"), "generated objects in apiServerPolicies.vap: "
+             "document 1 is not YAML"),
         ]
         for name, v, want in cases:
             with self.subTest(name):
@@ -341,7 +341,7 @@ class Refusals(unittest.TestCase):
             r = c.helm("template", c.RELEASE, chart, "-n", c.RELEASE_NS, "--kube-version", KUBE,
                        *args, check=False)
             self.assertNotEqual(r.returncode, 0)
-            self.assertIn("mode backstop needs the vap objects, and this chart has no "
+            self.assertIn("enforcement mode backstop needs the vap objects, and this chart has no "
                           "files/generated/vap.yaml", r.stderr)
             args, _ = c._set_args(values("backstop"))
             c.helm("template", c.RELEASE, chart, "-n", c.RELEASE_NS, "--kube-version", KUBE,

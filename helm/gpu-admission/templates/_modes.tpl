@@ -30,12 +30,12 @@ there the version decides, unless --api-versions names kinds (Argo CD passes the
 {{- $caps := $.Capabilities.APIVersions }}
 {{- $kv := $.Capabilities.KubeVersion.Version }}
 {{- if not (semverCompare (printf ">=%s-0" (first .)) $kv) }}
-{{- fail (printf "mode %s needs Kubernetes >= %s (the API server evaluates the generated admission policies); this cluster is %s: use mode webhook, or backstop on 1.30+" $mode (first .) $kv) }}
+{{- fail (printf "enforcement mode %s needs Kubernetes >= %s (the API server evaluates the generated admission policies); this cluster is %s: use mode webhook, or backstop on 1.30+" $mode (first .) $kv) }}
 {{- end }}
 {{- $live := $caps.Has "admissionregistration.k8s.io/v1/MutatingWebhookConfiguration" }}
 {{- range rest . }}
 {{- if and $live (not ($caps.Has (printf "admissionregistration.k8s.io/v1/%s" .))) }}
-{{- fail (printf "mode %s needs the API server to serve admissionregistration.k8s.io/v1 %s, and this cluster does not (turned off with --runtime-config?): use mode webhook" $mode .) }}
+{{- fail (printf "enforcement mode %s needs the API server to serve admissionregistration.k8s.io/v1 %s, and this cluster does not (turned off with --runtime-config?): use mode webhook" $mode .) }}
 {{- end }}
 {{- end }}
 {{- end }}
@@ -63,11 +63,11 @@ there is a policy and a binding, and every binding names a policy of the file.
 {{- $text := $given }}
 {{- if not $given }}
 {{- if or $root.Values.policies $root.Values.existingPolicyConfigMap }}
-{{- fail (printf "mode %s with your own policies (policies or existingPolicyConfigMap) needs their export: gpu-admission export %s --policies DIR --output %s.yaml, then --set-file apiServerPolicies.%s=%s.yaml (the chart's own export is of the shipped policies)" $mode $which $which $which $which) }}
+{{- fail (printf "enforcement mode %s with your own policies (policies or existingPolicyConfigMap) needs their export: gpu-admission export %s --policies DIR --output %s.yaml, then --set-file apiServerPolicies.%s=%s.yaml (the chart's own export is of the shipped policies)" $mode $which $which $which $which) }}
 {{- end }}
 {{- $text = $root.Files.Get (printf "files/generated/%s.yaml" $which) }}
 {{- if not $text }}
-{{- fail (printf "mode %s needs the %s objects, and this chart has no files/generated/%s.yaml: give them with --set-file apiServerPolicies.%s=FILE (gpu-admission export %s --policies DIR --output FILE)" $mode $which $which $which $which) }}
+{{- fail (printf "enforcement mode %s needs the %s objects, and this chart has no files/generated/%s.yaml: give them with --set-file apiServerPolicies.%s=FILE (gpu-admission export %s --policies DIR --output FILE)" $mode $which $which $which $which) }}
 {{- end }}
 {{- end }}
 {{- $kinds := splitList "," (include "gpu-admission.apiServerKinds" $which) }}
@@ -80,28 +80,28 @@ there is a policy and a binding, and every binding names a policy of the file.
 {{- range $i, $part := regexSplit "(?m)^---[ \\t]*$" $text -1 }}
 {{- $d := fromYaml $part }}
 {{- if hasKey $d "Error" }}
-{{- fail (printf "%s: document %d is not YAML: %s" $src (add1 $i) (get $d "Error")) }}
+{{- fail (printf "generated objects in %s: document %d is not YAML: %s" $src (add1 $i) (get $d "Error")) }}
 {{- end }}
 {{- if $d }}
 {{- $kind := toString (get $d "kind") }}
 {{- $name := toString (dig "metadata" "name" "" $d) }}
 {{- if or (ne (toString (get $d "apiVersion")) "admissionregistration.k8s.io/v1") (not (has $kind $kinds)) }}
-{{- fail (printf "%s: document %d is %s %s, not admissionregistration.k8s.io/v1 %s or %s (is this the export of `gpu-admission export %s`?)" $src (add1 $i) (toString (get $d "apiVersion")) $kind $policyKind $bindingKind $which) }}
+{{- fail (printf "generated objects in %s: document %d is %s %s, not admissionregistration.k8s.io/v1 %s or %s (is this the export of `gpu-admission export %s`?)" $src (add1 $i) (toString (get $d "apiVersion")) $kind $policyKind $bindingKind $which) }}
 {{- end }}
 {{- if not (hasPrefix "gpu-admission-" $name) }}
-{{- fail (printf "%s: %s %q is not named gpu-admission-*: the chart installs only the exporter's objects" $src $kind $name) }}
+{{- fail (printf "generated objects in %s: %s %q is not named gpu-admission-*: the chart installs only the exporter's objects" $src $kind $name) }}
 {{- end }}
 {{- if eq $kind $policyKind }}{{ $policies = append $policies $name }}{{ else }}{{ $bindings = append $bindings $d }}{{ end }}
 {{- $docs = append $docs $d }}
 {{- end }}
 {{- end }}
 {{- if or (not $policies) (not $bindings) }}
-{{- fail (printf "%s holds no %s with its %s: an export with nothing to enforce" $src $policyKind $bindingKind) }}
+{{- fail (printf "generated objects in %s: no %s with its %s, an export with nothing to enforce" $src $policyKind $bindingKind) }}
 {{- end }}
 {{- range $bindings }}
 {{- $p := toString (dig "spec" "policyName" "" .) }}
 {{- if not (has $p $policies) }}
-{{- fail (printf "%s: %s %s names policy %q, which the file does not hold" $src $bindingKind .metadata.name $p) }}
+{{- fail (printf "generated objects in %s: %s %s names policy %q, which the file does not hold" $src $bindingKind .metadata.name $p) }}
 {{- end }}
 {{- end }}
 {{- toJson $docs }}
