@@ -23,6 +23,8 @@ int gpa_cmd_version(int argc, char **argv);
 int gpa_cmd_test(int argc, char **argv);
 int gpa_cmd_diff(int argc, char **argv);
 int gpa_cmd_audit(int argc, char **argv);
+int gpa_cmd_export(int argc, char **argv);
+int gpa_cmd_export_map(int argc, char **argv);
 
 /* Reads a whole file ("-" = stdin) into a NUL-terminated buffer; NULL on error (errno set).
  * Shared by the subcommands so every one reads input the same way. */

@@ -21,6 +21,7 @@ static const struct {
     {"test", gpa_cmd_test, "run policy test suites (GPUPolicyTest files)"},
     {"diff", gpa_cmd_diff, "what a policy change does to existing objects"},
     {"audit", gpa_cmd_audit, "existing objects judged under a policy, as PolicyReports"},
+    {"export", gpa_cmd_export, "the policy as objects the API server evaluates (map)"},
     {"certs", gpa_cmd_certs, "make a CA and a serving certificate for the webhook"},
     {"simulate", gpa_cmd_simulate, "pack workloads onto a GPU inventory: GPUs used vs whole GPUs"},
     {"version", gpa_cmd_version, "print the version"},

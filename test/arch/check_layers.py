@@ -43,7 +43,7 @@ PUBLIC = {
     "engine.h": "engine", "claim.h": "engine",
     "review.h": "webhook", "namespace_guard.h": "webhook",
     "judge.h": "tools", "impact.h": "tools", "policyreport.h": "tools", "suite.h": "tools", "textdiff.h": "tools",
-    "report.h": "tools",
+    "report.h": "tools", "export_map.h": "tools",
 }
 
 
