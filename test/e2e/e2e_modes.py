@@ -238,6 +238,42 @@ def sc_native(c, ck):
               "fixture: an untrusted pod may not be privileged" in r.stderr, r.stderr)
 
 
+def sc_native_shipped(c, ck):
+    """mode native with the chart's own files/generated/map.yaml: installed, and it places a pod"""
+    s = "modes-native-shipped"
+    webhook_up(c)
+    c.register_webhooks(extra=["--set", "mode=native", "--set-file",
+                               "apiServerPolicies.vap=" + os.path.join(FIX, "vap-fixture.yaml")])
+    items = stored(c)
+    maps = [i for i in items if i["kind"] == "MutatingAdmissionPolicy"]
+    ck.expect(s + "/stored", [m["metadata"]["name"] for m in maps] == ["gpu-admission-placement"],
+              [i["metadata"]["name"] for i in items])
+    hooks = entries(c)
+    for m in maps:  # the exporter's own scoping replaced by the mutating entry's
+        ck.expect(s + "/policy-namespaceSelector",
+                  dig(m, "spec", "matchConstraints", "namespaceSelector") ==
+                  hooks["mutate.gpu-admission.io"]["namespaceSelector"],
+                  dig(m, "spec", "matchConstraints", "namespaceSelector"))
+    check_bindings(c, ck, s, items)
+    c.namespace("inference-modes")
+    webhook_down(c, ck, s)
+    pod = gpu_pod("shipped", "inference-modes",
+                  labels={"app.kubernetes.io/component": "inference"},
+                  annotations={"gpu-admission.io/gpu-memory": "8Gi"})
+    wait_enforced(c, ck, s, "the shipped MAP", pod,
+                  lambda r: r.returncode == 0 and dig(json.loads(r.stdout), "metadata",
+                                                      "annotations", "gpu-admission.io/rule"))
+    r = c.create(pod)
+    ck.expect(s + "/gpu-pod-admitted", r.returncode == 0, r.stderr)
+    got = c.get("pod", "shipped", "inference-modes") or {}
+    limits = dig(got, "spec", "containers", default=[{}])[0].get("resources", {}).get("limits", {})
+    ck.expect(s + "/placed-by-the-shipped-map",
+              dig(got, "metadata", "annotations", "gpu-admission.io/rule") == "inference-small"
+              and any(k.startswith("nvidia.com/mig-") for k in limits)
+              and "nvidia.com/gpu" not in limits,
+              json.dumps({"annotations": dig(got, "metadata", "annotations"), "limits": limits}))
+
+
 def sc_back_to_webhook(c, ck):
     """mode webhook again: the generated objects are deleted with the release's other objects"""
     s = "modes-webhook"
@@ -254,5 +290,6 @@ SCENARIOS = [
     ("modes-dry-run", sc_dry_run),
     ("modes-backstop", sc_backstop),
     ("modes-native", sc_native),
+    ("modes-native-shipped", sc_native_shipped),
     ("modes-webhook", sc_back_to_webhook),
 ]
