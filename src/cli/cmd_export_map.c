@@ -81,8 +81,8 @@ int gpa_cmd_export_map(int argc, char **argv)
     if (n_gaps) {
         fputs(gaps, stderr);
         fprintf(stderr,
-                "gpu-admission export map: %zu rule(s) or part(s) of the policy not expressed: "
-                "their pods are placed only by the webhook\n",
+                "gpu-admission export map: %zu rule(s) not fully expressed: the pods named "
+                "above are placed only by the webhook\n",
                 n_gaps);
     }
     free(gaps);
