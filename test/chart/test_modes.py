@@ -240,7 +240,9 @@ class Modes(unittest.TestCase):
                              pod_rule(["UPDATE"], ["pods/ephemeralcontainers"])], None, True,
              "Ignore"),
             ("no UPDATE", [pod_rule(["CREATE"])], None, True, "Fail"),
-            ("no kubectl debug", [pod_rule(["CREATE", "UPDATE"], ["pods"])], None, True, "Fail"),
+            # the pods entry fails open, kubectl debug moves to an entry that fails closed
+            ("no kubectl debug", [pod_rule(["CREATE", "UPDATE"], ["pods"])], None, True,
+             "Ignore"),
             ("other group", [pod_rule(["*"], ["pods", "pods/ephemeralcontainers"], ["apps"])],
              None, True, "Fail"),
             ("excluded", [pod_rule(["*"], ["*"])],
@@ -254,6 +256,36 @@ class Modes(unittest.TestCase):
                 # nothing but the wildcards matches claims: that entry stays closed
                 self.assertEqual(got["validate-claims.gpu-admission.io"],
                                  "Ignore" if name == "wildcards" else "Fail")
+
+    def test_kubectl_debug_split_when_the_vap_lacks_it(self):
+        """`export vap` leaves pods/ephemeralcontainers to the webhook: the Pod entry may fail
+        open, the subresource goes to validate-ephemeral.gpu-admission.io, which fails closed."""
+        rules = [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
+                  "resources": ["pods"]}]
+        objs = render(values("backstop", vap=self.vap_with(rules)))
+        v = c.one(objs, "ValidatingWebhookConfiguration")["webhooks"]
+        names = [w["name"] for w in v]
+        self.assertEqual(names[:2], ["validate.gpu-admission.io",
+                                     "validate-ephemeral.gpu-admission.io"])
+        pod, eph = v[0], v[1]
+        self.assertEqual(pod["failurePolicy"], "Ignore")
+        self.assertEqual(eph["failurePolicy"], "Fail")
+        self.assertEqual([r["resources"] for r in pod["rules"]], [["pods"]])
+        self.assertEqual(eph["rules"], [{"apiGroups": [""], "apiVersions": ["v1"],
+                                         "operations": ["UPDATE"],
+                                         "resources": ["pods/ephemeralcontainers"],
+                                         "scope": "Namespaced"}])
+        for k in ("namespaceSelector", "matchConditions", "clientConfig", "timeoutSeconds",
+                  "sideEffects", "admissionReviewVersions", "matchPolicy"):
+            self.assertEqual(eph[k], pod[k], k)
+        # no split: the VAP covers the subresource, webhook mode, or an explicit policy
+        for v_ in (values("backstop"), merge(DRA, {"mode": "webhook"}),
+                   values("backstop", vap=self.vap_with(rules),
+                          webhook={"failurePolicy": "Fail"})):
+            hooks = entries(render(v_))
+            self.assertNotIn("validate-ephemeral.gpu-admission.io", hooks)
+            self.assertIn("pods/ephemeralcontainers",
+                          str(hooks["validate.gpu-admission.io"]["rules"]))
 
     def test_notes_and_alert_say_what_holds(self):
         # helm install --dry-run has no --kube-version: helm's own (1.35), which serves backstop

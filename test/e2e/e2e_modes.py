@@ -45,6 +45,33 @@ KINDS = "validatingadmissionpolicies,validatingadmissionpolicybindings," \
         "mutatingadmissionpolicies,mutatingadmissionpolicybindings"
 
 
+# Checks of the shipped exports that fail today, with the reason: they run, a failure prints
+# XFAIL (the run stays green), a pass is an XPASS and fails the run so the entry goes when the
+# exporter is fixed; GPA_E2E_STRICT=1 turns every XFAIL into a failure (as e2e_today.py).
+KNOWN_GAPS = {
+    "modes-backstop-shipped/placed-mig-pod-admitted":
+        "export vap (branch vapc at 7b9a93d) refuses a pod the webhook placed on one MIG slice "
+        "(limits and requests nvidia.com/mig-1g.10gb: 1) with mig-count 'a container asks more "
+        "than one MIG device': it counts requests and limits together",
+    "modes-native-shipped/vap-admits-what-the-map-placed":
+        "the same mig-count false refusal, on the pod the shipped MAP placed",
+}
+
+
+def expect(ck, name, ok, detail=""):
+    """ck.expect, except for a KNOWN_GAPS check (see above)."""
+    if name not in KNOWN_GAPS:
+        return ck.expect(name, ok, detail)
+    if ok:
+        return ck.expect(name + " [XPASS: fixed; remove it from KNOWN_GAPS in e2e_modes.py]",
+                         False, KNOWN_GAPS[name])
+    if os.environ.get("GPA_E2E_STRICT") == "1":
+        return ck.expect(name, False, "known gap: %s\n%s" % (KNOWN_GAPS[name], detail))
+    print("XFAIL %s\n     known gap: %s\n     %s" % (name, KNOWN_GAPS[name], str(detail)[:600]),
+          flush=True)
+    return False
+
+
 def configure(c):
     pass
 
@@ -239,7 +266,7 @@ def sc_native(c, ck):
 
 
 def sc_native_shipped(c, ck):
-    """mode native with the chart's own files/generated/map.yaml: installed, and it places a pod"""
+    """mode native with the chart's own files/generated/: the MAP places a pod, the VAP admits it"""
     s = "modes-native-shipped"
     webhook_up(c)
     c.register_webhooks(extra=["--set", "mode=native", "--set-file",
@@ -272,6 +299,84 @@ def sc_native_shipped(c, ck):
               and any(k.startswith("nvidia.com/mig-") for k in limits)
               and "nvidia.com/gpu" not in limits,
               json.dumps({"annotations": dig(got, "metadata", "annotations"), "limits": limits}))
+    # both of the chart's own files: the shipped VAP must admit what the shipped MAP placed
+    webhook_up(c)
+    c.register_webhooks(extra=["--set", "mode=native"])
+    webhook_down(c, ck, s + "-both")
+    pod["metadata"]["name"] = "shipped-both"
+    time.sleep(1)  # the new VAP's informer (0.13-0.77 s measured)
+    r = c.create(pod)
+    expect(ck, s + "/vap-admits-what-the-map-placed", r.returncode == 0, r.stderr)
+
+
+def add_debug_container(c, ns, name):
+    """What `kubectl debug --profile=sysadmin` sends: a privileged ephemeral container, through
+    the pods/ephemeralcontainers subresource."""
+    pod = c.get("pod", name, ns)
+    pod["spec"]["ephemeralContainers"] = [{
+        "name": "debugger", "image": "registry.k8s.io/pause:3.9",
+        "securityContext": {"privileged": True}}]
+    path = os.path.join(c.work, "debug-%s.json" % name)
+    with open(path, "w") as f:
+        json.dump(pod, f)
+    return c.kubectl("replace", "--raw",
+                     "/api/v1/namespaces/%s/pods/%s/ephemeralcontainers" % (ns, name),
+                     "-f", path, check=False)
+
+
+def sc_backstop_shipped(c, ck):
+    """mode backstop with the chart's own files/generated/vap.yaml: kubectl debug split off"""
+    s = "modes-backstop-shipped"
+    webhook_up(c)
+    c.register_webhooks(extra=["--set", "mode=backstop"])
+    items = stored(c)
+    ck.expect(s + "/stored", sorted(i["kind"] for i in items) ==
+              ["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"],
+              [(i["kind"], i["metadata"]["name"]) for i in items])
+    hooks = entries(c)
+    for p in items:
+        if p["kind"] == "ValidatingAdmissionPolicy":
+            ck.expect(s + "/policy-namespaceSelector",
+                      dig(p, "spec", "matchConstraints", "namespaceSelector") ==
+                      hooks["validate.gpu-admission.io"]["namespaceSelector"],
+                      dig(p, "spec", "matchConstraints"))
+    check_bindings(c, ck, s, items)
+    fp = {n: w["failurePolicy"] for n, w in hooks.items()}
+    # the shipped export matches pods CREATE/UPDATE only: kubectl debug and claims stay closed
+    ck.expect(s + "/failure-policies", (
+        fp.get("validate.gpu-admission.io"), fp.get("validate-ephemeral.gpu-admission.io"),
+        fp.get("mutate.gpu-admission.io"), fp.get("validate-claims.gpu-admission.io")) ==
+        ("Ignore", "Fail", "Fail", "Fail"), fp)
+    for ns in ("research-modes", "prod-modes", "inference-modes"):
+        c.namespace(ns)
+    # with the webhook up: it places a MIG pod, and the VAP (after it) must agree
+    mig = gpu_pod("sh-mig", "inference-modes", labels={"app.kubernetes.io/component": "inference"},
+                  annotations={"gpu-admission.io/gpu-memory": "8Gi"})
+    wait_enforced(c, ck, s + "-up", "the shipped VAP (webhook up)", privileged_pod(
+        "probe", "research-modes", UNTRUSTED), lambda r: r.returncode != 0 and
+        "ValidatingAdmissionPolicy" in r.stderr)
+    r = c.create(mig)
+    expect(ck, s + "/placed-mig-pod-admitted", r.returncode == 0, r.stderr)
+    r = c.create(gpu_pod("dbg-target", "research-modes", gpus=0))
+    ck.expect(s + "/debug-target-created", r.returncode == 0, r.stderr)
+    webhook_down(c, ck, s)
+    env = env_pod("sh-env", "research-modes")
+    wait_enforced(c, ck, s, "the shipped VAP", env,
+                  lambda r: r.returncode != 0 and "ValidatingAdmissionPolicy" in r.stderr)
+    r = c.create(env)
+    ck.expect(s + "/untrusted-env-refused-by-the-vap", r.returncode != 0 and
+              "ValidatingAdmissionPolicy 'gpu-admission-pods'" in r.stderr, r.stderr)
+    # a trusted tenant's pod with a hostPath volume (a log shipper): judged, admitted
+    host = gpu_pod("sh-hostpath", "prod-modes", gpus=0)
+    host["spec"]["volumes"] = [{"name": "logs", "hostPath": {"path": "/var/log"}}]
+    r = c.create(host)
+    ck.expect(s + "/trusted-hostpath-pod-admitted", r.returncode == 0, r.stderr)
+    r = add_debug_container(c, "research-modes", "dbg-target")
+    ck.expect(s + "/kubectl-debug-refused", r.returncode != 0 and "failed calling webhook" in
+              r.stderr and "validate-ephemeral.gpu-admission.io" in r.stderr, r.stderr)
+    got = c.get("pod", "dbg-target", "research-modes") or {}
+    ck.expect(s + "/debug-container-not-stored",
+              not dig(got, "spec", "ephemeralContainers"), dig(got, "spec"))
 
 
 def sc_back_to_webhook(c, ck):
@@ -290,6 +395,7 @@ SCENARIOS = [
     ("modes-dry-run", sc_dry_run),
     ("modes-backstop", sc_backstop),
     ("modes-native", sc_native),
+    ("modes-backstop-shipped", sc_backstop_shipped),
     ("modes-native-shipped", sc_native_shipped),
     ("modes-webhook", sc_back_to_webhook),
 ]

@@ -147,7 +147,9 @@ server's generated policies do its job while the webhook is away, judged from th
 themselves (apiServerCovers): the validating entries by the ValidatingAdmissionPolicy, the
 mutating ones (native only) by the MutatingAdmissionPolicies. Fails closed otherwise: an entry
 with no policy behind it is the only thing between the request and the cluster.
-  validate         pods CREATE/UPDATE, pods/ephemeralcontainers UPDATE (kubectl debug)
+  validate         pods CREATE/UPDATE, pods/ephemeralcontainers UPDATE (kubectl debug);
+                   pods CREATE/UPDATE only when splitEphemeral moved the subresource out
+  validate-ephemeral  pods/ephemeralcontainers UPDATE (rendered by splitEphemeral only)
   validate-claims  resourceclaims, resourceclaimtemplates CREATE/UPDATE
   mutate           pods CREATE
   mutate-claims    resourceclaims, resourceclaimtemplates CREATE
@@ -160,10 +162,14 @@ with no policy behind it is the only thing between the request and the cluster.
 {{- $mode := include "gpu-admission.mode" .root }}
 {{- $want := dict
   "validate" (list "" (list "pods:CREATE" "pods:UPDATE" "pods/ephemeralcontainers:UPDATE") "vap")
+  "validate-ephemeral" (list "" (list "pods/ephemeralcontainers:UPDATE") "vap")
   "validate-claims" (list "resource.k8s.io" (list "resourceclaims:CREATE" "resourceclaims:UPDATE" "resourceclaimtemplates:CREATE" "resourceclaimtemplates:UPDATE") "vap")
   "mutate" (list "" (list "pods:CREATE") "map")
   "mutate-claims" (list "resource.k8s.io" (list "resourceclaims:CREATE" "resourceclaimtemplates:CREATE") "map") }}
 {{- $w := get $want .entry }}
+{{- if and (eq .entry "validate") (include "gpu-admission.splitEphemeral" .root) }}
+{{- $w = list "" (list "pods:CREATE" "pods:UPDATE") "vap" }}
+{{- end }}
 {{- $which := index $w 2 }}
 {{- if or (eq $mode "webhook") (and (eq $which "map") (ne $mode "native")) }}
 {{- "Fail" }}
@@ -259,6 +265,23 @@ status is the verdict on the policy.
 {{- $given := dig $which "" ($.Values.apiServerPolicies | default dict) }}
 {{- $text := $given | default ($.Files.Get (printf "files/generated/%s.yaml" $which)) }}
 {{ $which }}.yaml: {{ $text | toYaml | indent 2 | trim }}
+{{- end }}
+{{- end }}
+
+{{/*
+"true" when the validating Pod entry's `kubectl debug` rule (pods/ephemeralcontainers UPDATE)
+goes into an entry of its own, validate-ephemeral.gpu-admission.io: in backstop and native,
+with failurePolicy from the mode, when the VAP matches pods CREATE and UPDATE but not that
+subresource (`export vap` leaves ephemeral containers to the webhook). The Pod entry may then
+fail open while a debug container attached during an outage is still refused. Never in
+webhook mode: one entry, as before.
+*/}}
+{{- define "gpu-admission.splitEphemeral" -}}
+{{- if and (ne (include "gpu-admission.mode" .) "webhook") (not (dig "failurePolicy" "" .Values.webhook)) }}
+{{- $docs := include "gpu-admission.apiServerDocs" (dict "root" . "which" "vap") | fromJsonArray }}
+{{- $pods := include "gpu-admission.apiServerCovers" (dict "docs" $docs "group" "" "want" (list "pods:CREATE" "pods:UPDATE")) }}
+{{- $eph := include "gpu-admission.apiServerCovers" (dict "docs" $docs "group" "" "want" (list "pods/ephemeralcontainers:UPDATE")) }}
+{{- if and $pods (not $eph) }}true{{ end }}
 {{- end }}
 {{- end }}
 
