@@ -49,12 +49,8 @@ KINDS = "validatingadmissionpolicies,validatingadmissionpolicybindings," \
 # XFAIL (the run stays green), a pass is an XPASS and fails the run so the entry goes when the
 # exporter is fixed; GPA_E2E_STRICT=1 turns every XFAIL into a failure (as e2e_today.py).
 KNOWN_GAPS = {
-    "modes-backstop-shipped/placed-mig-pod-admitted":
-        "export vap (branch vapc at 7b9a93d) refuses a pod the webhook placed on one MIG slice "
-        "(limits and requests nvidia.com/mig-1g.10gb: 1) with mig-count 'a container asks more "
-        "than one MIG device': it counts requests and limits together",
-    "modes-native-shipped/vap-admits-what-the-map-placed":
-        "the same mig-count false refusal, on the pod the shipped MAP placed",
+    # empty: the shipped VAP of vapc 7b9a93d refused every pod placed on one MIG slice
+    # (mig-count counted limits and requests together); 43976a6 fixed it (XPASS seen here)
 }
 
 
