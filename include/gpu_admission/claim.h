@@ -1,7 +1,8 @@
 /*
  * claim.h - DRA ResourceClaims and ResourceClaimTemplates judged per tenant (POLICY.md
  * "Dynamic Resource Allocation"): matched by the same rules as pods, placed in a pool's
- * DeviceClass with its selectors (mutating webhook, CREATE only) and checked (both webhooks).
+ * DeviceClass with its selectors (mutating webhook, CREATE and UPDATE: a re-applied manifest
+ * is placed again) and checked (both webhooks).
  *
  * Pure like the pod engine: no I/O, no globals, no clocks; the same policy and request give
  * the same decision byte for byte. Never touches a claim the scheduler made for an extended
@@ -29,8 +30,8 @@ bool gpa_policy_judges_claims(const gpa_policy *p);
 
 /* Judges a claim (req->object) of the given kind through the mutating (mutate true) or the
  * validating webhook. *judged false: the claim is none of the policy's business (no spec.dra,
- * enforcement off, DELETE/CONNECT, an UPDATE on the mutating hook or one that changes nothing
- * judged, a claim the scheduler made): the caller answers "allowed", untouched. The decision
+ * enforcement off, DELETE/CONNECT, an UPDATE that changes nothing judged, a claim the
+ * scheduler made): the caller answers "allowed", untouched. The decision
  * is a pod decision's twin: patch (mutate), warnings, audit annotations, message, rule, pool.
  * GPA_OK, GPA_ENOMEM or GPA_EINVAL. */
 int gpa_engine_claim(gpa_decision *out, bool *judged, const gpa_policy *p, const gpa_request *req,

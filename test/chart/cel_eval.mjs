@@ -2,7 +2,8 @@
 // tested CEL implementation), the way the API server evaluates webhook matchConditions: the
 // object is untyped JSON, so reading an absent field is an error unless guarded by has().
 // stdin: {"module": path to @bufbuild/cel, "expressions": {name: expr},
-//         "cases": [{"id", "object", "oldObject", "operation"}]}
+//         "cases": [{"id", "object", "oldObject", "operation", "resource"}]}
+//        (resource: request.resource, {group, version, resource}; default core v1 pods)
 // stdout: {"parse": {name: null | message}, "results": {id: {name: bool | "error: ..."}}}
 // It never decides what is expected; the Python test does.
 import fs from "node:fs";
@@ -36,7 +37,7 @@ for (const c of input.cases) {
     object: toCel(c.object),
     oldObject: toCel(c.oldObject ?? null),
     request: toCel({ operation: c.operation || "CREATE", namespace: "default",
-                     resource: { group: "", version: "v1", resource: "pods" } }),
+                     resource: c.resource || { group: "", version: "v1", resource: "pods" } }),
   };
   const r = {};
   for (const [name, expr] of Object.entries(input.expressions)) {

@@ -396,7 +396,8 @@ class Workloads(unittest.TestCase):
                 self.assertEqual(w["clientConfig"]["service"]["path"], "/validate")
                 self.assertEqual(w["namespaceSelector"], NS_SELECTOR)
                 self.assertNotIn("objectSelector", w)
-                self.assertNotIn("matchConditions", w)  # templates sit at per-kind paths
+                # its own condition over the templates (test_cel_scope.py runs it)
+                self.assertEqual([m["name"] for m in w["matchConditions"]], ["judged-workload"])
                 self.assertNotIn("reinvocationPolicy", w)
 
     def test_reuse_values_from_an_older_chart(self):

@@ -81,12 +81,6 @@ NVIDIA_CLASSES = ["compute-domain-daemon.nvidia.com", "compute-domain-default-ch
 
 # check name -> why it fails on main today (issue, the branch that implements the fix)
 KNOWN_GAPS = {
-    "dra-reapply/accepted":
-        "POLICY.md (amended December 2026): claims placed again on UPDATE; the engine and the "
-        "chart's mutate-claims entry place on CREATE only",
-    "dra-webhook-down/channel-claim-admitted-while-down":
-        "finding (README): the claim entries have no matchConditions, so with the server down "
-        "every claim is refused, ComputeDomain channels included",
 }
 
 
@@ -289,7 +283,7 @@ def sc_chart_entries(c, ck):
     """The chart's claim entries, as helm installed them on the 1.37 API server."""
     s = "dra-chart-entries"
     for kind, name, path, ops in (
-            ("mutatingwebhookconfigurations", MUT, "/mutate", ["CREATE"]),
+            ("mutatingwebhookconfigurations", MUT, "/mutate", ["CREATE", "UPDATE"]),
             ("validatingwebhookconfigurations", VAL, "/validate", ["CREATE", "UPDATE"])):
         items = json.loads(c.kubectl("get", kind, "-o", "json").stdout)["items"]
         hooks = [w for it in items for w in it.get("webhooks") or [] if w.get("name") == name]
@@ -300,6 +294,13 @@ def sc_chart_entries(c, ck):
             "apiGroups": [GROUP], "apiVersions": ["v1"], "operations": ops,
             "resources": ["resourceclaims", "resourceclaimtemplates"], "scope": "Namespaced"}],
             w.get("rules"))
+        # issue 30 item 5: only claims the server judges are sent (the CEL is the chart's,
+        # compiled by this API server when helm stored it; dra-webhook-down runs it)
+        ck.expect("%s/%s-matchConditions" % (s, name),
+                  [m.get("name") for m in w.get("matchConditions") or []] == ["judged-claim"] and
+                  "compute-domain" not in json.dumps(w) and
+                  "in ['gpu.nvidia.com', 'mig.nvidia.com', 'vfio.gpu.nvidia.com']" in
+                  w["matchConditions"][0].get("expression", ""), w.get("matchConditions"))
         ck.expect("%s/%s-equivalent-url-ca" % (s, name),
                   w.get("matchPolicy") == "Equivalent" and
                   dig(w, "clientConfig", "url") == "https://127.0.0.1:%d%s" % (c.webhook_port,
@@ -429,8 +430,10 @@ def sc_pool_allocation(c, ck):
 def sc_admin_access(c, ck):
     """adminAccess: an untrusted tenant's claim refused by the mutating entry word for word and
     not stored; the platform tenant's (its namespace labelled for adminAccess, as 1.37 needs)
-    admitted and placed; an UPDATE adding it to a stored claim is refused by the API server
-    itself (a claim's spec is immutable), so nothing reaches a GPU that way either."""
+    admitted and placed; an UPDATE adding it to a stored claim of the untrusted tenant is refused
+    by the mutating entry word for word (an UPDATE is judged as a CREATE), and one of the
+    platform tenant, which the webhooks allow, by the API server itself (a claim's spec is
+    immutable), so nothing reaches a GPU that way either."""
     s = "dra-admin-access"
     admin = {"deviceClassName": "gpu.nvidia.com", "adminAccess": True}
     r = apply(c, json.dumps(claim("debug-all", NS_UNTRUSTED, admin)))
@@ -447,10 +450,21 @@ def sc_admin_access(c, ck):
     r = c.kubectl("patch", RC, "plain", "-n", NS_UNTRUSTED, "--type=json", "-p", json.dumps([
         {"op": "add", "path": "/spec/devices/requests/0/exactly/adminAccess", "value": True}]),
         check=False)
-    ck.expect(s + "/update-refused-spec-immutable",
-              r.returncode != 0 and "field is immutable" in r.stderr, r.stderr)
+    # the mutating entry judges an UPDATE as a CREATE (issue 30 item 4), so it refuses first
+    ck.expect(s + "/update-refused-word-for-word", r.returncode != 0 and
+              last_line(r.stderr) == denied(MUT, ADMIN_DENIAL, what=""), r.stderr)
     ex = request0(c.get(RC, "plain", NS_UNTRUSTED) or {}, False).get("exactly") or {}
     ck.expect(s + "/update-not-stored", "adminAccess" not in ex, ex)
+    # a tenant the policy allows gets past the webhooks: the API server's immutable spec holds
+    r = apply(c, json.dumps(claim("plain", NS_PLATFORM, {"deviceClassName": "gpu.nvidia.com"})))
+    r = c.kubectl("patch", RC, "plain", "-n", NS_PLATFORM, "--type=json", "-p", json.dumps([
+        {"op": "add", "path": "/spec/devices/requests/0/exactly/adminAccess", "value": True}]),
+        check=False)
+    ck.expect(s + "/update-refused-spec-immutable",
+              r.returncode != 0 and "field is immutable" in r.stderr, r.stderr)
+    ex = request0(c.get(RC, "plain", NS_PLATFORM) or {}, False).get("exactly") or {}
+    ck.expect(s + "/platform-update-not-stored", "adminAccess" not in ex and
+              ex.get("deviceClassName") == "gpu.nvidia.com", ex)
 
 
 def sc_refused(c, ck):
@@ -577,7 +591,10 @@ def sc_untrusted_no_shared(c, ck):
 def sc_unknown_class(c, ck):
     """POLICY.md "Isolation by default": an untrusted tenant's claim of a DeviceClass the policy
     does not know is denied (unknown-device-class). NVIDIA's vfio.gpu.nvidia.com (a whole GPU
-    handed to a VM) is such a class for policies-dra; the platform tenant (trusted) gets it."""
+    handed to a VM) is such a class for policies-dra; the platform tenant (trusted) gets it.
+    A class outside the chart's webhook.dra.gpuClasses never reaches the webhook (issue 30 item
+    5): an untrusted tenant's ComputeDomain channel claim is admitted, unless it asks
+    allocationMode All, which is sent and refused."""
     s = "dra-unknown-class"
     devs = devices(c)
     r = apply(c, json.dumps(claim("vm", NS_PLATFORM, {"deviceClassName": "vfio.gpu.nvidia.com"})))
@@ -594,6 +611,19 @@ def sc_unknown_class(c, ck):
               'admission webhook "%s" denied the request' % MUT in r.stderr, r.stderr or
               "admitted")
     expect(ck, s + "/untrusted-vfio-not-stored", c.get(RC, "vm", NS_UNTRUSTED) is None)
+    # Issue 30 item 5 (docs/security.md "DRA claims the webhook never sees"): the claim entries
+    # send only webhook.dra.gpuClasses (vfio.gpu.nvidia.com is one), adminAccess, allocationMode
+    # All and NVIDIA configs. An untrusted tenant's ComputeDomain channel claim is not sent:
+    # admitted by the API server alone, though the server would say unknown-device-class.
+    ch = "compute-domain-default-channel.nvidia.com"
+    r = apply(c, json.dumps(claim("channel", NS_UNTRUSTED, {"deviceClassName": ch})))
+    ck.expect(s + "/untrusted-channel-not-sent-admitted", r.returncode == 0 and
+              c.get(RC, "channel", NS_UNTRUSTED) is not None, r.stderr)
+    r = apply(c, json.dumps(claim("channel-all", NS_UNTRUSTED, {"deviceClassName": ch,
+                                                                "allocationMode": "All"})))
+    ck.expect(s + "/untrusted-channel-allocation-all-sent-refused", r.returncode != 0 and
+              'admission webhook "%s" denied the request' % MUT in r.stderr and
+              "allocationMode All" in r.stderr, r.stderr or "admitted")
 
 
 def sc_dry_run(c, ck):
@@ -720,20 +750,82 @@ def sc_v1beta1_equivalent(c, ck):
               [POOL_SEL, PROFILE_SEL % "1g.10gb"], req)
 
 
+REAPPLY_CLAIM = """apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata:
+  name: %(name)s
+  namespace: gpu-test1
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly:
+        deviceClassName: gpu.nvidia.com
+"""
+
+
 def sc_reapply(c, ck):
-    """POLICY.md (amended December 2026): re-applying the original manifest of a placed template
-    yields the stored spec and is accepted (GitOps tools see no drift). kubectl's three-way patch
-    puts the generic class back and drops the selectors; the spec is immutable, so the API
-    server accepts the patch only if the mutating entry places it again on UPDATE."""
+    """POLICY.md (amended December 2026): re-applying the original manifest of a placed claim or
+    template yields the stored spec and is accepted (GitOps tools see no drift). kubectl's
+    three-way patch (client-side apply) puts the generic class back and drops the selectors,
+    server-side apply sends the manifest's fields; the spec of a claim is immutable and a
+    template's would be stored unplaced, so only the mutating entry placing it again on UPDATE
+    makes the result equal to the stored object. Each object is re-applied the way it was
+    created (a GitOps tool keeps to one), as it is and with --dry-run=server: NVIDIA's gpu-test1
+    template (client-side apply, in dra-template-placed) and the same template under another
+    name created by server-side apply (Argo CD's ServerSideApply=true), a claim created each
+    way. Accepted, and the stored object unchanged: the same spec and the same resourceVersion
+    (the API server wrote nothing). Last, switching a client-side object to server-side apply:
+    SSA's own rule refuses the field another manager owns (a conflict, before admission) unless
+    --force-conflicts, which is accepted with the stored spec unchanged."""
     s = "dra-reapply"
-    text = fixture_docs("quickstart_v1_gpu-test1.yaml", ("Namespace", "ResourceClaimTemplate"))
-    before = c.get(RCT, "single-gpu", "gpu-test1") or {}
-    r = apply(c, text)
-    expect(ck, s + "/accepted", r.returncode == 0, r.stderr)
-    after = c.get(RCT, "single-gpu", "gpu-test1") or {}
-    ck.expect(s + "/stored-spec-unchanged", dig(after, "spec") == dig(before, "spec") and
-              dig(after, "spec", "spec", "devices", "requests", 0, "exactly",
-                  "deviceClassName") == "mig.nvidia.com", dig(after, "spec"))
+    csa, ssa = (), ("--server-side",)
+    tpl_text = fixture_docs("quickstart_v1_gpu-test1.yaml", ("Namespace", "ResourceClaimTemplate"))
+    ssa_tpl_text = re.sub(r"(?m)^(  name:\s*)single-gpu\s*$", r"\g<1>single-gpu-ssa", tpl_text)
+    objs = [("template", RCT, "single-gpu", tpl_text, csa)]
+    for what, kind, name, text, how in (
+            ("template-ssa", RCT, "single-gpu-ssa", ssa_tpl_text, ssa),
+            ("claim", RC, "gitops-csa", REAPPLY_CLAIM % {"name": "gitops-csa"}, csa),
+            ("claim-ssa", RC, "gitops-ssa", REAPPLY_CLAIM % {"name": "gitops-ssa"}, ssa)):
+        r = apply(c, text, *how)
+        o = c.get(kind, name, "gpu-test1") or {}
+        got = request0(o, kind == RCT).get("exactly") or {}
+        ck.expect("%s/%s-created-placed" % (s, what), r.returncode == 0 and
+                  got.get("deviceClassName") == "mig.nvidia.com" and
+                  selectors(got) == [POOL_SEL, PROFILE_SEL % "1g.10gb"], (r.stderr, got))
+        objs.append((what, kind, name, text, how))
+    for what, kind, name, text, how in objs:
+        for way, extra in (("", ()), ("-dry-run-server", ("--dry-run=server",))):
+            before = c.get(kind, name, "gpu-test1") or {}
+            r = apply(c, text, *(how + extra))
+            after = c.get(kind, name, "gpu-test1") or {}
+            check = "%s/%s-reapplied%s" % (s, what, way)
+            # the template's client-side re-apply keeps the name it had as a known gap
+            ck.expect(s + "/accepted" if (what, way) == ("template", "")
+                      else check + "-accepted", r.returncode == 0, r.stderr)
+            ck.expect(check + "-stored-unchanged",
+                      dig(after, "spec") == dig(before, "spec") and
+                      dig(after, "metadata", "resourceVersion") ==
+                      dig(before, "metadata", "resourceVersion") and
+                      dig(after, "metadata", "resourceVersion") is not None,
+                      (dig(before, "metadata", "resourceVersion"),
+                       dig(after, "metadata", "resourceVersion"), dig(after, "spec")))
+    # switching managers: SSA's conflict, then --force-conflicts through the webhooks
+    text = REAPPLY_CLAIM % {"name": "gitops-csa"}
+    before = c.get(RC, "gitops-csa", "gpu-test1") or {}
+    r = apply(c, text, "--server-side")
+    ck.expect(s + "/claim-to-server-side-conflict-not-webhook", r.returncode != 0 and
+              "conflict with \"kubectl-client-side-apply\"" in r.stderr and
+              "admission webhook" not in r.stderr, r.stderr)
+    r = apply(c, text, "--server-side", "--force-conflicts")
+    after = c.get(RC, "gitops-csa", "gpu-test1") or {}
+    ck.expect(s + "/claim-to-server-side-forced-accepted-spec-unchanged",
+              r.returncode == 0 and dig(after, "spec") == dig(before, "spec"),
+              (r.stderr, dig(after, "spec")))
+    tpl = c.get(RCT, "single-gpu", "gpu-test1") or {}
+    ck.expect(s + "/stored-spec-unchanged",
+              dig(tpl, "spec", "spec", "devices", "requests", 0, "exactly",
+                  "deviceClassName") == "mig.nvidia.com", dig(tpl, "spec"))
 
 
 def sc_mutating_skipped(c, ck):
@@ -838,25 +930,46 @@ def sc_compute_domain(c, ck):
 
 def sc_webhook_down(c, ck):
     """The server process stopped (SIGTERM by its PID), the chart's entries still registered
-    (failurePolicy Fail): a GPU claim is refused ("failed calling webhook") and not stored, as
-    a pod is. A ComputeDomain channel claim, which no rule judges, is a finding: the claim
-    entries have no matchConditions (they send every claim), so it is refused too and an IMEX
-    workload cannot start while the webhook is down: channel-claim-admitted-while-down asks for
-    what should happen and is a known gap (KNOWN_GAPS) until the chart lets such claims
-    through."""
+    (failurePolicy Fail). Issue 30 item 5: the claim entries' matchConditions send only the
+    claims the server judges, so what it would judge still fails closed and nothing else
+    waits on it. Refused ("failed calling webhook") and not stored: a GPU claim, a MIG
+    template, a vfio.gpu.nvidia.com claim (a GPU class the policy does not know, listed in
+    webhook.dra.gpuClasses), and - whatever the class - a ComputeDomain channel claim asking
+    adminAccess (in a namespace labelled for it, so the API server's own check is not what
+    refuses it) or allocationMode All. Admitted and stored: NVIDIA's ComputeDomain channel
+    claim and the channel template its controller writes (IMEX workloads start while the
+    webhook is down)."""
     s = "dra-webhook-down"
-    ns = "gpu-test-imex"
+    ns = "gpu-test-imex-down"
     c.namespace(ns)
     c.procs.stop("gpu-admission")
-    r = apply(c, json.dumps(claim("down-gpu", "gpu-test1", {"deviceClassName":
-                                                             "gpu.nvidia.com"})))
-    ck.expect(s + "/gpu-claim-refused", r.returncode != 0 and
-              'failed calling webhook "%s"' % MUT in r.stderr, r.stderr)
-    ck.expect(s + "/gpu-claim-not-stored", c.get(RC, "down-gpu", "gpu-test1") is None)
-    ch = claim("imex-down", ns, {"deviceClassName": "compute-domain-default-channel.nvidia.com"})
+    ch_class = "compute-domain-default-channel.nvidia.com"
+    for check, name, where, exactly in (
+            ("gpu-claim", "down-gpu", "gpu-test1", {"deviceClassName": "gpu.nvidia.com"}),
+            ("vfio-claim", "down-vfio", NS_PLATFORM, {"deviceClassName": "vfio.gpu.nvidia.com"}),
+            ("channel-admin-access-claim", "down-admin", NS_PLATFORM,
+             {"deviceClassName": ch_class, "adminAccess": True}),
+            ("channel-allocation-all-claim", "down-all", NS_PLATFORM,
+             {"deviceClassName": ch_class, "allocationMode": "All"})):
+        r = apply(c, json.dumps(claim(name, where, exactly)))
+        ck.expect("%s/%s-refused" % (s, check), r.returncode != 0 and
+                  'failed calling webhook "%s"' % MUT in r.stderr, r.stderr or "admitted")
+        ck.expect("%s/%s-not-stored" % (s, check), c.get(RC, name, where) is None)
+    tpl = claim("down-mig", "gpu-test1", {"deviceClassName": "mig.nvidia.com"},
+                kind="ResourceClaimTemplate")
+    r = apply(c, json.dumps(tpl))
+    ck.expect(s + "/mig-template-refused", r.returncode != 0 and
+              'failed calling webhook "%s"' % MUT in r.stderr, r.stderr or "admitted")
+    ck.expect(s + "/mig-template-not-stored", c.get(RCT, "down-mig", "gpu-test1") is None)
+    ch = claim("imex-down", ns, {"deviceClassName": ch_class})
     r = apply(c, json.dumps(ch))
-    expect(ck, s + "/channel-claim-admitted-while-down", r.returncode == 0 and
-           c.get(RC, "imex-down", ns) is not None, r.stderr)
+    ck.expect(s + "/channel-claim-admitted-while-down", r.returncode == 0 and
+              c.get(RC, "imex-down", ns) is not None, r.stderr)
+    r = apply(c, CHANNEL_RCT % {"ns": ns})
+    got = c.get(RCT, "imex-channel-0", ns) or {}
+    ck.expect(s + "/channel-template-admitted-while-down", r.returncode == 0 and
+              request0(got, True).get("exactly", {}).get("deviceClassName") == ch_class,
+              r.stderr)
 
 
 SCENARIOS = [

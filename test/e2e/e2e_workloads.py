@@ -165,6 +165,13 @@ def sc_chart_entry(c, ck):
             ("batch", "jobs"), ("kubeflow.org", "pytorchjobs"), (CRD_GROUP, "trainingjobs")}
     ck.expect(s + "/rules-builtin-and-extra", want <= got and ("", "pods") not in got,
               sorted(got))
+    # issue 30 item 5: only workloads whose templates the server judges are sent; the CEL is
+    # the chart's, compiled by this API server when helm stored it (the pods suite's
+    # webhook-down runs it with the entry failing closed)
+    mc = w.get("matchConditions") or []
+    ck.expect(s + "/matchConditions", [m.get("name") for m in mc] == ["judged-workload"] and
+              "object.spec.jobTemplate.spec.template" in mc[0].get("expression", ""),
+              mc)
     pod_hook = hooks.get("validate.gpu-admission.io") or {}
     ck.expect(s + "/same-namespaces-as-pod-webhook",
               w.get("namespaceSelector") == pod_hook.get("namespaceSelector"),

@@ -913,12 +913,35 @@ def sc_update_tenant_claim(c, ck):
               r.stderr or labels)
 
 
+def deployment_of(pod, name):
+    """A Deployment of one replica whose template is pod's metadata and spec."""
+    md = dict(pod["metadata"].get("labels") or {}, app=name)
+    return {"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": name, "namespace": pod["metadata"]["namespace"]},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": name}},
+                     "template": {"metadata": {"labels": md}, "spec": pod["spec"]}}}
+
+
 def sc_webhook_down(c, ck):
-    """failurePolicy Fail: webhook killed -> GPU pods refused; excluded namespaces still work."""
+    """failurePolicy Fail: webhook killed -> GPU pods refused; excluded namespaces still work.
+    Workloads (issue 30 item 5): the workloads entry is switched to failurePolicy Fail first
+    (the chart's default Ignore would admit anything while down and prove nothing), so its
+    matchConditions alone decide: a Deployment asking no GPU is created while the webhook is
+    down (never sent) and its pod too (the Pod entries' conditions), a GPU Deployment is refused
+    by the workloads entry ("failed calling webhook") and not stored."""
     s = "webhook-down"
     for ns in ("inference-e2e",):
         c.namespace(ns)
     c.namespace(RELEASE_NS)  # left out by name (issue 25: no label exempts any more)
+    vwc = c.get("validatingwebhookconfigurations", "gpu-admission") or {}
+    idx = [i for i, w in enumerate(vwc.get("webhooks") or [])
+           if w.get("name") == "workloads.gpu-admission.io"]
+    if ck.expect(s + "/workloads-entry-found", len(idx) == 1 and
+                 vwc["webhooks"][idx[0]].get("matchConditions"), [
+                     w.get("name") for w in vwc.get("webhooks") or []]):
+        c.kubectl("patch", "validatingwebhookconfigurations", "gpu-admission", "--type=json",
+                  "-p", json.dumps([{"op": "replace", "value": "Fail",
+                                     "path": "/webhooks/%d/failurePolicy" % idx[0]}]))
     c.procs.stop("gpu-admission", signal.SIGKILL)
     # Nothing may answer on the port any more (a refused connection, not a slow one).
     try:
@@ -939,6 +962,37 @@ def sc_webhook_down(c, ck):
     ck.expect(s + "/release-namespace-pod-admitted", r.returncode == 0, r.stderr)
     r = c.create(gpu_pod("down-sys", "kube-system", gpus=0))
     ck.expect(s + "/kube-system-pod-admitted", r.returncode == 0, r.stderr)
+    gpu_dep = deployment_of(gpu_pod("x", "inference-e2e"), "down-gpu-dep")
+    down = 'failed calling webhook "workloads.gpu-admission.io"'
+
+    def fail_policy_used():
+        # the API server picks configuration changes up asynchronously
+        r = c.kubectl("create", "--dry-run=server", "-f", "-", stdin=json.dumps(gpu_dep),
+                      check=False)
+        return down in r.stderr
+    try:
+        wait_for("the workloads entry's failurePolicy Fail", fail_policy_used, 30, 0.5)
+    except RuntimeError:
+        pass  # the check below says what the API server answered
+    r = c.create(gpu_dep)
+    ck.expect(s + "/gpu-deployment-refused", r.returncode != 0 and down in r.stderr,
+              r.stderr or "admitted")
+    ck.expect(s + "/gpu-deployment-not-stored",
+              c.get("deployment", "down-gpu-dep", "inference-e2e") is None)
+    r = c.create(deployment_of(gpu_pod("x", "inference-e2e", gpus=0), "down-cpu-dep"))
+    ck.expect(s + "/cpu-deployment-admitted-by-matchConditions", r.returncode == 0 and
+              c.get("deployment", "down-cpu-dep", "inference-e2e") is not None, r.stderr)
+
+    def cpu_pod_made():
+        out = c.kubectl("get", "pods", "-n", "inference-e2e", "-l", "app=down-cpu-dep", "-o",
+                        "json", check=False).stdout
+        return out and json.loads(out).get("items")
+    try:
+        wait_for("the ReplicaSet controller's pod of down-cpu-dep", cpu_pod_made, 30, 0.5)
+        made = True
+    except RuntimeError:
+        made = False
+    ck.expect(s + "/cpu-deployment-pod-created", made)
 
 
 def sc_policyreport(c, ck):

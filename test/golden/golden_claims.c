@@ -18,6 +18,8 @@
  *       operation: CREATE            (CREATE | UPDATE | DELETE)
  *       oldObjectMerge: {...}        UPDATE: oldObject = the object with this merge patch
  *       objectMerge: {...}           merge patch applied to the object itself
+ *                                    (${REVISION} in either stands for the policy's revision,
+ *                                    as in expect: a stored object the webhook placed)
  *       expect: {allowed, outcome, reason, message (exact; absent = none),
  *                warnings (exact; absent = none), patch (exact ops; absent = none)}
  *
@@ -184,9 +186,11 @@ static bool run_case(const char *dir, const char *name, FILE *docs)
         if (om) {
             old = cJSON_Duplicate(obj, 1);
             merge_patch(old, om);
+            subst_revision(old, gpa_policy_revision(p)); /* a stored, placed object */
         }
         const cJSON *m = cJSON_GetObjectItemCaseSensitive(r, "objectMerge");
         if (m) merge_patch(o, m);
+        subst_revision(o, gpa_policy_revision(p));
         if (strcmp(op, "UPDATE") == 0 && !old) old = cJSON_Duplicate(obj, 1);
         const char *user = sget(r, "user");
         char *body = review_body(o, old, op, ns, user, "admission.k8s.io/v1", false);

@@ -205,10 +205,15 @@ failurePolicy to the call.
 {{- printf "has(c.resources) && ((has(c.resources.limits) && c.resources.limits.exists(r, %s)) || (has(c.resources.requests) && c.resources.requests.exists(r, %s)))" $any $any }}
 {{- end }}
 
-{{/* CEL: the pod (object) asks for a GPU in a container or an init container. */}}
+{{/*
+CEL: the pod (object) asks for a GPU in a container or an init container. The pod helpers
+below take the root context (the pod is `object`) or a dict {Values, celSpec, celMeta} naming
+the CEL text of a pod spec and its metadata (a workload's pod template, celWorkloadJudged).
+*/}}
 {{- define "gpu-admission.celPodHasGPU" -}}
+{{- $s := default "object.spec" (index . "celSpec") }}
 {{- $c := include "gpu-admission.celContainerHasGPU" . }}
-{{- printf "(has(object.spec.containers) && object.spec.containers.exists(c, %s))\n|| (has(object.spec.initContainers) && object.spec.initContainers.exists(c, %s))" $c $c }}
+{{- printf "(has(%s.containers) && %s.containers.exists(c, %s))\n|| (has(%s.initContainers) && %s.initContainers.exists(c, %s))" $s $s $c $s $s $c }}
 {{- end }}
 
 {{/*
@@ -216,10 +221,11 @@ CEL: some container of any kind sets NVIDIA_VISIBLE_DEVICES / NVIDIA_MIG_CONFIG_
 privileged - what the validating webhook checks on every pod, GPU or not.
 */}}
 {{- define "gpu-admission.celPodReachesGPUs" -}}
+{{- $s := default "object.spec" (index . "celSpec") }}
 {{- $c := "(has(c.env) && c.env.exists(e, has(e.name) && (e.name == 'NVIDIA_VISIBLE_DEVICES' || e.name == 'NVIDIA_MIG_CONFIG_DEVICES'))) || (has(c.securityContext) && has(c.securityContext.privileged) && c.securityContext.privileged == true)" }}
 {{- $parts := list }}
 {{- range list "containers" "initContainers" "ephemeralContainers" }}
-{{- $parts = append $parts (printf "(has(object.spec.%s) && object.spec.%s.exists(c, %s))" . . $c) }}
+{{- $parts = append $parts (printf "(has(%s.%s) && %s.%s.exists(c, %s))" $s . $s . $c) }}
 {{- end }}
 {{- join "\n|| " $parts }}
 {{- end }}
@@ -233,11 +239,12 @@ src/core/k8s/toolkit_env.c; test/chart/test_cel.py holds the two equal). One lin
 list; the name list is a constant.
 */}}
 {{- define "gpu-admission.celPodReachesDevices" -}}
+{{- $s := default "object.spec" (index . "celSpec") }}
 {{- $names := "['NVIDIA_VISIBLE_DEVICES', 'NVIDIA_MIG_CONFIG_DEVICES', 'NVIDIA_MIG_MONITOR_DEVICES', 'NVIDIA_IMEX_CHANNELS', 'DOCKER_RESOURCE_GPU', 'CUDA_VERSION', 'NVIDIA_REQUIRE_CUDA', 'NVIDIA_REQUIRE_JETPACK', 'NVIDIA_GDS', 'NVIDIA_MOFED', 'NVIDIA_GDRCOPY', 'NVIDIA_NVSWITCH']" }}
 {{- $c := printf "(has(c.env) && c.env.exists(e, has(e.name) && (e.name.startsWith('NVIDIA_') || e.name == 'CUDA_VERSION' || e.name == 'DOCKER_RESOURCE_GPU'))) || (has(c.envFrom) && c.envFrom.exists(f, !has(f.prefix) || %s.exists(n, n.startsWith(f.prefix))))" $names }}
-{{- $parts := list "(has(object.spec.volumes) && object.spec.volumes.exists(v, has(v.hostPath)))" }}
+{{- $parts := list (printf "(has(%s.volumes) && %s.volumes.exists(v, has(v.hostPath)))" $s $s) }}
 {{- range list "containers" "initContainers" "ephemeralContainers" }}
-{{- $parts = append $parts (printf "(has(object.spec.%s) && object.spec.%s.exists(c, %s))" . . $c) }}
+{{- $parts = append $parts (printf "(has(%s.%s) && %s.%s.exists(c, %s))" $s . $s . $c) }}
 {{- end }}
 {{- join "\n|| " $parts }}
 {{- end }}
@@ -247,8 +254,63 @@ CEL: the pod carries a gpu-admission.io/ label (tenant, trust, pool, group ...) 
 (a malformed gpu-admission.io/gpu-memory is refused even on a pod without GPUs).
 */}}
 {{- define "gpu-admission.celPodHasOurMetadata" -}}
-(has(object.metadata.labels) && object.metadata.labels.exists(k, k.startsWith('gpu-admission.io/')))
-|| (has(object.metadata.annotations) && object.metadata.annotations.exists(k, k.startsWith('gpu-admission.io/')))
+{{- $m := default "object.metadata" (index . "celMeta") }}
+{{- printf "(has(%s.labels) && %s.labels.exists(k, k.startsWith('gpu-admission.io/')))\n|| (has(%s.annotations) && %s.annotations.exists(k, k.startsWith('gpu-admission.io/')))" $m $m $m $m }}
+{{- end }}
+
+{{/*
+webhook.dra.gpuClasses as a CEL list literal. The schema keeps each a DeviceClass name (a DNS
+subdomain), so no quote can reach the expression. dig: --reuse-values from a chart without the
+value gets NVIDIA's GPU classes, the default.
+*/}}
+{{- define "gpu-admission.celGpuClasses" -}}
+{{- $q := list }}
+{{- range (dig "dra" "gpuClasses" (list "gpu.nvidia.com" "mig.nvidia.com" "vfio.gpu.nvidia.com") .Values.webhook) }}
+{{- $q = append $q (squote .) }}
+{{- end }}
+{{- printf "[%s]" (join ", " $q) }}
+{{- end }}
+
+{{/*
+CEL: the claim or claim template (object) is one the server judges (POLICY.md "Dynamic Resource
+Allocation" and "Isolation by default"): a request (v1 `exactly` or a `firstAvailable`
+alternative; v1beta1 fields on the request itself) naming a class of webhook.dra.gpuClasses,
+or asking adminAccess or allocationMode All (refused to tenants without the right whatever
+the class: engine_claim.c check_rights), or an opaque config for NVIDIA's gpu.nvidia.com driver
+(checked on every claim: the driver reads it whatever the class). A ResourceClaim keeps its
+requests under spec.devices, a template under spec.spec.devices; the one-element list binds
+whichever is there. Every other claim (ComputeDomain channels, NICs, ...) never waits on the
+webhook.
+*/}}
+{{- define "gpu-admission.celClaimJudged" -}}
+{{- $cls := include "gpu-admission.celGpuClasses" . }}
+{{- $asks := printf "(has(%%[1]s.deviceClassName) && %%[1]s.deviceClassName in %s) || (has(%%[1]s.allocationMode) && %%[1]s.allocationMode == 'All')" $cls }}
+{{- $exact := printf "(has(%%[1]s.adminAccess) && %%[1]s.adminAccess == true) || %s" $asks }}
+{{- $req := printf "(has(r.exactly) && (%s))\n|| (has(r.firstAvailable) && r.firstAvailable.exists(a, %s))\n|| %s" (printf $exact "r.exactly") (printf $asks "a") (printf $exact "r") }}
+{{- printf "(has(object.spec) && has(object.spec.devices) ? [object.spec.devices]\n : has(object.spec) && has(object.spec.spec) && has(object.spec.spec.devices) ? [object.spec.spec.devices] : []).exists(d,\n(has(d.requests) && d.requests.exists(r,\n%s))\n|| (has(d.config) && d.config.exists(g, has(g.opaque) && has(g.opaque.driver) && g.opaque.driver == 'gpu.nvidia.com')))" $req }}
+{{- end }}
+
+{{/*
+CEL: a pod template t the workloads entry judges - what the Pod validating entry's conditions
+send (a GPU resource, a path to devices beside it, a gpu-admission.io/ label or annotation).
+*/}}
+{{- define "gpu-admission.celTemplateJudged" -}}
+{{- $d := dict "Values" .Values "celSpec" "t.spec" "celMeta" "t.metadata" }}
+{{- printf "(has(t.spec) && (%s\n|| %s\n|| %s))\n|| (has(t.metadata) && (%s))" (include "gpu-admission.celPodHasGPU" $d) (include "gpu-admission.celPodReachesGPUs" $d) (include "gpu-admission.celPodReachesDevices" $d) (include "gpu-admission.celPodHasOurMetadata" $d) }}
+{{- end }}
+
+{{/*
+CEL: the workload (object) is one the workloads entry must see. Kinds whose templates sit at
+fixed paths (docs/policy.md "Workloads": apps, batch, core, LeaderWorkerSet) are sent only when
+one of their templates is judged (celTemplateJudged); every other kind (the training jobs,
+whose templates sit under maps or lists, and webhook.workloads.extraResources) is always sent.
+*/}}
+{{- define "gpu-admission.celWorkloadJudged" -}}
+{{- $g := "request.resource.group" }}{{- $r := "request.resource.resource" }}
+{{- $known := printf "(%[1]s == 'apps' && %[2]s in ['deployments', 'statefulsets', 'daemonsets', 'replicasets']) || (%[1]s == 'batch' && %[2]s in ['jobs', 'cronjobs']) || (%[1]s == '' && %[2]s in ['replicationcontrollers', 'podtemplates']) || (%[1]s == 'leaderworkerset.x-k8s.io' && %[2]s == 'leaderworkersets')" $g $r }}
+{{- $lws := "object.spec.leaderWorkerTemplate" }}
+{{- $tpl := printf "(%[1]s == 'cronjobs' ? (has(object.spec) && has(object.spec.jobTemplate) && has(object.spec.jobTemplate.spec) && has(object.spec.jobTemplate.spec.template) ? [object.spec.jobTemplate.spec.template] : [])\n : %[1]s == 'podtemplates' ? (has(object.template) ? [object.template] : [])\n : %[1]s == 'leaderworkersets' ? (has(object.spec) && has(%[2]s) ? (has(%[2]s.leaderTemplate) ? [%[2]s.leaderTemplate] : []) + (has(%[2]s.workerTemplate) ? [%[2]s.workerTemplate] : []) : [])\n : (has(object.spec) && has(object.spec.template) ? [object.spec.template] : []))" $r $lws }}
+{{- printf "!(%s)\n|| %s.exists(t,\n%s)" $known $tpl (include "gpu-admission.celTemplateJudged" .) }}
 {{- end }}
 
 {{- define "gpu-admission.matchConditionsEnabled" -}}

@@ -152,7 +152,7 @@ with no policy behind it is the only thing between the request and the cluster.
   validate-ephemeral  pods/ephemeralcontainers UPDATE (rendered by splitEphemeral only)
   validate-claims  resourceclaims, resourceclaimtemplates CREATE/UPDATE
   mutate           pods CREATE
-  mutate-claims    resourceclaims, resourceclaimtemplates CREATE
+  mutate-claims    resourceclaims, resourceclaimtemplates CREATE/UPDATE
 */}}
 {{- define "gpu-admission.failurePolicy" -}}
 {{- $explicit := dig "failurePolicy" "" .root.Values.webhook }}
@@ -165,7 +165,7 @@ with no policy behind it is the only thing between the request and the cluster.
   "validate-ephemeral" (list "" (list "pods/ephemeralcontainers:UPDATE") "vap")
   "validate-claims" (list "resource.k8s.io" (list "resourceclaims:CREATE" "resourceclaims:UPDATE" "resourceclaimtemplates:CREATE" "resourceclaimtemplates:UPDATE") "vap")
   "mutate" (list "" (list "pods:CREATE") "map")
-  "mutate-claims" (list "resource.k8s.io" (list "resourceclaims:CREATE" "resourceclaimtemplates:CREATE") "map") }}
+  "mutate-claims" (list "resource.k8s.io" (list "resourceclaims:CREATE" "resourceclaims:UPDATE" "resourceclaimtemplates:CREATE" "resourceclaimtemplates:UPDATE") "map") }}
 {{- $w := get $want .entry }}
 {{- if and (eq .entry "validate") (include "gpu-admission.splitEphemeral" .root) }}
 {{- $w = list "" (list "pods:CREATE" "pods:UPDATE") "vap" }}

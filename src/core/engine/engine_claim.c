@@ -381,7 +381,8 @@ static int finish(gpa_claim_eng *ce, gpa_error *err)
 
 /* An UPDATE that changes nothing the decision reads (spec, labels, the gpu-memory
  * annotation) is not judged again: the claim's spec is immutable, and the controllers that
- * add finalizers to a claim must not be refused for what the policy said at its CREATE. */
+ * add finalizers to a claim must not be refused for what the policy said at its CREATE.
+ * Neither hook changes it (no patch): the stored object was placed when it was written. */
 static bool same(const cJSON *a, const cJSON *b)
 {
     return a == b || (a && b && cJSON_Compare(a, b, 1)); /* cJSON_Compare(NULL, NULL) is false */
@@ -408,8 +409,10 @@ int gpa_engine_claim(gpa_decision *out, bool *judged, const gpa_policy *p, const
     memset(out, 0, sizeof *out);
     out->allowed = true;
     if (!gpa_policy_judges_claims(p)) return GPA_OK;
+    /* UPDATE on both hooks (POLICY.md, amended December 2026): re-applying the original
+     * manifest sends the generic class back, and only placing it again makes it the stored
+     * (immutable) spec; an UPDATE is judged and placed exactly as a CREATE would be. */
     if (req->op != GPA_OP_CREATE && req->op != GPA_OP_UPDATE) return GPA_OK;
-    if (mutate && req->op != GPA_OP_CREATE) return GPA_OK;
     if (!gpa_is_object(req->object))
         return gpa_fail(err, GPA_EINVAL, "engine: the request carries no claim object");
     if (req->op == GPA_OP_UPDATE && update_changes_nothing(req, kind)) return GPA_OK;

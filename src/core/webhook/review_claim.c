@@ -1,6 +1,6 @@
 /*
  * review_claim.c - the review codec's claim branch: which requests are DRA claims, and the
- * claim engine run for them on the hook asked (mutating: CREATE only, with the patch;
+ * claim engine run for them on the hook asked (mutating: CREATE and UPDATE, with the patch;
  * validating: CREATE and UPDATE). Status and other subresources never come here (the codec
  * skips them: they are the scheduler's and the controllers' writes).
  *
