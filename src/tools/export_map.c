@@ -13,6 +13,7 @@
  * (listed by gaps()) leaves that rule's pods untouched rather than half placed.
  */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,9 +147,8 @@ static void mig_of(gpa_sb *b, const gpa_rule *r)
 /* list: the node requirements the rule's placement ANDs into every term
  * (engine_affinity.c gpa_eng_node_reqs): the pool's nodeSelector, the MIG single product, the
  * NVLink island size, the shared pools ruled out */
-static void rule_reqs(gpa_sb *b, const gpa_policy *p, const gpa_rule *r)
+static void pool_reqs(gpa_sb *b, const gpa_policy *p, const gpa_pool *pl)
 {
-    const gpa_pool *pl = r->pool;
     gpa_sb_puts(b, "[");
     for (size_t i = 0; i < pl->node_selector.n; i++) {
         gpa_sb v = {0};
@@ -214,12 +214,10 @@ static void target_of(gpa_sb *b, const gpa_policy *p, const gpa_rule *r)
                        "variables.mig.replace('+', '.')");
 }
 
-static void reqs_of(gpa_sb *b, const gpa_policy *p, const gpa_rule *r)
+/* the index of the rule's pool, -1 for a deny rule */
+static void pool_index(gpa_sb *b, const gpa_policy *p, const gpa_rule *r)
 {
-    if (placed(r))
-        rule_reqs(b, p, r);
-    else
-        gpa_sb_puts(b, "variables.keepOff");
+    gpa_sb_printf(b, "%td", placed(r) ? r->pool - p->pools : (ptrdiff_t)-1);
 }
 
 static void name_of(gpa_sb *b, const gpa_policy *p, const gpa_rule *r)
@@ -356,18 +354,21 @@ static void variables(gpa_sb *out, const gpa_policy *p)
     }
     guard(b, p, NULL);
     END();
+    VAR("pix");
+    by_rule(b, p, pool_index, "-1");
+    END();
+    /* per pool, not per rule: a policy of a few pools and hundreds of rules stays far below
+     * the API server's size limit of one expression (100,000 code points) */
     VAR("reqs");
-    gpa_sb_puts(b, "variables.grouped ? [] : variables.rule < 0 ? variables.keepOff : ");
-    gpa_sb_puts(b, "[");
-    for (size_t i = 0; i < p->n_rules; i++) {
+    gpa_sb_puts(b, "variables.grouped ? [] : variables.pix < 0 ? variables.keepOff : [");
+    for (size_t i = 0; i < p->n_pools; i++) {
         if (i) gpa_sb_puts(b, ", ");
-        const gpa_rule *r = &p->rules[i];
         /* dyn: the elements are lists of different element types ([] has none) */
         gpa_sb_puts(b, "dyn(");
-        reqs_of(b, p, r);
+        pool_reqs(b, p, &p->pools[i]);
         gpa_sb_puts(b, ")");
     }
-    gpa_sb_puts(b, "][variables.rule]");
+    gpa_sb_puts(b, "][variables.pix]");
     END();
     VAR("ruleName");
     by_rule(b, p, name_of, "''");

@@ -267,23 +267,27 @@ void gpa_map_m_node_affinity(gpa_sb *b)
                   terms, at);
     /* the check reports such a pod (affinity-too-large); never amplify it */
     gpa_sb_printf(b, "size(%s) > %d ? [] : ", terms, MAX_NODE_TERMS);
+    /* per term, the requirements it lacks: not present as written (key, operator, values in
+     * order) and - for a NotIn of a shared pool - not every value already ruled out by the
+     * term, counting the requirements added to it before (engine_affinity.c) */
+    gpa_sb missing = {0};
+    gpa_sb_puts(&missing, "variables.reqs.transformList(ri, r, t.?matchExpressions.orValue([])"
+                          ".exists(x, x.key == r.key && x.operator == r.operator && "
+                          "x.?values.orValue([]) == r.values) || (r.operator == 'NotIn' && "
+                          "r.values.all(v, t.?matchExpressions.orValue([]).exists(x, ");
+    gpa_sb_puts(&missing, EXCLUDES);
+    gpa_sb_puts(&missing, ") || variables.reqs.slice(0, ri).exists(x, ");
+    gpa_sb_puts(&missing, EXCLUDES);
+    gpa_sb_puts(&missing, "))) ? [] : [r]).flatten()");
+    const char *m = missing.p ? missing.p : "[]";
+    if (missing.oom) b->oom = true;
     gpa_sb_printf(b,
-                  "%s.transformList(ti, t, !has(t.matchExpressions) ? [JSONPatch{op: 'add', "
-                  "path: %s + '/' + string(ti) + '/matchExpressions', value: variables.reqs}] "
-                  ": variables.reqs.transformList(ri, r, ",
-                  terms, at);
-    /* present as written (key, operator, values in order), or - for a NotIn of a shared pool -
-     * every value already ruled out by the term, counting the requirements added before it */
-    gpa_sb_puts(b, "t.matchExpressions.exists(x, x.key == r.key && x.operator == r.operator && "
-                   "x.?values.orValue([]) == r.values) || (r.operator == 'NotIn' && "
-                   "r.values.all(v, t.matchExpressions.exists(x, ");
-    gpa_sb_puts(b, EXCLUDES);
-    gpa_sb_puts(b, ") || variables.reqs.slice(0, ri).exists(x, ");
-    gpa_sb_puts(b, EXCLUDES);
-    gpa_sb_printf(b,
-                  "))) ? [] : [JSONPatch{op: 'add', path: %s + '/' + string(ti) + "
-                  "'/matchExpressions/-', value: r}]).flatten()).flatten())",
-                  at);
+                  "%1$s.transformList(ti, t, !has(t.matchExpressions) ? (size(%2$s) == 0 ? [] : "
+                  "[JSONPatch{op: 'add', path: %3$s + '/' + string(ti) + '/matchExpressions', "
+                  "value: %2$s}]) : %2$s.map(r, JSONPatch{op: 'add', path: %3$s + '/' + "
+                  "string(ti) + '/matchExpressions/-', value: r})).flatten())",
+                  terms, m, at);
+    gpa_sb_free(&missing);
 }
 
 /* bool over x: a pod affinity term exactly as the webhook adds it (cJSON_Compare) */

@@ -9,7 +9,8 @@ defaults: requests from limits, default tolerations ...) is sent to `gpu-admissi
 mutate` exactly as the API server would send it, and the answer's patch applied. The golden
 runner (ctest golden/cases) already holds the engine to each case's expected patch; this suite
 holds the MAP to the engine on the object the API server really admits. Then the expected pod
-is created again with the MAP installed: it must come back unchanged (reinvocation, mutation 8).
+is created again with the MAP installed: it must come back unchanged (reinvocation, mutation 8),
+and the webhook called on it must change nothing (both installed: the MAP runs first).
 
 A case is "not covered", listed with its reason and never counted as a pass, when the MAP is
 not meant to reproduce it: not a Pod CREATE, a pod the API server itself refuses, a pod the
@@ -298,6 +299,10 @@ def sc_golden(c, ck):
             if d:
                 continue
             same += 1
+            # both installed: the webhook, called after the MAP, finds nothing to change
+            after, why = webhook(c, pdir, case["namespace"], got)
+            d = diff(strip(got), strip(after)) if after is not None else [why]
+            ck.expect("map/webhook-after/" + case["name"], not d, "; ".join(d[:6]))
             again, err = dry_run(c, strip(got))
             d = diff(strip(got), strip(again)) if again else ["refused: " + (err or "")[:300]]
             ck.expect("map/idempotent/" + case["name"], not d, "; ".join(d[:6]))
