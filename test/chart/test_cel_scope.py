@@ -49,6 +49,8 @@ def expr(hook):
 # ------------------------------------------------------------------------------- claims
 
 def claim(requests, config=None, template=False, v1beta1=False):
+    # request names are unique in a claim (the API and the server's reader refuse a repeat)
+    requests = [dict(r, name="r%d" % i) for i, r in enumerate(requests)]
     devices = {"requests": requests}
     if config is not None:
         devices["config"] = config
@@ -95,7 +97,8 @@ CLAIMS = {
     "nic-allocation-all": (claim([exactly("nic.example.com", allocationMode="All")]), True),
     "nic-exact-count": (claim([exactly("nic.example.com", allocationMode="ExactCount")]), False),
     "nic-nvidia-config": (claim([exactly("nic.example.com")], opaque(NVIDIA_DRIVER)), True),
-    "config-without-opaque": (claim([exactly("nic.example.com")], [{"requests": ["r"]}]), False),
+    "config-without-opaque": (claim([exactly("nic.example.com")], [{"requests": ["r0"]}]),
+                              False),
     "first-available-gpu-second": (claim([first({"deviceClassName": "nic.example.com"},
                                                 {"deviceClassName": "mig.nvidia.com"})]), True),
     "first-available-nic": (claim([first({"deviceClassName": "nic.example.com"})]), False),
@@ -273,15 +276,30 @@ RES = {  # kind: (group, resource, wrap(template) -> object)
                                lambda t: {"spec": {"leaderWorkerTemplate": {
                                    "leaderTemplate": t, "workerTemplate": tpl(pod([ctr()]))}}}),
 }
-ALWAYS = {  # kinds without fixed template paths: always sent
+RES.update({
     "PyTorchJob": ("kubeflow.org", "pytorchjobs", lambda t: {"spec": {"pytorchReplicaSpecs": {
+        "Master": {"template": tpl(pod([ctr()]))}, "Worker": {"template": t}}}}),
+    "TFJob": ("kubeflow.org", "tfjobs", lambda t: {"spec": {"tfReplicaSpecs": {
+        "Chief": {"replicas": 1}, "Worker": {"template": t}}}}),
+    "MPIJob": ("kubeflow.org", "mpijobs", lambda t: {"spec": {"mpiReplicaSpecs": {
         "Worker": {"template": t}}}}),
     "JobSet": ("jobset.x-k8s.io", "jobsets", lambda t: {"spec": {"replicatedJobs": [
-        {"template": {"spec": {"template": t}}}]}}),
-    "RayCluster": ("ray.io", "rayclusters", lambda t: {"spec": {"headGroupSpec": {
+        {"name": "a", "template": {"spec": {"template": tpl(pod([ctr()]))}}},
+        {"name": "b", "template": {"spec": {"template": t}}}]}}),
+    "RayCluster-head": ("ray.io", "rayclusters", lambda t: {"spec": {"headGroupSpec": {
         "template": t}}}),
-    "TrainingJob (extraResources)": ("e2e.gpu-admission.io", "trainingjobs",
-                                     lambda t: {"spec": {"workers": {"W": {"template": t}}}}),
+    "RayCluster-worker": ("ray.io", "rayclusters", lambda t: {"spec": {
+        "headGroupSpec": {"template": tpl(pod([ctr()]))},
+        "workerGroupSpecs": [{"groupName": "g0"}, {"groupName": "g1", "template": t}]}}),
+    "RayJob-worker": ("ray.io", "rayjobs", lambda t: {"spec": {"rayClusterSpec": {
+        "workerGroupSpecs": [{"template": t}]}}}),
+    # extraResources with templates (values), a map of named templates as the e2e CRD
+    "TrainingJob": ("e2e.gpu-admission.io", "trainingjobs", lambda t: {"spec": {"workers": {
+        "W": {"replicas": 2, "template": t}}}}),
+})
+ALWAYS = {  # extraResources without templates: the chart cannot read them, always sent
+    "Widget (extraResources, no templates)": ("example.com", "widgets",
+                                              lambda t: {"spec": {"template": t}}),
 }
 
 
@@ -297,7 +315,9 @@ class WorkloadConditions(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.expr = expr(entries({"webhook": {"workloads": {"extraResources": [
-            {"apiGroup": "e2e.gpu-admission.io", "resources": ["trainingjobs"]}]}}})[WL])
+            {"apiGroup": "e2e.gpu-admission.io", "resources": ["trainingjobs"],
+             "templates": ["spec.workers.*.template"]},
+            {"apiGroup": "example.com", "resources": ["widgets"]}]}}})[WL])
 
     def results(self, cases):
         out = evaluate({"w": self.expr}, cases)
@@ -333,12 +353,14 @@ class WorkloadConditions(unittest.TestCase):
         self.assertEqual(self.results(cases), want)
 
     def test_fixture_templates_in_every_kind(self):
-        """Every pod and pod template of test/fixtures, as the template of each kind: sent
-        exactly when the Pod validating entry would send that pod."""
+        """Every pod and pod template of test/fixtures as the template of a Deployment and of
+        one more kind (in turn, so every kind gets its share): sent exactly when the Pod
+        validating entry would send that pod."""
         pods = fixture_pods()
+        kinds = sorted(RES)
         cases, want = [], {}
         for i, (where, p) in enumerate(pods):
-            for kind in RES:
+            for kind in {"Deployment", kinds[i % len(kinds)]}:
                 cases.append(wl_case(kind, RES, p, "/%d" % i))
                 want[cases[-1]["id"]] = oracle(p)[1]
         got = self.results(cases)
@@ -354,7 +376,13 @@ class WorkloadConditions(unittest.TestCase):
             for i, o in enumerate(({"spec": {}}, {"metadata": {"name": "x"}},
                                    {"spec": {"jobTemplate": {}}},
                                    {"spec": {"leaderWorkerTemplate": {}}},
-                                   {"spec": {"template": {}}}, {"template": {}})):
+                                   {"spec": {"template": {}}}, {"template": {}},
+                                   {"spec": {"pytorchReplicaSpecs": {}}},
+                                   {"spec": {"pytorchReplicaSpecs": {"W": {"replicas": 1}}}},
+                                   {"spec": {"replicatedJobs": [{"template": {}}]}},
+                                   {"spec": {"workerGroupSpecs": "not-a-list"}},
+                                   {"spec": {"workers": {"W": "x"}}},
+                                   {"spec": {"rayClusterSpec": {"workerGroupSpecs": []}}})):
                 cases.append({"id": "%s/%d" % (kind, i), "object": o,
                               "resource": {"group": g, "version": "v1", "resource": r}})
         self.assertEqual(set(self.results(cases).values()), {False})
@@ -364,6 +392,28 @@ class WorkloadConditions(unittest.TestCase):
         new = wl_case("Deployment", RES, pod([ctr()]))
         new.update(oldObject=old["object"], operation="UPDATE", id="u")
         self.assertEqual(self.results([new]), {"u": False})
+
+    def test_star_path_map_or_list_and_at_most_one_star(self):
+        # the chart's `*` takes a map's values or a list's elements, whichever the kind has
+        gpu = tpl(pod([ctr(limits=GPU)]))
+        cases = [dict(wl_case("TrainingJob", RES, pod([ctr()])), id="map-plain"),
+                 dict(wl_case("TrainingJob", RES, pod([ctr()])), id="list-gpu",
+                      object={"spec": {"workers": [{"template": tpl(pod([ctr()]))},
+                                                   {"template": gpu}]}}),
+                 dict(wl_case("TrainingJob", RES, pod([ctr()])), id="list-plain",
+                      object={"spec": {"workers": [{"template": tpl(pod([ctr()]))}]}})]
+        self.assertEqual(self.results(cases),
+                         {"map-plain": False, "list-gpu": True, "list-plain": False})
+        r = c.template({"webhook": {"workloads": {"extraResources": [
+            {"apiGroup": "x.io", "resources": ["ys"], "templates": ["spec.a.*.b.*.template"]}]}}},
+            check=False, kube_version="1.34.0")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("at most one `*`", r.stderr)
+        r = c.template({"webhook": {"workloads": {"extraResources": [
+            {"apiGroup": "x.io", "resources": ["ys"], "templates": ["spec.a').b"]}]}}},
+            check=False, kube_version="1.34.0")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("/webhook/workloads/extraResources/0/templates/0", r.stderr)
 
     def test_a_kind_in_core_or_apps_outside_the_list_is_sent(self):
         # a kind an extraResources entry adds to a known group has no known template path

@@ -768,9 +768,10 @@ def sc_reapply(c, ck):
     """POLICY.md (amended December 2026): re-applying the original manifest of a placed claim or
     template yields the stored spec and is accepted (GitOps tools see no drift). kubectl's
     three-way patch (client-side apply) puts the generic class back and drops the selectors,
-    server-side apply sends the manifest's fields; the spec of a claim is immutable and a
-    template's would be stored unplaced, so only the mutating entry placing it again on UPDATE
-    makes the result equal to the stored object. Each object is re-applied the way it was
+    server-side apply sends the manifest's fields; the spec of a claim and of a template is
+    immutable (template-spec-immutable shows it: a count changed by a patch is refused by the
+    API server), so only the mutating entry placing it again on UPDATE makes the result equal
+    to the stored object. Each object is re-applied the way it was
     created (a GitOps tool keeps to one), as it is and with --dry-run=server: NVIDIA's gpu-test1
     template (client-side apply, in dra-template-placed) and the same template under another
     name created by server-side apply (Argo CD's ServerSideApply=true), a claim created each
@@ -822,6 +823,22 @@ def sc_reapply(c, ck):
     ck.expect(s + "/claim-to-server-side-forced-accepted-spec-unchanged",
               r.returncode == 0 and dig(after, "spec") == dig(before, "spec"),
               (r.stderr, dig(after, "spec")))
+    # what an UPDATE of a placed template can do: nothing to its spec (the API server's rule)
+    r = c.kubectl("patch", RCT, "single-gpu", "-n", "gpu-test1", "--type=json", "-p", json.dumps([
+        {"op": "add", "path": "/spec/spec/devices/requests/0/exactly/count", "value": 2}]),
+        check=False)
+    ck.expect(s + "/template-spec-immutable", r.returncode != 0 and
+              "field is immutable" in r.stderr, r.stderr or "patched")
+    # a patch stripping the placement is placed back by the webhook: the spec is unchanged
+    # (the object is written all the same, its resourceVersion moves: kubectl patch's own
+    # field manager joins managedFields)
+    before = c.get(RCT, "single-gpu", "gpu-test1") or {}
+    r = c.kubectl("patch", RCT, "single-gpu", "-n", "gpu-test1", "--type=json", "-p", json.dumps([
+        {"op": "remove", "path": "/spec/spec/devices/requests/0/exactly/selectors"}]),
+        check=False)
+    after = c.get(RCT, "single-gpu", "gpu-test1") or {}
+    ck.expect(s + "/template-selectors-stripped-placed-back", r.returncode == 0 and
+              dig(after, "spec") == dig(before, "spec"), (r.stderr, dig(after, "spec")))
     tpl = c.get(RCT, "single-gpu", "gpu-test1") or {}
     ck.expect(s + "/stored-spec-unchanged",
               dig(tpl, "spec", "spec", "devices", "requests", 0, "exactly",

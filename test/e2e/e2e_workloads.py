@@ -37,7 +37,8 @@ def configure(c):
     with open(values, "w") as f:
         # JSON is YAML: helm reads it with -f
         json.dump({"webhook": {"workloads": {"extraResources": [
-            {"apiGroup": CRD_GROUP, "resources": ["trainingjobs"]}]}}}, f)
+            {"apiGroup": CRD_GROUP, "resources": ["trainingjobs"],
+             "templates": ["spec.workers.*.template"]}]}}}, f)
     c.helm_args += ["-f", values]
 
 
@@ -170,7 +171,8 @@ def sc_chart_entry(c, ck):
     # webhook-down runs it with the entry failing closed)
     mc = w.get("matchConditions") or []
     ck.expect(s + "/matchConditions", [m.get("name") for m in mc] == ["judged-workload"] and
-              "object.spec.jobTemplate.spec.template" in mc[0].get("expression", ""),
+              "object.spec.jobTemplate.spec.template" in mc[0].get("expression", "") and
+              "object.spec.workers.map(k, object.spec.workers[k])" in mc[0]["expression"],
               mc)
     pod_hook = hooks.get("validate.gpu-admission.io") or {}
     ck.expect(s + "/same-namespaces-as-pod-webhook",

@@ -300,17 +300,78 @@ send (a GPU resource, a path to devices beside it, a gpu-admission.io/ label or 
 {{- end }}
 
 {{/*
-CEL: the workload (object) is one the workloads entry must see. Kinds whose templates sit at
-fixed paths (docs/policy.md "Workloads": apps, batch, core, LeaderWorkerSet) are sent only when
-one of their templates is judged (celTemplateJudged); every other kind (the training jobs,
-whose templates sit under maps or lists, and webhook.workloads.extraResources) is always sent.
+The workload kinds the workloads entry's condition can read, with their template paths (the
+server's built-in kinds, docs/policy.md "Workloads", each path as the server reads it), then
+webhook.workloads.extraResources entries that give `templates`. JSON list of {apiGroup,
+resources, templates}.
+*/}}
+{{- define "gpu-admission.workloadTemplateKinds" -}}
+{{- $k := list
+  (dict "apiGroup" "apps" "resources" (list "deployments" "statefulsets" "daemonsets" "replicasets") "templates" (list "spec.template"))
+  (dict "apiGroup" "batch" "resources" (list "jobs") "templates" (list "spec.template"))
+  (dict "apiGroup" "batch" "resources" (list "cronjobs") "templates" (list "spec.jobTemplate.spec.template"))
+  (dict "apiGroup" "" "resources" (list "replicationcontrollers") "templates" (list "spec.template"))
+  (dict "apiGroup" "" "resources" (list "podtemplates") "templates" (list "template"))
+  (dict "apiGroup" "kubeflow.org" "resources" (list "pytorchjobs") "templates" (list "spec.pytorchReplicaSpecs.*.template"))
+  (dict "apiGroup" "kubeflow.org" "resources" (list "tfjobs") "templates" (list "spec.tfReplicaSpecs.*.template"))
+  (dict "apiGroup" "kubeflow.org" "resources" (list "mpijobs") "templates" (list "spec.mpiReplicaSpecs.*.template"))
+  (dict "apiGroup" "jobset.x-k8s.io" "resources" (list "jobsets") "templates" (list "spec.replicatedJobs.*.template.spec.template"))
+  (dict "apiGroup" "ray.io" "resources" (list "rayclusters") "templates" (list "spec.headGroupSpec.template" "spec.workerGroupSpecs.*.template"))
+  (dict "apiGroup" "ray.io" "resources" (list "rayjobs") "templates" (list "spec.rayClusterSpec.headGroupSpec.template" "spec.rayClusterSpec.workerGroupSpecs.*.template"))
+  (dict "apiGroup" "leaderworkerset.x-k8s.io" "resources" (list "leaderworkersets") "templates" (list "spec.leaderWorkerTemplate.leaderTemplate" "spec.leaderWorkerTemplate.workerTemplate")) }}
+{{- range .Values.webhook.workloads.extraResources }}
+{{- if .templates }}{{ $k = append $k . }}{{ end }}
+{{- end }}
+{{- toJson $k }}
+{{- end }}
+
+{{/*
+CEL: the list of pod templates at one path of the object (dot-separated keys, at most one `*`:
+every value of a map or element of a list, as the server's paths say). Each step is guarded
+by has(); the `*` step takes a map's values or a list as it is (type() tells them apart: a
+kind's `*` is a map in one CRD and a list in another), then keeps the elements that have the
+rest of the path.
+*/}}
+{{- define "gpu-admission.celTemplatesAt" -}}
+{{- $segs := splitList "." . }}
+{{- $star := -1 }}
+{{- range $i, $s := $segs }}
+{{- if eq $s "*" }}{{ if ge $star 0 }}{{ fail (printf "template path %q: at most one `*` (webhook.workloads.extraResources)" $) }}{{ end }}{{ $star = $i }}{{ end }}
+{{- end }}
+{{- $cur := "object" }}{{- $g := list }}
+{{- range $i, $s := $segs }}
+{{- if or (lt $star 0) (lt $i $star) }}{{ $cur = printf "%s.%s" $cur $s }}{{ $g = append $g (printf "has(%s)" $cur) }}{{ end }}
+{{- end }}
+{{- $guard := join " && " $g | default "true" }}
+{{- if lt $star 0 }}
+{{- printf "(%s ? [%s] : [])" $guard $cur }}
+{{- else }}
+{{- $l := printf "(type(%[1]s) == map ? %[1]s.map(k, %[1]s[k]) : type(%[1]s) == list ? %[1]s : [])" $cur }}
+{{- $v := "v" }}{{- $vg := list }}
+{{- range $i, $s := $segs }}
+{{- if gt $i $star }}{{ $v = printf "%s.%s" $v $s }}{{ $vg = append $vg (printf "has(%s)" $v) }}{{ end }}
+{{- end }}
+{{- if $vg }}{{ $l = printf "%s.filter(v, type(v) == map && %s).map(v, %s)" $l (join " && " $vg) $v }}{{ end }}
+{{- printf "(%s ? %s : [])" $guard $l }}
+{{- end }}
+{{- end }}
+
+{{/*
+CEL: the workload (object) is one the workloads entry must see. A kind whose template paths
+the chart knows (workloadTemplateKinds) is sent only when one of its templates is judged
+(celTemplateJudged); any other kind (webhook.workloads.extraResources without `templates`) is
+always sent.
 */}}
 {{- define "gpu-admission.celWorkloadJudged" -}}
-{{- $g := "request.resource.group" }}{{- $r := "request.resource.resource" }}
-{{- $known := printf "(%[1]s == 'apps' && %[2]s in ['deployments', 'statefulsets', 'daemonsets', 'replicasets']) || (%[1]s == 'batch' && %[2]s in ['jobs', 'cronjobs']) || (%[1]s == '' && %[2]s in ['replicationcontrollers', 'podtemplates']) || (%[1]s == 'leaderworkerset.x-k8s.io' && %[2]s == 'leaderworkersets')" $g $r }}
-{{- $lws := "object.spec.leaderWorkerTemplate" }}
-{{- $tpl := printf "(%[1]s == 'cronjobs' ? (has(object.spec) && has(object.spec.jobTemplate) && has(object.spec.jobTemplate.spec) && has(object.spec.jobTemplate.spec.template) ? [object.spec.jobTemplate.spec.template] : [])\n : %[1]s == 'podtemplates' ? (has(object.template) ? [object.template] : [])\n : %[1]s == 'leaderworkersets' ? (has(object.spec) && has(%[2]s) ? (has(%[2]s.leaderTemplate) ? [%[2]s.leaderTemplate] : []) + (has(%[2]s.workerTemplate) ? [%[2]s.workerTemplate] : []) : [])\n : (has(object.spec) && has(object.spec.template) ? [object.spec.template] : []))" $r $lws }}
-{{- printf "!(%s)\n|| %s.exists(t,\n%s)" $known $tpl (include "gpu-admission.celTemplateJudged" .) }}
+{{- $known := list }}{{- $cands := list }}
+{{- range include "gpu-admission.workloadTemplateKinds" . | fromJsonArray }}
+{{- $res := list }}{{ range .resources }}{{ $res = append $res (squote .) }}{{ end }}
+{{- $is := printf "(request.resource.group == %s && request.resource.resource in [%s])" (squote .apiGroup) (join ", " $res) }}
+{{- $paths := list }}{{ range .templates }}{{ $paths = append $paths (include "gpu-admission.celTemplatesAt" .) }}{{ end }}
+{{- $known = append $known $is }}
+{{- $cands = append $cands (printf "(%s ? %s : [])" $is (join " + " $paths)) }}
+{{- end }}
+{{- printf "!(%s)\n|| (%s).exists(t,\n%s)" (join "\n || " $known) (join "\n + " $cands) (include "gpu-admission.celTemplateJudged" .) }}
 {{- end }}
 
 {{- define "gpu-admission.matchConditionsEnabled" -}}
