@@ -287,6 +287,13 @@ class Modes(unittest.TestCase):
             self.assertIn("pods/ephemeralcontainers",
                           str(hooks["validate.gpu-admission.io"]["rules"]))
 
+    def test_lint_strict_every_mode(self):
+        for v in (values("backstop"), values("native"), merge(DRA, {"mode": "native"})):
+            args, _ = c._set_args(v)
+            r = c.helm("lint", "--strict", c.CHART, "--kube-version", KUBE, *args, check=False)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertIn("0 chart(s) failed", r.stdout)
+
     def test_notes_and_alert_say_what_holds(self):
         # helm install --dry-run has no --kube-version: helm's own (1.35), which serves backstop
         r = c.helm("install", "--dry-run", c.RELEASE, c.CHART, "--namespace", c.RELEASE_NS,
