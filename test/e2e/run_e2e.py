@@ -1123,13 +1123,15 @@ def main():
                     help="run only this scenario (repeatable); see --list")
     ap.add_argument("--list", action="store_true", help="list scenarios and exit")
     ap.add_argument("--suite",
-                    choices=("pods", "workloads", "quota", "dra", "today", "vap", "map"),
+                    choices=("pods", "workloads", "quota", "dra", "today", "vap", "map",
+                             "modes"),
                     default="pods",
                     help="pods: these scenarios; workloads: e2e_workloads.py's (issue 16); "
                     "quota: e2e_quota.py's (issue 25); dra: e2e_dra.py's (issue 24); "
                     "today: e2e_today.py's (issue 29 item 5; starts kube-scheduler); "
                     "vap: e2e_vap.py's (issue 32: export vap, no webhook); "
-                    "map: e2e_map.py's (issue 32: export map, no webhook)")
+                    "map: e2e_map.py's (issue 32: export map, no webhook); "
+                    "modes: e2e_modes.py's (issue 32 item 3: the chart's enforcement modes)")
     ap.add_argument("--no-webhook", action="store_true",
                     help="bring up etcd + apiserver + kcm only (harness development)")
     args = ap.parse_args()
@@ -1152,6 +1154,9 @@ def main():
         scenarios = suite.SCENARIOS
     elif args.suite == "map":
         import e2e_map as suite  # issue 32: the MutatingAdmissionPolicy with no webhook
+        scenarios = suite.SCENARIOS
+    elif args.suite == "modes":
+        import e2e_modes as suite  # issue 32 item 3: VAP/MAP from the chart, webhook down
         scenarios = suite.SCENARIOS
     if args.list:
         for name, fn in scenarios:

@@ -417,7 +417,9 @@ app.kubernetes.io/component: policy-check
 
 {{/*
 The pod spec (without restartPolicy) of the policy check, shared by the hook Job and the
-`helm test` Pod so both run exactly the same command: {root: ., configMap: NAME}.
+`helm test` Pod so both run exactly the same command: {root: ., configMap: NAME, exported:
+NAME}. In backstop and native the export check's containers and volumes follow (_modes.tpl),
+reading the generated files from the ConfigMap `exported`.
 */}}
 {{- define "gpu-admission.policyCheckPodSpec" -}}
 {{- $v := .root.Values -}}
@@ -467,8 +469,14 @@ containers:
       - name: policies
         mountPath: /etc/gpu-admission/policies
         readOnly: true
+  {{- if ne (include "gpu-admission.mode" .root) "webhook" }}
+  {{- include "gpu-admission.exportCheckContainers" . | nindent 2 }}
+  {{- end }}
 volumes:
   - name: policies
     configMap:
       name: {{ .configMap }}
+  {{- if ne (include "gpu-admission.mode" .root) "webhook" }}
+  {{- include "gpu-admission.exportCheckVolumes" . | nindent 2 }}
+  {{- end }}
 {{- end }}
