@@ -9,7 +9,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 
 build_pkgs=(build-essential cmake pkg-config libcjson-dev libyaml-dev libmicrohttpd-dev
             libssl-dev libgnutls28-dev openssl ca-certificates)
-test_pkgs=(python3 curl wrk valgrind clang llvm libclang-rt-14-dev nodejs npm unzip procps
+test_pkgs=(python3 curl wrk valgrind clang llvm libclang-rt-14-dev clang-format nodejs npm unzip procps
            xz-utils iproute2 python3-yaml chromium universal-ctags)
 
 want=("${build_pkgs[@]}")

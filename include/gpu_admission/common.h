@@ -31,8 +31,7 @@ typedef struct gpa_error {
 } gpa_error;
 
 /* Sets err (if non-NULL) and returns code, so callers can write `return gpa_fail(...)`. */
-int gpa_fail(gpa_error *err, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+int gpa_fail(gpa_error *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Version string of the library, e.g. "0.1.0". */
 const char *gpa_version(void);

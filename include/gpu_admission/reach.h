@@ -85,15 +85,15 @@ typedef enum {
 
 typedef struct gpa_tenancy_finding {
     gpa_tenancy_kind kind;
-    size_t a;       /* OVERLAP: the tenant listed first; NAME_UNCLAIMED: the tenant named ns */
-    size_t b;       /* OVERLAP: the tenant listed later; NAME_UNCLAIMED: SIZE_MAX */
-    size_t owner;   /* the tenant ns belongs to (the first whose globs match); SIZE_MAX: none */
-    char *ns;       /* OVERLAP: a namespace both globs match; NAME_UNCLAIMED: the name */
-    char *glob_a;   /* OVERLAP: a's glob matching ns; NAME_UNCLAIMED: the owner's (or NULL) */
-    char *glob_b;   /* OVERLAP: b's glob matching ns; NAME_UNCLAIMED: NULL */
-    char *file;     /* where to point: the later tenant b (OVERLAP), the tenant a (NAME) */
+    size_t a;     /* OVERLAP: the tenant listed first; NAME_UNCLAIMED: the tenant named ns */
+    size_t b;     /* OVERLAP: the tenant listed later; NAME_UNCLAIMED: SIZE_MAX */
+    size_t owner; /* the tenant ns belongs to (the first whose globs match); SIZE_MAX: none */
+    char *ns;     /* OVERLAP: a namespace both globs match; NAME_UNCLAIMED: the name */
+    char *glob_a; /* OVERLAP: a's glob matching ns; NAME_UNCLAIMED: the owner's (or NULL) */
+    char *glob_b; /* OVERLAP: b's glob matching ns; NAME_UNCLAIMED: NULL */
+    char *file;   /* where to point: the later tenant b (OVERLAP), the tenant a (NAME) */
     int line, col;
-    char *message;  /* after "warning: " */
+    char *message; /* after "warning: " */
 } gpa_tenancy_finding;
 
 /* Overlapping pairs beyond this many are counted, not listed. */

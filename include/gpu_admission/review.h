@@ -15,20 +15,20 @@
 typedef enum { GPA_HOOK_MUTATE, GPA_HOOK_VALIDATE } gpa_hook;
 
 typedef struct gpa_review_result {
-    int http_status;   /* 200, or 400 when the body is not an answerable AdmissionReview */
-    char *body;        /* the response: an AdmissionReview, or on 400 a Kubernetes Status
-                          object {"kind":"Status",...,"code":400,"message":...} */
+    int http_status; /* 200, or 400 when the body is not an answerable AdmissionReview */
+    char *body;      /* the response: an AdmissionReview, or on 400 a Kubernetes Status
+                        object {"kind":"Status",...,"code":400,"message":...} */
     size_t body_len;
     /* What happened, for logs and metrics; owned by the result (valid until
      * gpa_review_result_clear), NULL when unknown. */
     char *uid;
     char *namespace_;
-    char *name;        /* metadata.name, else metadata.generateName */
-    char *operation;   /* "CREATE", ... */
-    char *kind;        /* the kind judged or skipped: request.kind.kind (else the object's
-                          own), "Pod" for a pod; NULL when unknown */
-    char *user;        /* request.userInfo.username: who asked (NULL when absent or not a
-                          string) */
+    char *name;          /* metadata.name, else metadata.generateName */
+    char *operation;     /* "CREATE", ... */
+    char *kind;          /* the kind judged or skipped: request.kind.kind (else the object's
+                            own), "Pod" for a pod; NULL when unknown */
+    char *user;          /* request.userInfo.username: who asked (NULL when absent or not a
+                            string) */
     const char *outcome; /* "allowed" | "mutated" | "denied" | "warned" | "skipped" | "error" */
     gpa_decision decision;
     /* Private: the request as parsed, which uid/namespace_/name/operation point into (no
@@ -46,10 +46,11 @@ typedef struct gpa_review_result {
  * out: GPA_ENOMEM, http_status 500 and body NULL (answer 500 with any body).
  * outcome: "skipped" = not judged (not a Pod or a workload kind, a subresource,
  * DELETE/CONNECT, no object, UPDATE on the mutating hook, a workload under workloads
- * enforcement off, with no template, or an UPDATE leaving every template as it was); "warned" = a violation was let through by enforcement
- * warn/audit; "mutated" = allowed with a patch; "error" = 400/500. */
-int gpa_review_handle(gpa_review_result *out, const gpa_policy *p, gpa_hook hook,
-                      const char *body, size_t len, gpa_error *err);
+ * enforcement off, with no template, or an UPDATE leaving every template as it was); "warned" = a
+ * violation was let through by enforcement warn/audit; "mutated" = allowed with a patch; "error" =
+ * 400/500. */
+int gpa_review_handle(gpa_review_result *out, const gpa_policy *p, gpa_hook hook, const char *body,
+                      size_t len, gpa_error *err);
 
 void gpa_review_result_clear(gpa_review_result *r);
 

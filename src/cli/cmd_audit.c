@@ -100,8 +100,9 @@ static const char *s_or(const cJSON *o, const char *k, const char *dflt)
 static void write_text(FILE *f, const cJSON *s)
 {
     const cJSON *r = cJSON_GetObjectItemCaseSensitive(s, "results");
-    fprintf(f, "audited %.0f object(s) under policy revision %s: %.0f judged, %.0f not judged "
-               "(no webhook judges their kind), %.0f judged with no rule and nothing to say\n",
+    fprintf(f,
+            "audited %.0f object(s) under policy revision %s: %.0f judged, %.0f not judged "
+            "(no webhook judges their kind), %.0f judged with no rule and nothing to say\n",
             num(s, "objects"), s_or(s, "policyRevision", "?"), num(s, "judged"),
             num(s, "notJudged"), num(s, "noRule"));
     fprintf(f, "results: %.0f pass, %.0f warn, %.0f fail, %.0f error\n", num(r, "pass"),
@@ -110,8 +111,7 @@ static void write_text(FILE *f, const cJSON *s)
     if (cJSON_GetArraySize(nss) > 0) {
         fprintf(f, "\n%-32s %6s %6s %6s %6s\n", "NAMESPACE", "PASS", "WARN", "FAIL", "ERROR");
         const cJSON *n;
-        cJSON_ArrayForEach(n, nss)
-        {
+        cJSON_ArrayForEach(n, nss) {
             fprintf(f, "%-32s %6.0f %6.0f %6.0f %6.0f\n", s_or(n, "namespace", "(cluster)"),
                     num(n, "pass"), num(n, "warn"), num(n, "fail"), num(n, "error"));
         }
@@ -120,8 +120,7 @@ static void write_text(FILE *f, const cJSON *s)
     if (cJSON_GetArraySize(fs) > 0) {
         fputc('\n', f);
         const cJSON *x;
-        cJSON_ArrayForEach(x, fs)
-        {
+        cJSON_ArrayForEach(x, fs) {
             fprintf(f, "%-5s %s", s_or(x, "result", "?"), s_or(x, "object", "?"));
             if (s_or(x, "origin", NULL)) fprintf(f, " (%s)", s_or(x, "origin", ""));
             if (s_or(x, "rule", NULL)) fprintf(f, ", rule %s", s_or(x, "rule", ""));
@@ -147,8 +146,7 @@ static char *reports_text(const cJSON *reports, bool json)
     if (!buf) return NULL;
     buf[0] = '\0';
     const cJSON *r;
-    cJSON_ArrayForEach(r, reports)
-    {
+    cJSON_ArrayForEach(r, reports) {
         char *y = gpa_json_to_yaml(r);
         if (!y) {
             free(buf);
@@ -260,8 +258,8 @@ static int run(const options *o, size_t max_results)
             break;
         }
         for (size_t k = 0; rc == 0 && k < gpa_objects_count(list); k++)
-            if (gpa_audit_object(a, gpa_objects_get(list, k), gpa_objects_origin(list, k),
-                                 &err) != GPA_OK) {
+            if (gpa_audit_object(a, gpa_objects_get(list, k), gpa_objects_origin(list, k), &err) !=
+                GPA_OK) {
                 fprintf(stderr, "gpu-admission audit: %s\n", err.message);
                 rc = 2;
             }
@@ -305,8 +303,7 @@ int gpa_cmd_audit(int argc, char **argv)
         gpa_cli_usage(&cli_spec, stderr);
         rc = 2;
     } else if (strcmp(o.format, "yaml") != 0 && strcmp(o.format, "json") != 0) {
-        fprintf(stderr, "gpu-admission audit: --format must be yaml or json, not '%s'\n",
-                o.format);
+        fprintf(stderr, "gpu-admission audit: --format must be yaml or json, not '%s'\n", o.format);
         rc = 2;
     } else if (strcmp(o.output, "text") != 0 && strcmp(o.output, "json") != 0 &&
                strcmp(o.output, "reports") != 0) {

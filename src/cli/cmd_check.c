@@ -151,8 +151,7 @@ int gpa_cmd_check(int argc, char **argv)
     if (denied_text) fputs(denied_text, stderr);
     free(denied_text);
     if (refused) fprintf(stderr, "gpu-admission check: %s: warning: %s\n", dir, rerr.message);
-    if (ten_refused)
-        fprintf(stderr, "gpu-admission check: %s: warning: %s\n", dir, terr.message);
+    if (ten_refused) fprintf(stderr, "gpu-admission check: %s: warning: %s\n", dir, terr.message);
     free(ten_text);
     rc = 0;
     if (o.witnesses && reach) rc = gpa_cli_check_witnesses(p, reach, dir, o.witnesses);

@@ -83,8 +83,8 @@ typedef struct counts {
     size_t objects, units, changed, not_judged;
     size_t denied, allowed, rule, pool, resources, warnings;
     size_t original, reconstructed, as_is;
-    size_t unknown; /* as-is units whose verdict differs: original unknown, not a change */
-    size_t grouped; /* pods reported under the workload that made them */
+    size_t unknown;         /* as-is units whose verdict differs: original unknown, not a change */
+    size_t grouped;         /* pods reported under the workload that made them */
     size_t grouped_objects; /* other objects (ReplicaSets, Jobs) reported under their owner */
     size_t changed_pods, denied_pods, allowed_pods; /* pods the changed entries touch */
 } counts;
@@ -94,8 +94,8 @@ typedef struct unit {
     const cJSON *obj;
     const char *origin;
     cJSON *entries;
-    long owner;  /* the top owner in the input this unit is folded into, -1 none */
-    cJSON *pods; /* owners: names of the pods folded into their entry */
+    long owner;   /* the top owner in the input this unit is folded into, -1 none */
+    cJSON *pods;  /* owners: names of the pods folded into their entry */
     cJSON *owned; /* owners: "Kind name" of the other objects folded into it */
 } unit;
 
@@ -188,17 +188,19 @@ static void print_entry(FILE *o, const cJSON *obj, const char *origin, const cJS
         fprintf(o, "%s (%s, judged %s)%s\n", what, origin, s_or(e, "judgedAs", "?"), touches);
     const cJSON *owned = cJSON_GetObjectItemCaseSensitive(e, "owned");
     if (cJSON_GetArraySize(owned) > 0) {
-        fprintf(o, "    %d owned object(s) in the input, judged the same:",
-                cJSON_GetArraySize(owned));
+        fprintf(o,
+                "    %d owned object(s) in the input, judged the same:", cJSON_GetArraySize(owned));
         const cJSON *p;
-        cJSON_ArrayForEach(p, owned) fprintf(o, " %s", p->valuestring);
+        cJSON_ArrayForEach(p, owned)
+            fprintf(o, " %s", p->valuestring);
         fputc('\n', o);
     }
     const cJSON *pods = cJSON_GetObjectItemCaseSensitive(e, "pods");
     if (cJSON_GetArraySize(pods) > 0) {
         fprintf(o, "    %d pod(s) in the input, judged the same:", cJSON_GetArraySize(pods));
         const cJSON *p;
-        cJSON_ArrayForEach(p, pods) fprintf(o, " %s", p->valuestring);
+        cJSON_ArrayForEach(p, pods)
+            fprintf(o, " %s", p->valuestring);
         fputc('\n', o);
     }
     /* a stored pod whose request could not be rebuilt says nothing of what its original
@@ -364,8 +366,12 @@ int gpa_cmd_diff(int argc, char **argv)
                 units = nu;
                 cap_units = nc;
             }
-            units[n_units++] = (unit){gpa_objects_get(lists[i], k), gpa_objects_origin(lists[i], k),
-                                      NULL, -1, NULL, NULL};
+            units[n_units++] = (unit){gpa_objects_get(lists[i], k),
+                                      gpa_objects_origin(lists[i], k),
+                                      NULL,
+                                      -1,
+                                      NULL,
+                                      NULL};
         }
     }
     for (size_t u = 0; u < n_units && rc == 0; u++) {

@@ -212,10 +212,11 @@ static int mutate_one(cJSON **out, const gpa_policy *p, const options *o, const 
         return 1;
     }
     if (!judged && o->explain)
-        fprintf(stderr, "explain: %s: not judged: %s\n", label,
-                !gpa_policy_judges_claims(p)
-                    ? "the policy has no spec.dra (or dra.enforcement off), so claims are not judged"
-                    : "a claim the scheduler made for an extended resource is never touched");
+        fprintf(
+            stderr, "explain: %s: not judged: %s\n", label,
+            !gpa_policy_judges_claims(p)
+                ? "the policy has no spec.dra (or dra.enforcement off), so claims are not judged"
+                : "a claim the scheduler made for an extended resource is never touched");
     for (size_t i = 0; i < d.n_explain; i++)
         fprintf(stderr, "explain: %s: %s\n", label, d.explain[i]);
     if (!d.allowed) {
@@ -233,9 +234,8 @@ static int mutate_one(cJSON **out, const gpa_policy *p, const options *o, const 
             fprintf(stderr, "explain: %s: %lld pod(s), each placed in pool %s by rule %s\n", label,
                     template_pods, d.pool, d.rule ? d.rule : "-");
         else
-            fprintf(stderr,
-                    "explain: %s: %lld pod(s) ask for GPUs, no rule places them: %s\n", label,
-                    template_pods,
+            fprintf(stderr, "explain: %s: %lld pod(s) ask for GPUs, no rule places them: %s\n",
+                    label, template_pods,
                     d.patch ? "kept off the shared pools' nodes" : "admitted unchanged");
     }
     /* Warnings only for an admitted pod: on a denial they would describe changes that never
@@ -411,8 +411,8 @@ int gpa_cmd_mutate(int argc, char **argv)
         fprintf(stderr, "gpu-admission mutate: out of memory\n");
         worst = 1;
     } else if (worst != 1 && n_pods == 0) {
-        fprintf(stderr, "gpu-admission mutate: %s: no Pod, pod template or DRA claim in the input\n",
-                name);
+        fprintf(stderr,
+                "gpu-admission mutate: %s: no Pod, pod template or DRA claim in the input\n", name);
         worst = 1;
     }
     if (worst != 1) {

@@ -287,8 +287,7 @@ int gpa_cmd_simulate(int argc, char **argv)
         goto done;
     }
     if (strcmp(o.gangs, "pods") != 0 && strcmp(o.gangs, "whole") != 0) {
-        fprintf(stderr, "gpu-admission simulate: --gangs must be pods or whole, not %s\n",
-                o.gangs);
+        fprintf(stderr, "gpu-admission simulate: --gangs must be pods or whole, not %s\n", o.gangs);
         goto done;
     }
     gpa_error err = {0};

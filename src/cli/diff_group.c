@@ -38,8 +38,7 @@ static const cJSON *controller_ref(const cJSON *o)
 {
     const cJSON *refs = cJSON_GetObjectItemCaseSensitive(meta(o), "ownerReferences");
     const cJSON *r;
-    cJSON_ArrayForEach(r, refs)
-    {
+    cJSON_ArrayForEach(r, refs) {
         if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "controller"))) return r;
     }
     return cJSON_GetArraySize(refs) == 1 ? cJSON_GetArrayItem(refs, 0) : NULL;

@@ -29,15 +29,15 @@ typedef struct gpa_serve_config {
     unsigned idle_timeout_s;
     unsigned max_connections;
     unsigned max_connections_per_ip;
-    unsigned header_timeout_ms; /* handshake + request headers; 0 = no deadline */
-    unsigned min_body_rate;     /* bytes/s over GPA_BODY_RATE_WINDOW_MS; 0 = no minimum */
-    int log_level;              /* gpa_log_level */
+    unsigned header_timeout_ms;         /* handshake + request headers; 0 = no deadline */
+    unsigned min_body_rate;             /* bytes/s over GPA_BODY_RATE_WINDOW_MS; 0 = no minimum */
+    int log_level;                      /* gpa_log_level */
     char ignore_label_namespaces[4096]; /* comma-separated names allowed to carry the
                                            gpu-admission.io/ignore label; "" = none */
-    char excluded_namespaces[4096];        /* names the webhooks leave out; their Namespace
-                                              CREATE is refused but to the creators below */
+    char excluded_namespaces[4096];     /* names the webhooks leave out; their Namespace
+                                           CREATE is refused but to the creators below */
     char excluded_namespace_creators[4096]; /* user:NAME / group:NAME, comma-separated */
-    bool help;                  /* --help was given: print gpa_serve_usage and exit 0 */
+    bool help;                              /* --help was given: print gpa_serve_usage and exit 0 */
 } gpa_serve_config;
 
 /* env may be NULL (then getenv is used); it lets tests pass a fake environment. */

@@ -13,7 +13,7 @@
 typedef struct gpa_tls_pair {
     char *cert_pem; /* the whole chain file as read, NUL-terminated */
     size_t cert_len;
-    char *key_pem;  /* NUL-terminated */
+    char *key_pem; /* NUL-terminated */
     size_t key_len;
     time_t not_before;
     time_t not_after;
@@ -22,8 +22,8 @@ typedef struct gpa_tls_pair {
 
 /* Reads and verifies; GPA_EIO when a file cannot be read, GPA_EINVAL with a message when the
  * material is unusable (bad PEM, key mismatch, not yet valid, expired). */
-int gpa_tls_pair_load(gpa_tls_pair **out, const char *cert_path, const char *key_path,
-                      time_t now, gpa_error *err);
+int gpa_tls_pair_load(gpa_tls_pair **out, const char *cert_path, const char *key_path, time_t now,
+                      gpa_error *err);
 void gpa_tls_pair_free(gpa_tls_pair *p);
 
 #endif

@@ -46,8 +46,7 @@ static void as_device_plugin_gpus(const gpa_policy *p, cJSON *pod)
     static const char *const lists[] = {"containers", "initContainers"};
     for (int l = 0; l < 2; l++) {
         cJSON *c;
-        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(spec, lists[l]))
-        {
+        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(spec, lists[l])) {
             cJSON *res = cJSON_GetObjectItemCaseSensitive(c, "resources");
             static const char *const kinds[] = {"limits", "requests"};
             for (int k = 0; k < 2; k++) {
@@ -96,8 +95,8 @@ static int judge_one(gpa_sim *s, const gpa_policy *p, const cJSON *pod, const ch
     }
     if (!j.allowed) {
         /* the webhook's message as it is; the entry carries its pod count */
-        rc = gpa_sim_add_denied_pool(s, name, j.message ? j.message : "denied", j.pool, copies,
-                                     err);
+        rc =
+            gpa_sim_add_denied_pool(s, name, j.message ? j.message : "denied", j.pool, copies, err);
         gpa_judgement_clear(&j);
         return rc;
     }

@@ -417,8 +417,8 @@ static int node_labels(gpa_sim_node_def *nd, const gpa_sim_group *g, long long i
          * product of the model, docs/simulate.md's table), "-SHARED" appended when the cards
          * are time-sliced under their own name (renameByDefault: false); NVIDIA-<model> only
          * for models no public label was found for */
-        const char *prod = g->model->products && g->model->products[0] ? g->model->products[0]
-                                                                       : NULL;
+        const char *prod =
+            g->model->products && g->model->products[0] ? g->model->products[0] : NULL;
         bool shared = g->mode == GPA_SIM_TS && g->ts_resource &&
                       strcmp(g->ts_resource, "nvidia.com/gpu") == 0;
         if (prod)

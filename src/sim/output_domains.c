@@ -78,8 +78,7 @@ const char *gpa_sim_block_key(const gpa_sim *s, size_t first, size_t end, const 
     const gpa_sim_group *g = gpa_sim_grp(s, first);
     for (size_t k = 0; k < s->n_topos + g->n_levels; k++) {
         const char *key = k < s->n_topos ? s->topos[k].key : g->levels[k - s->n_topos].label;
-        if (!key || strcmp(key, dkey) == 0 || strcmp(key, "kubernetes.io/hostname") == 0)
-            continue;
+        if (!key || strcmp(key, dkey) == 0 || strcmp(key, "kubernetes.io/hostname") == 0) continue;
         size_t w = run_size(s, key, first, end);
         /* wider, whole domains inside (runs start where the domains do) */
         if (w > d && w % d == 0 && (!best || w < *d2)) {

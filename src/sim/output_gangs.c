@@ -22,7 +22,8 @@ static char *job_name(const gpa_sim_tmpl *t)
     const cJSON *ml = cJSON_GetObjectItemCaseSensitive(sel, "matchLabels");
     const cJSON *e = ml ? ml->child : NULL;
     const char *v = e && cJSON_IsString(e) ? e->valuestring : NULL;
-    const cJSON *x = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(sel, "matchExpressions"), 0);
+    const cJSON *x =
+        cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(sel, "matchExpressions"), 0);
     const cJSON *op = cJSON_GetObjectItemCaseSensitive(x, "operator");
     const cJSON *vals = cJSON_GetObjectItemCaseSensitive(x, "values");
     if (!v && cJSON_IsString(op) && strcmp(op->valuestring, "In") == 0 &&

@@ -37,12 +37,12 @@ gpa_sim_agg *gpa_sim_pool_aggs(const gpa_sim *s, size_t *n_out);
 
 /* A pool whose pods no node can take by their node requirements (output_nonodes.c). */
 typedef struct gpa_sim_nonode {
-    const char *pool;   /* the run's string */
-    char *requirement;  /* what no node meets: "nvidia.com/gpu.product=NVIDIA-H100-80GB" */
-    char *label;        /* the label of an In requirement no node meets alone, else NULL */
-    char *closest;      /* the value of label on the nodes closest to the one asked, or NULL */
+    const char *pool;  /* the run's string */
+    char *requirement; /* what no node meets: "nvidia.com/gpu.product=NVIDIA-H100-80GB" */
+    char *label;       /* the label of an In requirement no node meets alone, else NULL */
+    char *closest;     /* the value of label on the nodes closest to the one asked, or NULL */
     size_t closest_nodes;
-    bool together;      /* every requirement is met somewhere, never all on one node */
+    bool together; /* every requirement is met somewhere, never all on one node */
 } gpa_sim_nonode;
 /* The pools whose requirements common to all their admitted pods no node meets, in first-pod
  * order; caller frees with gpa_sim_nonodes_free. NULL on ENOMEM. */

@@ -28,8 +28,7 @@ static cJSON *requirements(const cJSON *spec)
     cJSON *out = cJSON_CreateArray();
     if (!out) return NULL;
     const cJSON *e;
-    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(spec, "nodeSelector"))
-    {
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(spec, "nodeSelector")) {
         if (!cJSON_IsString(e)) continue;
         cJSON *x = cJSON_CreateObject();
         cJSON *vals = cJSON_CreateArray();
@@ -47,17 +46,15 @@ static cJSON *requirements(const cJSON *spec)
     }
     const cJSON *terms = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(
-            cJSON_GetObjectItemCaseSensitive(
-                cJSON_GetObjectItemCaseSensitive(spec, "affinity"), "nodeAffinity"),
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(spec, "affinity"),
+                                             "nodeAffinity"),
             "requiredDuringSchedulingIgnoredDuringExecution"),
         "nodeSelectorTerms");
     const cJSON *first = cJSON_GetArrayItem(terms, 0);
-    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(first, "matchExpressions"))
-    {
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(first, "matchExpressions")) {
         bool everywhere = true;
         const cJSON *t;
-        cJSON_ArrayForEach(t, terms)
-        {
+        cJSON_ArrayForEach(t, terms) {
             bool here = false;
             const cJSON *f;
             cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(t, "matchExpressions"))
@@ -72,7 +69,8 @@ static cJSON *requirements(const cJSON *spec)
 static bool has_req(const cJSON *reqs, const cJSON *r)
 {
     const cJSON *x;
-    cJSON_ArrayForEach(x, reqs) if (cJSON_Compare(x, r, true)) return true;
+    cJSON_ArrayForEach(x, reqs)
+        if (cJSON_Compare(x, r, true)) return true;
     return false;
 }
 
@@ -94,8 +92,7 @@ static void req_text(gpa_sb *b, const cJSON *r)
     gpa_sb_printf(b, " [");
     const cJSON *v;
     bool sep = false;
-    cJSON_ArrayForEach(v, vals)
-    {
+    cJSON_ArrayForEach(v, vals) {
         gpa_sb_printf(b, "%s%s", sep ? ", " : "", cJSON_IsString(v) ? v->valuestring : "?");
         sep = true;
     }
@@ -148,11 +145,11 @@ static const char *closest_value(const gpa_sim *s, const char *key, const cJSON 
     for (size_t i = 0; i < nv; i++) {
         size_t d = (size_t)-1;
         const cJSON *w;
-        cJSON_ArrayForEach(w, wanted) if (cJSON_IsString(w))
-        {
-            size_t x = distance(w->valuestring, vals[i]);
-            if (x < d) d = x;
-        }
+        cJSON_ArrayForEach(w, wanted)
+            if (cJSON_IsString(w)) {
+                size_t x = distance(w->valuestring, vals[i]);
+                if (x < d) d = x;
+            }
         if (!best || d < bd || (d == bd && counts[i] > *nodes)) {
             best = vals[i];
             bd = d;
@@ -165,7 +162,8 @@ static const char *closest_value(const gpa_sim *s, const char *key, const cJSON 
 static bool all_hold(const gpa_sim *s, size_t n, const cJSON *reqs)
 {
     const cJSON *r;
-    cJSON_ArrayForEach(r, reqs) if (!gpa_sim_node_expr_holds(s, n, r)) return false;
+    cJSON_ArrayForEach(r, reqs)
+        if (!gpa_sim_node_expr_holds(s, n, r)) return false;
     return true;
 }
 
@@ -177,8 +175,7 @@ static bool judge_pool(gpa_sim_nonode *x, const gpa_sim *s, const char *pool, co
         if (all_hold(s, n, common)) return false;
     gpa_sb b = {0};
     const cJSON *r, *alone = NULL;
-    cJSON_ArrayForEach(r, common)
-    {
+    cJSON_ArrayForEach(r, common) {
         size_t n = 0;
         while (n < s->inv->n_nodes && !gpa_sim_node_expr_holds(s, n, r))
             n++;
@@ -193,17 +190,16 @@ static bool judge_pool(gpa_sim_nonode *x, const gpa_sim *s, const char *pool, co
         const cJSON *k = cJSON_GetObjectItemCaseSensitive(alone, "key");
         const cJSON *op = cJSON_GetObjectItemCaseSensitive(alone, "operator");
         if (cJSON_IsString(k) && cJSON_IsString(op) && strcmp(op->valuestring, "In") == 0) {
-            const char *c = closest_value(s, k->valuestring,
-                                          cJSON_GetObjectItemCaseSensitive(alone, "values"),
-                                          &x->closest_nodes);
+            const char *c =
+                closest_value(s, k->valuestring, cJSON_GetObjectItemCaseSensitive(alone, "values"),
+                              &x->closest_nodes);
             x->closest = c ? strdup(c) : NULL;
             x->label = strdup(k->valuestring);
         }
     } else {
         /* each requirement met somewhere, never all on one node */
         bool sep = false;
-        cJSON_ArrayForEach(r, common)
-        {
+        cJSON_ArrayForEach(r, common) {
             if (sep) gpa_sb_printf(&b, " and ");
             req_text(&b, r);
             sep = true;

@@ -163,8 +163,8 @@ static void gangs_table(gpa_sb *b, const gpa_sim *s)
     size_t n = 0;
     gpa_sim_gang_agg *a = gpa_sim_gang_aggs(s, &n);
     if (n) {
-        static const char *cols[] = {"job", "pods", "placed", "unplaced", "gang", "domains",
-                                     "why not", NULL};
+        static const char *cols[] = {"job",  "pods",    "placed",  "unplaced",
+                                     "gang", "domains", "why not", NULL};
         gpa_sb_printf(b, "<h2>Gangs by job (%zu)</h2>\n<table id=\"gangs\">\n", n);
         head_row(b, cols);
         for (size_t i = 0; i < n && i < LIST_ROWS; i++) {

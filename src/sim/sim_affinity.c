@@ -50,8 +50,8 @@ static uint64_t labels_bloom(gpa_sim_tmpl *t)
     if (!t->label_bloom) {
         uint64_t b = 1ULL << 63;
         const cJSON *l;
-        cJSON_ArrayForEach(l, t->labels) if (cJSON_IsString(l)) b |=
-            pair_bit(l->string, l->valuestring);
+        cJSON_ArrayForEach(l, t->labels)
+            if (cJSON_IsString(l)) b |= pair_bit(l->string, l->valuestring);
         t->label_bloom = b;
     }
     return t->label_bloom;
@@ -63,12 +63,10 @@ static uint64_t selector_needs(const cJSON *sel)
 {
     uint64_t need = 0;
     const cJSON *e;
-    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(sel, "matchLabels"))
-    {
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(sel, "matchLabels")) {
         if (cJSON_IsString(e)) need |= pair_bit(e->string, e->valuestring);
     }
-    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(sel, "matchExpressions"))
-    {
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(sel, "matchExpressions")) {
         const cJSON *k = cJSON_GetObjectItemCaseSensitive(e, "key");
         const cJSON *op = cJSON_GetObjectItemCaseSensitive(e, "operator");
         const cJSON *vals = cJSON_GetObjectItemCaseSensitive(e, "values");

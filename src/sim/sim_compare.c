@@ -23,8 +23,7 @@ static cJSON *as_whole(const gpa_sim_tmpl *t)
     const char *lists[] = {"containers", "initContainers"};
     for (int l = 0; l < 2; l++) {
         cJSON *c;
-        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(spec, lists[l]))
-        {
+        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(spec, lists[l])) {
             cJSON *res = cJSON_GetObjectItemCaseSensitive(c, "resources");
             const char *kinds[] = {"limits", "requests"};
             for (int k = 0; k < 2; k++) {

@@ -66,14 +66,12 @@ bool gpa_sim_selector_matches(const cJSON *sel, const cJSON *labels)
 {
     if (!sel || cJSON_IsNull(sel)) return false; /* a nil selector matches nothing */
     const cJSON *ml = cJSON_GetObjectItemCaseSensitive(sel, "matchLabels"), *e;
-    cJSON_ArrayForEach(e, ml)
-    {
+    cJSON_ArrayForEach(e, ml) {
         const char *v = json_get(labels, e->string);
         if (!v || !cJSON_IsString(e) || strcmp(v, e->valuestring) != 0) return false;
     }
-    cJSON_ArrayForEach(
-        e, cJSON_GetObjectItemCaseSensitive(
-               sel, "matchExpressions")) if (!expr_holds(e, json_get, labels)) return false;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(sel, "matchExpressions"))
+        if (!expr_holds(e, json_get, labels)) return false;
     return true;
 }
 
@@ -81,8 +79,7 @@ static bool node_affinity_ok(const gpa_sim *s, size_t n, const cJSON *spec)
 {
     node_ctx ctx = {s, n};
     const cJSON *e;
-    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(spec, "nodeSelector"))
-    {
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(spec, "nodeSelector")) {
         const char *v = gpa_sim_node_label(s, n, e->string);
         if (!v || !cJSON_IsString(e) || strcmp(v, e->valuestring) != 0) return false;
     }
@@ -94,17 +91,16 @@ static bool node_affinity_ok(const gpa_sim *s, size_t n, const cJSON *spec)
         "nodeSelectorTerms");
     if (!req) return true;
     const cJSON *term;
-    cJSON_ArrayForEach(term, req)
-    {
+    cJSON_ArrayForEach(term, req) {
         /* Terms are ORed; a term's expressions (and fields) ANDed; an empty term matches
          * nothing, as in the scheduler. */
         const cJSON *exprs = cJSON_GetObjectItemCaseSensitive(term, "matchExpressions");
         const cJSON *fields = cJSON_GetObjectItemCaseSensitive(term, "matchFields");
         if (cJSON_GetArraySize(exprs) == 0 && cJSON_GetArraySize(fields) == 0) continue;
         bool ok = true;
-        cJSON_ArrayForEach(e, exprs) if (!expr_holds(e, node_get, &ctx)) ok = false;
-        cJSON_ArrayForEach(e, fields)
-        {
+        cJSON_ArrayForEach(e, exprs)
+            if (!expr_holds(e, node_get, &ctx)) ok = false;
+        cJSON_ArrayForEach(e, fields) {
             const cJSON *k = cJSON_GetObjectItemCaseSensitive(e, "key");
             const cJSON *op = cJSON_GetObjectItemCaseSensitive(e, "operator");
             bool in = gpa_sim_str_in(cJSON_GetObjectItemCaseSensitive(e, "values"),
@@ -121,8 +117,7 @@ static bool node_affinity_ok(const gpa_sim *s, size_t n, const cJSON *spec)
 static bool tolerated(const gpa_sim_taint *t, const cJSON *tols)
 {
     const cJSON *x;
-    cJSON_ArrayForEach(x, tols)
-    {
+    cJSON_ArrayForEach(x, tols) {
         const char *key = json_get(x, "key"), *op = json_get(x, "operator");
         const char *val = json_get(x, "value"), *eff = json_get(x, "effect");
         if (eff && *eff && strcmp(eff, t->effect) != 0) continue;

@@ -29,8 +29,8 @@ char *gpa_sim_gang_key(const gpa_sim_tmpl *t)
     return k;
 }
 
-int gpa_sim_gang_fail(gpa_sim *s, const gpa_sim_gang_member *placed, size_t n_placed,
-                      size_t failed, size_t gang_size)
+int gpa_sim_gang_fail(gpa_sim *s, const gpa_sim_gang_member *placed, size_t n_placed, size_t failed,
+                      size_t gang_size)
 {
     for (size_t i = n_placed; i-- > 0;)
         gpa_sim_unapply(s, placed[i].pod, &placed[i].opt);

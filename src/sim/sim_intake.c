@@ -27,12 +27,14 @@ static int64_t qty_milli(const cJSON *v)
 
 /* Per resource name, the pod's need as containers are fed through it (names point into the
  * pod, which outlives the accumulator). */
+typedef struct need_entry {
+    const char *name;
+    gpa_pod_need need;
+} need_entry;
+
 typedef struct need_acc {
     size_t n, cap;
-    struct {
-        const char *name;
-        gpa_pod_need need;
-    } *e;
+    need_entry *e;
 } need_acc;
 
 static gpa_pod_need *need_of(need_acc *a, const char *name)
@@ -61,8 +63,7 @@ static int add_container(need_acc *acc, const cJSON *c, bool init, bool sidecar)
     const cJSON *lists[2] = {req, lim};
     for (int l = 0; l < 2; l++) {
         const cJSON *e;
-        cJSON_ArrayForEach(e, lists[l])
-        {
+        cJSON_ArrayForEach(e, lists[l]) {
             if (!e->string) continue;
             if (l == 1 && cJSON_GetObjectItemCaseSensitive(req, e->string)) continue;
             bool dup = false; /* a repeated name counts once, as with a lookup */
@@ -102,8 +103,7 @@ static int read_terms(gpa_sim_term **out, size_t *n, const cJSON *terms)
     *out = calloc((size_t)cnt, sizeof **out);
     if (!*out) return GPA_ENOMEM;
     const cJSON *t;
-    cJSON_ArrayForEach(t, terms)
-    {
+    cJSON_ArrayForEach(t, terms) {
         const cJSON *tk = cJSON_GetObjectItemCaseSensitive(t, "topologyKey");
         if (!cJSON_IsString(tk)) continue;
         (*out)[*n] = (gpa_sim_term){cJSON_GetObjectItemCaseSensitive(t, "labelSelector"),
@@ -276,8 +276,7 @@ int gpa_sim_add_pod_pool(gpa_sim *s, const cJSON *pod, const char *name, long lo
     free(acc.e);
     if (!sum) return gpa_fail(err, GPA_ENOMEM, "out of memory");
     const cJSON *e;
-    cJSON_ArrayForEach(e, sum)
-    {
+    cJSON_ArrayForEach(e, sum) {
         int64_t milli = (int64_t)e->valuedouble;
         if (strcmp(e->string, "cpu") == 0) {
             t->cpu = milli;

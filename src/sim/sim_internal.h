@@ -202,7 +202,7 @@ struct gpa_sim {
     gpa_sim_topo *topos;
     size_t n_topos;
     bool ran;
-    bool gangs_whole; /* gpa_sim_set_gangs_whole */
+    bool gangs_whole;            /* gpa_sim_set_gangs_whole */
     unsigned char *whole_placed; /* gpa_sim_compare_whole: per pod, placed on whole GPUs */
     size_t whole_used;
     size_t apply_seq; /* bumped by every gpa_sim_apply / gpa_sim_unapply */
@@ -278,8 +278,8 @@ char *gpa_sim_gang_key(const gpa_sim_tmpl *t);
 /* Pod `failed` of a gang of gang_size pods found no node: takes the n_placed placed ones back
  * off (reverse order, gpa_sim_unapply) and gives them its reason and cause, its detail
  * saying the gang goes whole or not at all. GPA_ENOMEM leaves the run unusable. */
-int gpa_sim_gang_fail(gpa_sim *s, const gpa_sim_gang_member *placed, size_t n_placed,
-                      size_t failed, size_t gang_size);
+int gpa_sim_gang_fail(gpa_sim *s, const gpa_sim_gang_member *placed, size_t n_placed, size_t failed,
+                      size_t gang_size);
 /* Pod pi gets pod from's reason, cause and detail (the rest of a failed gang). */
 int gpa_sim_gang_copy_reason(gpa_sim *s, size_t pi, size_t from);
 

@@ -178,8 +178,8 @@ static void set_reason(gpa_sim *s, size_t pi, const why *w)
 typedef struct cand_idx {
     bool built;
     const size_t *shape; /* per inventory node: its shape (the run's, gpa_sim_shapes) */
-    int *pos;     /* per inventory node: its position in the class's node list, -1 outside */
-    size_t *used; /* class nodes holding pods that may still have room, any order */
+    int *pos;            /* per inventory node: its position in the class's node list, -1 outside */
+    size_t *used;        /* class nodes holding pods that may still have room, any order */
     size_t n_used, cap_used;
     size_t log_seen; /* entries of the run's used-node log already taken in */
     size_t *bnodes;  /* the class's nodes bucket by bucket, each bucket in position order */

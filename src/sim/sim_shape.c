@@ -75,10 +75,9 @@ size_t *gpa_sim_shapes(const gpa_sim *s)
     qsort_r(order, inv->n_groups, sizeof *order, cmp_groups, (void *)inv);
     /* equal shapes are adjacent, the first group of each run (by index) first in it */
     for (size_t i = 0; i < inv->n_groups; i++)
-        of_group[order[i]] =
-            i && cmp_shape(&inv->groups[order[i - 1]], &inv->groups[order[i]]) == 0
-                ? of_group[order[i - 1]]
-                : order[i];
+        of_group[order[i]] = i && cmp_shape(&inv->groups[order[i - 1]], &inv->groups[order[i]]) == 0
+                                 ? of_group[order[i - 1]]
+                                 : order[i];
     for (size_t n = 0; n < inv->n_nodes; n++)
         shape[n] = of_group[inv->nodes[n].group];
     free(order);

@@ -30,7 +30,7 @@ const char *gpa_sim_node_label(const gpa_sim *s, size_t n, const char *key)
 bool gpa_sim_str_in(const cJSON *values, const char *v)
 {
     const cJSON *x;
-    cJSON_ArrayForEach(x,
-                       values) if (cJSON_IsString(x) && strcmp(x->valuestring, v) == 0) return true;
+    cJSON_ArrayForEach(x, values)
+        if (cJSON_IsString(x) && strcmp(x->valuestring, v) == 0) return true;
     return false;
 }

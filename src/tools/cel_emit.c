@@ -29,6 +29,19 @@ void gpa_cel_quote(gpa_sb *b, const char *s)
     gpa_sb_put(b, "'", 1);
 }
 
+void gpa_cel_yaml_block(gpa_sb *b, const char *text, size_t indent)
+{
+    const char *s = text;
+    while (*s) {
+        const char *nl = strchr(s, '\n');
+        size_t n = nl ? (size_t)(nl - s) : strlen(s);
+        gpa_sb_fill(b, ' ', indent);
+        gpa_sb_put(b, s, n);
+        gpa_sb_puts(b, "\n");
+        s += n + (nl ? 1 : 0);
+    }
+}
+
 static bool has_wildcard(const char *g)
 {
     return strpbrk(g, "*?") != NULL;

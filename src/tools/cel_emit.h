@@ -29,6 +29,10 @@ struct gpa_strlist;
  * (\\, \', \n, \xHH), so any policy text is a literal and never CEL. */
 void gpa_cel_quote(gpa_sb *b, const char *s);
 
+/* text at column indent, one output line per line of text: an expression as the lines of a
+ * YAML literal block scalar (`expression: |-`). */
+void gpa_cel_yaml_block(gpa_sb *b, const char *text, size_t indent);
+
 /* The anchored RE2 regular expression of one namespace glob, unquoted: "^(?:research-.*)$".
  * '*' is ".*", '?' is ".", every other byte a literal (metacharacters escaped). */
 void gpa_cel_glob_regex(gpa_sb *b, const char *glob);

@@ -233,19 +233,11 @@ static void name_of(gpa_sb *b, const gpa_policy *p, const gpa_rule *r)
     gpa_cel_quote(b, r->name);
 }
 
-/* The expression text at column indent, as a YAML literal block's lines. */
+/* The expression text at column indent, as a YAML literal block's lines; e is freed. */
 static void block(gpa_sb *out, gpa_sb *e, size_t indent)
 {
-    const char *s = e->p ? e->p : "";
     if (e->oom) out->oom = true;
-    while (*s) {
-        const char *nl = strchr(s, '\n');
-        size_t n = nl ? (size_t)(nl - s) : strlen(s);
-        gpa_sb_fill(out, ' ', indent);
-        gpa_sb_put(out, s, n);
-        gpa_sb_puts(out, "\n");
-        s += n + (nl ? 1 : 0);
-    }
+    gpa_cel_yaml_block(out, e->p ? e->p : "", indent);
     gpa_sb_free(e);
 }
 

@@ -11,24 +11,10 @@
 
 #include "export_vap_internal.h"
 
-/* text indented by `ind` spaces on every line, as the body of a `|-` block */
-static void block(gpa_sb *b, const char *text, size_t ind)
-{
-    const char *s = text;
-    while (*s) {
-        const char *nl = strchr(s, '\n');
-        size_t n = nl ? (size_t)(nl - s) : strlen(s);
-        gpa_sb_fill(b, ' ', ind);
-        gpa_sb_put(b, s, n);
-        gpa_sb_puts(b, "\n");
-        s += n + (nl ? 1 : 0);
-    }
-}
-
 void gpa_vap_var(gpa_vap_doc *d, const char *name, const char *expr)
 {
     gpa_sb_printf(&d->vars, "  - name: %s\n    expression: |-\n", name);
-    block(&d->vars, expr, 6);
+    gpa_cel_yaml_block(&d->vars, expr, 6);
 }
 
 void gpa_vap_check(gpa_vap_doc *d, const char *reason, const char *deny_cond, const char *msg)
@@ -36,7 +22,7 @@ void gpa_vap_check(gpa_vap_doc *d, const char *reason, const char *deny_cond, co
     gpa_sb_puts(&d->vals, "  - expression: |-\n");
     gpa_sb e = {0};
     gpa_sb_printf(&e, "!(%s)", deny_cond);
-    block(&d->vals, e.p ? e.p : "", 6);
+    gpa_cel_yaml_block(&d->vals, e.p ? e.p : "", 6);
     gpa_sb_free(&e);
     /* the webhook's reason code first: VAP reasons are only Forbidden, Invalid, ... */
     gpa_sb_printf(&d->vals, "    message: \"%s: refused by the GPU policy\"\n", reason);

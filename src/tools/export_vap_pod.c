@@ -57,26 +57,6 @@ static const gpa_pool *shared_pool_of(const gpa_policy *p, const char *name)
     return NULL;
 }
 
-/* engine_validate.c pool_serves */
-static bool pool_serves(const gpa_policy *pol, const gpa_pool *p, const char *name)
-{
-    if (p->dra.set) {
-        const gpa_dra_ext *x = gpa_dra_ext_of(pol, name);
-        if (x && strcmp(x->device_class, p->dra.device_class) == 0) return true;
-    }
-    switch (p->sharing) {
-    case GPA_SHARING_EXCLUSIVE:
-        return gpa_is_plain_gpu(pol, name);
-    case GPA_SHARING_MIG:
-        if (p->mig_strategy == GPA_MIG_SINGLE) return gpa_is_plain_gpu(pol, name);
-        for (size_t i = 0; i < p->n_profiles; i++)
-            if (strcmp(p->profiles[i]->resource, name) == 0) return true;
-        return false;
-    default:
-        return strcmp(name, p->shared_resource) == 0;
-    }
-}
-
 /* `[names of the policy's GPU resources for which keep(name) holds]` */
 static void names_where(gpa_sb *b, const gpa_policy *p,
                         bool (*keep)(const gpa_policy *, const char *, const void *),
@@ -110,7 +90,7 @@ static bool k_mig_dra(const gpa_policy *p, const char *n, const void *u)
 }
 static bool k_served(const gpa_policy *p, const char *n, const void *pool)
 {
-    return pool_serves(p, pool, n);
+    return gpa_pool_serves(p, pool, n);
 }
 static bool k_dra_reach(const gpa_policy *p, const char *n, const void *u)
 {

@@ -420,7 +420,8 @@ static int entry(cJSON *out, unsigned *mask, const gpa_policy *old_p, const gpa_
         }
         if (ok && template_path) ok = cJSON_AddStringToObject(e, "template", template_path);
         if (ok) ok = cJSON_AddStringToObject(e, "judgedAs", judged_as) != NULL;
-        if (ok && replicas >= 0) ok = cJSON_AddNumberToObject(e, "replicas", (double)replicas) != NULL;
+        if (ok && replicas >= 0)
+            ok = cJSON_AddNumberToObject(e, "replicas", (double)replicas) != NULL;
         /* each handed over as it is added: what is not added yet is freed below */
         if (ok && (ok = cJSON_AddItemToObject(e, "old", so))) so = NULL;
         if (ok && (ok = cJSON_AddItemToObject(e, "new", sn))) sn = NULL;
@@ -480,8 +481,7 @@ int gpa_impact_object(cJSON **out, unsigned *mask, const gpa_policy *old_p, cons
             orig = reconstruct(old_p, pod, err, &rc);
             as = orig ? "reconstructed" : "as-is";
         }
-        if (rc == GPA_OK)
-            rc = entry(*out, mask, old_p, new_p, orig ? orig : pod, NULL, as, 1, err);
+        if (rc == GPA_OK) rc = entry(*out, mask, old_p, new_p, orig ? orig : pod, NULL, as, 1, err);
         cJSON_Delete(orig);
         cJSON_Delete(pod);
     } else if (kind && (gpa_workload_kind_known(new_p, av, kind) ||

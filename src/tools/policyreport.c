@@ -92,10 +92,9 @@ void gpa_audit_free(gpa_audit *a)
  * "default", where kubectl would create it and where the webhooks judge it. */
 static bool cluster_scoped(const cJSON *obj)
 {
-    static const char *const kinds[] = {"Namespace",    "Node",          "PersistentVolume",
-                                        "StorageClass", "PriorityClass", "DeviceClass",
-                                        "ResourceSlice", "RuntimeClass", "ResourceFlavor",
-                                        NULL};
+    static const char *const kinds[] = {
+        "Namespace",   "Node",          "PersistentVolume", "StorageClass",   "PriorityClass",
+        "DeviceClass", "ResourceSlice", "RuntimeClass",     "ResourceFlavor", NULL};
     if (str(get(obj, "metadata"), "namespace")) return false;
     const char *kind = str(obj, "kind");
     if (!kind) return false;
@@ -167,8 +166,9 @@ static int unit_status(const cJSON *e, char *msg, size_t cap)
         /* a pod whose original request cannot be rebuilt says nothing certain about what
          * its request got: as diff does, it is not reported as a refusal */
         if (as_is) {
-            snprintf(msg, cap, "as stored (its original request could not be rebuilt), the "
-                               "policy would refuse it: %s",
+            snprintf(msg, cap,
+                     "as stored (its original request could not be rebuilt), the "
+                     "policy would refuse it: %s",
                      m ? m : "denied by policy");
             return R_WARN;
         }
@@ -452,8 +452,8 @@ int gpa_audit_object(gpa_audit *a, const cJSON *obj, const char *origin, gpa_err
                     break;
                 }
                 msgs = grown;
-                msgs_len += (size_t)snprintf(msgs + msgs_len, add, "%s%s%s%s",
-                                             msgs_len ? "; " : "", t ? t : "", t ? ": " : "", msg);
+                msgs_len += (size_t)snprintf(msgs + msgs_len, add, "%s%s%s%s", msgs_len ? "; " : "",
+                                             t ? t : "", t ? ": " : "", msg);
             }
         }
         if (rc == GPA_OK && r) {

@@ -357,10 +357,10 @@ static char *make_mutated_review(const gpa_policy *p, const char *pod_review)
     cJSON *pr = pod_review ? cJSON_Parse(pod_review) : NULL;
     cJSON *rq = cJSON_GetObjectItemCaseSensitive(pr, "request");
     cJSON *pod = cJSON_GetObjectItemCaseSensitive(rq, "object");
-    gpa_request req = {
-        .namespace_ = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(rq, "namespace")),
-        .op = GPA_OP_CREATE,
-        .object = pod};
+    gpa_request req = {.namespace_ =
+                           cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(rq, "namespace")),
+                       .op = GPA_OP_CREATE,
+                       .object = pod};
     gpa_decision d;
     gpa_error err = {0};
     char *out = NULL;
@@ -582,9 +582,8 @@ int main(int argc, char **argv)
         {"d", "Deployment of (a)'s pod, validating hook", shipped,
          pod_a ? make_deployment_review(pod_a) : NULL, 0, GPA_HOOK_VALIDATE, "allowed", NULL, NULL,
          77000, "spec.template: pods get pool h100-train (rule training)", 0},
-        {"e", "(a)'s pod as mutated, validating hook", shipped,
-         make_mutated_review(shipped, pod_a), 0,
-         GPA_HOOK_VALIDATE, "allowed", "training", NULL, 100000, NULL, 0},
+        {"e", "(a)'s pod as mutated, validating hook", shipped, make_mutated_review(shipped, pod_a),
+         0, GPA_HOOK_VALIDATE, "allowed", "training", NULL, 100000, NULL, 0},
         {"f", "DRA claim template, dra set (rule inference)", dra, make_claim_review("inference-a"),
          0, GPA_HOOK_MUTATE, "mutated", "inference", "mig.nvidia.com", 100000,
          "requests[0]: gpu.nvidia.com -> mig.nvidia.com, profile 1g.10gb", 0},

@@ -152,9 +152,11 @@ class Modes(unittest.TestCase):
 
     def test_backstop_failure_policies(self):
         got = fp(render(values("backstop")))
-        # the VAP fixture matches pods (CREATE, UPDATE, ephemeralcontainers) and claims (*)
+        # the VAP fixture matches pods (CREATE, UPDATE, ephemeralcontainers) and claims (*);
+        # the claims entry stays closed all the same: export vap compiles no claim placement
+        # check (an untrusted claim on a multiAllocatable pool, sharing configs)
         self.assertEqual(got["validate.gpu-admission.io"], "Ignore")
-        self.assertEqual(got["validate-claims.gpu-admission.io"], "Ignore")
+        self.assertEqual(got["validate-claims.gpu-admission.io"], "Fail")
         # placement lives in the webhook alone in backstop: the mutating entries fail closed
         self.assertEqual(got["mutate.gpu-admission.io"], "Fail")
         self.assertEqual(got["mutate-claims.gpu-admission.io"], "Fail")
@@ -195,7 +197,7 @@ class Modes(unittest.TestCase):
         self.assertEqual(got["mutate.gpu-admission.io"], "Ignore")  # the MAP fixture: pods
         self.assertEqual(got["mutate-claims.gpu-admission.io"], "Fail")  # no MAP for claims
         self.assertEqual(got["validate.gpu-admission.io"], "Ignore")
-        self.assertEqual(got["validate-claims.gpu-admission.io"], "Ignore")
+        self.assertEqual(got["validate-claims.gpu-admission.io"], "Fail")  # every mode
         self.assertEqual(got["namespaces.gpu-admission.io"], "Fail")
 
     def test_explicit_failure_policy_wins(self):
@@ -253,9 +255,8 @@ class Modes(unittest.TestCase):
             with self.subTest(name):
                 got = fp(render(values("backstop", vap=self.vap_with(rules, exclude, bind))))
                 self.assertEqual(got["validate.gpu-admission.io"], want)
-                # nothing but the wildcards matches claims: that entry stays closed
-                self.assertEqual(got["validate-claims.gpu-admission.io"],
-                                 "Ignore" if name == "wildcards" else "Fail")
+                # the claims entry stays closed whatever the VAP matches, wildcards too
+                self.assertEqual(got["validate-claims.gpu-admission.io"], "Fail")
 
     def test_kubectl_debug_split_when_the_vap_lacks_it(self):
         """`export vap` leaves pods/ephemeralcontainers to the webhook: the Pod entry may fail

@@ -11,47 +11,47 @@
 
 static int check_total, check_failed;
 
-#define CHECK(cond)                                                                        \
-    do {                                                                                   \
-        check_total++;                                                                     \
-        if (!(cond)) {                                                                     \
-            check_failed++;                                                                \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);       \
-        }                                                                                  \
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        check_total++;                                                                             \
+        if (!(cond)) {                                                                             \
+            check_failed++;                                                                        \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);               \
+        }                                                                                          \
     } while (0)
 
-#define CHECK_INT(a, b)                                                                    \
-    do {                                                                                   \
-        long long va_ = (long long)(a), vb_ = (long long)(b);                              \
-        check_total++;                                                                     \
-        if (va_ != vb_) {                                                                  \
-            check_failed++;                                                                \
-            fprintf(stderr, "%s:%d: %s == %lld, expected %s == %lld\n", __FILE__, __LINE__, \
-                    #a, va_, #b, vb_);                                                     \
-        }                                                                                  \
+#define CHECK_INT(a, b)                                                                            \
+    do {                                                                                           \
+        long long va_ = (long long)(a), vb_ = (long long)(b);                                      \
+        check_total++;                                                                             \
+        if (va_ != vb_) {                                                                          \
+            check_failed++;                                                                        \
+            fprintf(stderr, "%s:%d: %s == %lld, expected %s == %lld\n", __FILE__, __LINE__, #a,    \
+                    va_, #b, vb_);                                                                 \
+        }                                                                                          \
     } while (0)
 
-#define CHECK_STR(a, b)                                                                    \
-    do {                                                                                   \
-        const char *sa_ = (a), *sb_ = (b);                                                 \
-        check_total++;                                                                     \
-        if (!sa_ || !sb_ || strcmp(sa_, sb_) != 0) {                                       \
-            check_failed++;                                                                \
-            fprintf(stderr, "%s:%d: %s == \"%s\", expected \"%s\"\n", __FILE__, __LINE__,  \
-                    #a, sa_ ? sa_ : "(null)", sb_ ? sb_ : "(null)");                       \
-        }                                                                                  \
+#define CHECK_STR(a, b)                                                                            \
+    do {                                                                                           \
+        const char *sa_ = (a), *sb_ = (b);                                                         \
+        check_total++;                                                                             \
+        if (!sa_ || !sb_ || strcmp(sa_, sb_) != 0) {                                               \
+            check_failed++;                                                                        \
+            fprintf(stderr, "%s:%d: %s == \"%s\", expected \"%s\"\n", __FILE__, __LINE__, #a,      \
+                    sa_ ? sa_ : "(null)", sb_ ? sb_ : "(null)");                                   \
+        }                                                                                          \
     } while (0)
 
 /* substring check: haystack contains needle */
-#define CHECK_CONTAINS(h, n)                                                               \
-    do {                                                                                   \
-        const char *sh_ = (h), *sn_ = (n);                                                 \
-        check_total++;                                                                     \
-        if (!sh_ || !strstr(sh_, sn_)) {                                                   \
-            check_failed++;                                                                \
-            fprintf(stderr, "%s:%d: \"%s\" does not contain \"%s\"\n", __FILE__, __LINE__, \
-                    sh_ ? sh_ : "(null)", sn_);                                            \
-        }                                                                                  \
+#define CHECK_CONTAINS(h, n)                                                                       \
+    do {                                                                                           \
+        const char *sh_ = (h), *sn_ = (n);                                                         \
+        check_total++;                                                                             \
+        if (!sh_ || !strstr(sh_, sn_)) {                                                           \
+            check_failed++;                                                                        \
+            fprintf(stderr, "%s:%d: \"%s\" does not contain \"%s\"\n", __FILE__, __LINE__,         \
+                    sh_ ? sh_ : "(null)", sn_);                                                    \
+        }                                                                                          \
     } while (0)
 
 static inline int check_done(void)

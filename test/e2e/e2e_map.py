@@ -32,7 +32,7 @@ import time
 
 import yaml
 
-from run_e2e import note
+from run_e2e import merge_patch, note
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NO_WEBHOOK = True  # run_e2e.py: no `serve`, no chart: the MAP alone mutates
@@ -56,20 +56,6 @@ def setup(c):
 
 def cases_dir(c):
     return os.path.join(c.args.source_dir, "test", "golden", "cases")
-
-
-def merge_patch(target, patch):
-    """RFC 7386 (the golden runner's podMerge)."""
-    if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    if not isinstance(target, dict):
-        target = {}
-    for k, v in patch.items():
-        if v is None:
-            target.pop(k, None)
-        else:
-            target[k] = merge_patch(target.get(k), v)
-    return target
 
 
 def load_case(c, name):
@@ -270,9 +256,12 @@ def sc_golden(c, ck):
             for ln in f:
                 if ln.startswith("# gpu-admission export map: policy revision "):
                     rev = ln.split()[-1]
-        # a pod the MAP places carries this revision (a grouped pod of a gang pool never does)
+        # a pod the MAP places carries this revision (a grouped pod of a gang pool never does:
+        # the pods of a rule export map names are no probes; a set with no other placed pod,
+        # such as a GB200 policy whose cases are all gangs, waits as a set without probes)
         probes = [p for p in plan if p[3]["metadata"].get("annotations", {}).get(
-            "gpu-admission.io/policy") == rev]
+            "gpu-admission.io/policy") == rev and (p[3]["metadata"].get("annotations") or {})
+            .get("gpu-admission.io/rule") not in gaps]
         deadline = time.monotonic() + 30
         while probes:
             if any((dry_run(c, p[1])[0] or {}).get("metadata", {}).get("annotations", {}).get(

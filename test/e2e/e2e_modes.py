@@ -326,8 +326,9 @@ def sc_backstop_shipped(c, ck):
     webhook_up(c)
     c.register_webhooks(extra=["--set", "mode=backstop"])
     items = stored(c)
+    # two policies: gpu-admission-pods and gpu-admission-claims, each with its binding
     ck.expect(s + "/stored", sorted(i["kind"] for i in items) ==
-              ["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"],
+              ["ValidatingAdmissionPolicy"] * 2 + ["ValidatingAdmissionPolicyBinding"] * 2,
               [(i["kind"], i["metadata"]["name"]) for i in items])
     hooks = entries(c)
     for p in items:
@@ -338,7 +339,8 @@ def sc_backstop_shipped(c, ck):
                       dig(p, "spec", "matchConstraints"))
     check_bindings(c, ck, s, items)
     fp = {n: w["failurePolicy"] for n, w in hooks.items()}
-    # the shipped export matches pods CREATE/UPDATE only: kubectl debug and claims stay closed
+    # the shipped export matches pods CREATE/UPDATE: kubectl debug stays closed; the claims
+    # entry stays closed in every mode (the claims policy lacks the placement checks)
     ck.expect(s + "/failure-policies", (
         fp.get("validate.gpu-admission.io"), fp.get("validate-ephemeral.gpu-admission.io"),
         fp.get("mutate.gpu-admission.io"), fp.get("validate-claims.gpu-admission.io")) ==

@@ -39,7 +39,7 @@ import urllib.request
 
 import yaml
 
-from run_e2e import TOKEN, note, run, wait_for
+from run_e2e import TOKEN, merge_patch, note, run, wait_for
 
 NO_WEBHOOK = True  # run_e2e.py starts neither gpu-admission serve nor the chart
 VAP = "gpu-admission-"  # + pods-N / claims-N: each install has its own names
@@ -252,19 +252,6 @@ def load_docs(path):
     if path.endswith(".json"):
         return [json.loads(text)]
     return [d for d in yaml.safe_load_all(text) if d is not None]
-
-
-def merge_patch(target, patch):
-    if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    if not isinstance(target, dict):
-        target = {}
-    for k, v in patch.items():
-        if v is None:
-            target.pop(k, None)
-        else:
-            target[k] = merge_patch(target.get(k), v)
-    return target
 
 
 def case_pod(cdir, spec):

@@ -16,6 +16,7 @@ Python 3 standard library only.
 import argparse
 import base64
 import ctypes
+import copy
 import json
 import os
 import re
@@ -111,6 +112,21 @@ class Procs:
         except OSError:
             return ""
         return "\n".join(data[-lines:])
+
+
+def merge_patch(target, patch):
+    """RFC 7386 JSON merge patch (the golden runner's podMerge/objectMerge): a copy of target
+    with patch applied; null deletes a key."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    if not isinstance(target, dict):
+        target = {}
+    for k, v in patch.items():
+        if v is None:
+            target.pop(k, None)
+        else:
+            target[k] = merge_patch(target.get(k), v)
+    return target
 
 
 def note(msg):

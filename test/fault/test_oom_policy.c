@@ -1,10 +1,10 @@
 /*
  * test_oom_policy.c - the policy loader with every allocation failing in turn (fault.h):
  * gpa_policy_load_dir on the shipped policies/ and on test/golden/policies/cluster (shipped/ is
- * a byte copy of policies/), the modes/, workloads/ and isolation/ overlays loaded with cluster as the
- * golden cases load them (gpa_policy_load_sources), then what the CLI and /policy ask of a loaded
- * set (gpa_policy_describe, gpa_policy_warnings). A load must end with the same set as the clean
- * run (same revision, pools and rules) or GPA_ENOMEM with no set and a message; never a
+ * a byte copy of policies/), the modes/, workloads/ and isolation/ overlays loaded with cluster as
+ * the golden cases load them (gpa_policy_load_sources), then what the CLI and /policy ask of a
+ * loaded set (gpa_policy_describe, gpa_policy_warnings). A load must end with the same set as the
+ * clean run (same revision, pools and rules) or GPA_ENOMEM with no set and a message; never a
  * schema or parse error blamed on the policy files, which would make an operator edit a
  * correct policy.
  *

@@ -205,13 +205,12 @@ int main(void)
     {
         static tenancy_case t;
         gpa_error e = {0};
-        if (gpa_policy_load_dir(&t.p, GPA_SOURCE_DIR "/test/unit/policies/tenancy", &e) !=
-            GPA_OK) {
+        if (gpa_policy_load_dir(&t.p, GPA_SOURCE_DIR "/test/unit/policies/tenancy", &e) != GPA_OK) {
             printf("FAIL cannot load test/unit/policies/tenancy: %s\n", e.message);
             return 1;
         }
-        fault_case fc = {"tenancy/analyze test/unit/policies/tenancy", run_tenancy,
-                         check_tenancy, &t};
+        fault_case fc = {"tenancy/analyze test/unit/policies/tenancy", run_tenancy, check_tenancy,
+                         &t};
         failed += fault_run_case(&fc);
         gpa_policy_unref(t.p);
     }

@@ -297,8 +297,7 @@ int fz_ref_patch_apply(cJSON **doc, const cJSON *ops, char *why, size_t whylen)
     }
     int i = 0;
     const cJSON *op;
-    cJSON_ArrayForEach(op, ops)
-    {
+    cJSON_ArrayForEach(op, ops) {
         const cJSON *jop = cJSON_GetObjectItemCaseSensitive(op, "op");
         const cJSON *jpath = cJSON_GetObjectItemCaseSensitive(op, "path");
         const cJSON *jval = cJSON_GetObjectItemCaseSensitive(op, "value");

@@ -329,8 +329,7 @@ static void api_server_defaults(cJSON *pod)
     cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
     for (size_t l = 0; l < 2; l++) {
         cJSON *c;
-        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(spec, lists[l]))
-        {
+        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(spec, lists[l])) {
             cJSON *res = cJSON_GetObjectItemCaseSensitive(c, "resources");
             cJSON *lim = cJSON_GetObjectItemCaseSensitive(res, "limits");
             if (!cJSON_IsObject(lim)) continue;
@@ -338,8 +337,7 @@ static void api_server_defaults(cJSON *pod)
             if (!req) req = cJSON_AddObjectToObject(res, "requests");
             if (!cJSON_IsObject(req)) continue;
             const cJSON *r;
-            cJSON_ArrayForEach(r, lim)
-            {
+            cJSON_ArrayForEach(r, lim) {
                 if (r->string && !cJSON_GetObjectItemCaseSensitive(req, r->string))
                     cJSON_AddItemToObject(req, r->string, cJSON_Duplicate(r, 1));
             }
@@ -359,20 +357,17 @@ static int rejected_by_api_server(const cJSON *pod)
     const cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
     for (size_t l = 0; l < 2; l++) {
         const cJSON *c;
-        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(spec, lists[l]))
-        {
+        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(spec, lists[l])) {
             const cJSON *res = cJSON_GetObjectItemCaseSensitive(c, "resources");
             const cJSON *lim = cJSON_GetObjectItemCaseSensitive(res, "limits");
             const cJSON *req = cJSON_GetObjectItemCaseSensitive(res, "requests");
             const cJSON *r;
-            cJSON_ArrayForEach(r, req)
-            {
+            cJSON_ArrayForEach(r, req) {
                 if (!is_extended(r->string)) continue;
                 const cJSON *lv = cJSON_GetObjectItemCaseSensitive(lim, r->string);
                 if (!lv || !cJSON_Compare(lv, r, 1) || !whole_quantity(r)) return 1;
             }
-            cJSON_ArrayForEach(r, lim)
-            {
+            cJSON_ArrayForEach(r, lim) {
                 if (is_extended(r->string) && !whole_quantity(r)) return 1;
             }
         }

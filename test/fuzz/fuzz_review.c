@@ -52,8 +52,7 @@ static void workload_props(const gpa_policy *p, gpa_hook hook, const gpa_review_
     const cJSON *w = cJSON_GetObjectItemCaseSensitive(response, "warnings");
     int n = 0;
     const cJSON *line;
-    cJSON_ArrayForEach(line, w)
-    {
+    cJSON_ArrayForEach(line, w) {
         n++;
         if (!cJSON_IsString(line) || strlen(line->valuestring) > 240)
             fz_fail("a workload warning line is not a string of at most 240 bytes", NULL, NULL);

@@ -31,8 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (!cJSON_IsArray(docs)) fz_fail("gpa_yaml_to_json did not return an array", docs, NULL);
     const cJSON *doc;
-    cJSON_ArrayForEach(doc, docs)
-    {
+    cJSON_ArrayForEach(doc, docs) {
         if (cJSON_IsNull(doc))
             continue; /* an explicit null document may legitimately read back as "empty" */
         char *yaml = gpa_json_to_yaml(doc);

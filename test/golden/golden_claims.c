@@ -149,7 +149,8 @@ static void doc_run(FILE *f, const char *hook, const char *ns, const char *op, c
     if (a->warnings && a->warnings->child) {
         fprintf(f, "Warnings (what `kubectl apply` prints):\n\n```text\n");
         const cJSON *w;
-        cJSON_ArrayForEach(w, a->warnings) fprintf(f, "%s\n", cJSON_GetStringValue(w));
+        cJSON_ArrayForEach(w, a->warnings)
+            fprintf(f, "%s\n", cJSON_GetStringValue(w));
         fprintf(f, "```\n\n");
     }
 }
@@ -164,9 +165,8 @@ static cJSON *pick_object(const char *dir, const char *name, const cJSON *spec, 
     cJSON *docsv = yaml_docs(objpath);
     const char *want = sget(spec, "objectKind");
     cJSON *found = NULL, *d;
-    cJSON_ArrayForEach(
-        d, docsv) if (!found && (!want || (sget(d, "kind") && strcmp(sget(d, "kind"), want) == 0)))
-        found = d;
+    cJSON_ArrayForEach(d, docsv)
+        if (!found && (!want || (sget(d, "kind") && strcmp(sget(d, "kind"), want) == 0))) found = d;
     cJSON *o = found ? cJSON_Duplicate(found, 1) : NULL;
     cJSON_Delete(docsv);
     return o;
@@ -209,8 +209,7 @@ static bool run_case(const char *dir, const char *name, FILE *docs)
     const cJSON *runs = cJSON_GetObjectItemCaseSensitive(spec, "runs");
     if (!cJSON_IsArray(runs) || !runs->child) RUN_FAIL("no runs");
     const cJSON *r;
-    cJSON_ArrayForEach(r, runs)
-    {
+    cJSON_ArrayForEach(r, runs) {
         run++;
         char why[1200];
         gpa_policy *p = get_policy(cJSON_GetObjectItemCaseSensitive(r, "policy"), why, sizeof why);

@@ -77,8 +77,7 @@ gpa_policy *get_policy(const cJSON *spec, char *why, size_t cap)
         char **paths = calloc(n, sizeof *paths);
         const cJSON *f;
         rc = GPA_OK;
-        cJSON_ArrayForEach(f, spec)
-        {
+        cJSON_ArrayForEach(f, spec) {
             char path[PATH_MAX];
             snprintf(path, sizeof path, "%s/%s", policies_dir, cJSON_GetStringValue(f));
             paths[i] = strdup(path);
@@ -126,8 +125,7 @@ void free_policies(void)
 void merge_patch(cJSON *target, const cJSON *patch)
 {
     const cJSON *p;
-    cJSON_ArrayForEach(p, patch)
-    {
+    cJSON_ArrayForEach(p, patch) {
         if (cJSON_IsNull(p)) {
             cJSON_DeleteItemFromObjectCaseSensitive(target, p->string);
             continue;

@@ -55,8 +55,7 @@ static void doc_case(FILE *out, gcase *c)
                 "the policy's revision hash):\n\n```json\n[\n",
                 d->allowed ? "Allowed" : "Denied");
         const cJSON *op;
-        cJSON_ArrayForEach(op, p)
-        {
+        cJSON_ArrayForEach(op, p) {
             char *s = cJSON_PrintUnformatted(op);
             fprintf(out, "  %s%s\n", s ? s : "", op->next ? "," : "");
             free(s);

@@ -113,8 +113,8 @@ static cJSON *build_pod(gcase *c, const char *field, char **verbatim, char *why,
     if (tmpl) {
         /* a workload's pod template becomes the Pod the API server would be asked to create */
         const cJSON *t = pod, *k;
-        cJSON_ArrayForEach(k, tmpl) t =
-            cJSON_GetObjectItemCaseSensitive(t, cJSON_GetStringValue(k));
+        cJSON_ArrayForEach(k, tmpl)
+            t = cJSON_GetObjectItemCaseSensitive(t, cJSON_GetStringValue(k));
         if (!cJSON_IsObject(t)) {
             snprintf(why, cap, "podTemplate path not found");
             cJSON_Delete(pod);
@@ -149,7 +149,8 @@ static void subst_revision(cJSON *v, const char *rev)
         cJSON_SetValuestring(v, rev);
         return;
     }
-    cJSON_ArrayForEach(c, v) subst_revision(c, rev);
+    cJSON_ArrayForEach(c, v)
+        subst_revision(c, rev);
 }
 
 void unsubst_revision(cJSON *v, const char *rev)
@@ -159,7 +160,8 @@ void unsubst_revision(cJSON *v, const char *rev)
         cJSON_SetValuestring(v, "${REVISION}");
         return;
     }
-    cJSON_ArrayForEach(c, v) unsubst_revision(c, rev);
+    cJSON_ArrayForEach(c, v)
+        unsubst_revision(c, rev);
 }
 
 static int run_engine(gpa_decision *d, const gcase *c, bool mutate, const cJSON *pod,
@@ -297,16 +299,14 @@ static void check_expectations(gcase *c, const char *rev)
 
     const cJSON *audit = expect_field(c, "audit");
     const cJSON *a;
-    cJSON_ArrayForEach(a, audit)
-    {
+    cJSON_ArrayForEach(a, audit) {
         const char *got = NULL;
         for (size_t i = 0; i < d->n_audit; i++)
             if (strcmp(d->audit_keys[i], a->string) == 0) got = d->audit_values[i];
         check_string_field(c, a->string, got, a, true);
     }
     const cJSON *ex;
-    cJSON_ArrayForEach(ex, expect_field(c, "explain"))
-    {
+    cJSON_ArrayForEach(ex, expect_field(c, "explain")) {
         bool found = false;
         for (size_t i = 0; i < d->n_explain && !found; i++)
             found = strstr(d->explain[i], cJSON_GetStringValue(ex)) != NULL;

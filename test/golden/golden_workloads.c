@@ -105,7 +105,8 @@ static void doc_run(FILE *f, const char *ns, const char *op, const cJSON *policy
     if (a->warnings && a->warnings->child) {
         fprintf(f, "Warnings (what `kubectl apply` prints):\n\n```text\n");
         const cJSON *w;
-        cJSON_ArrayForEach(w, a->warnings) fprintf(f, "%s\n", cJSON_GetStringValue(w));
+        cJSON_ArrayForEach(w, a->warnings)
+            fprintf(f, "%s\n", cJSON_GetStringValue(w));
         fprintf(f, "```\n\n");
     }
 }
@@ -165,8 +166,7 @@ static bool run_case(const char *dir, const char *name, FILE *docs)
     const cJSON *runs = cJSON_GetObjectItemCaseSensitive(spec, "runs");
     if (!cJSON_IsArray(runs) || !runs->child) RUN_FAIL("no runs");
     const cJSON *r;
-    cJSON_ArrayForEach(r, runs)
-    {
+    cJSON_ArrayForEach(r, runs) {
         run++;
         char why[1200];
         gpa_policy *p = get_policy(cJSON_GetObjectItemCaseSensitive(r, "policy"), why, sizeof why);
@@ -236,8 +236,7 @@ static bool run_case(const char *dir, const char *name, FILE *docs)
             /* the run's edits of the manifest, so the example reads whole */
             fprintf(docs, "With these edits (RFC 6902):\n\n```yaml\n");
             const cJSON *x;
-            cJSON_ArrayForEach(x, jp)
-            {
+            cJSON_ArrayForEach(x, jp) {
                 char *xs = cJSON_PrintUnformatted(x);
                 fprintf(docs, "- %s\n", xs ? xs : "");
                 free(xs);

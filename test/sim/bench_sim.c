@@ -104,27 +104,33 @@ static char *node_list_json(long nodes)
                 "\"nvidia.com/mig-1g.5gb\":\"56\"", "\"nvidia.com/mig-1g.10gb\":\"32\"",
                 "\"nvidia.com/mig-1g.5gb\":\"16\",\"nvidia.com/mig-2g.10gb\":\"8\","
                 "\"nvidia.com/mig-3g.20gb\":\"8\""};
-            snprintf(lab, sizeof lab,
-                     "\"nvidia.com/gpu.product\":\"NVIDIA-A100-SXM4-40GB\",\"nvidia.com/gpu.count\":"
-                     "\"8\",\"nvidia.com/mig.config\":\"%s\",\"nvidia.com/mig.strategy\":"
-                     "\"mixed\"",
-                     cfg[i % 3]);
-            snprintf(alloc, sizeof alloc, "\"cpu\":\"128\",\"memory\":\"1Ti\",\"pods\":"
-                     "\"110\",%s", res[i % 3]);
+            snprintf(
+                lab, sizeof lab,
+                "\"nvidia.com/gpu.product\":\"NVIDIA-A100-SXM4-40GB\",\"nvidia.com/gpu.count\":"
+                "\"8\",\"nvidia.com/mig.config\":\"%s\",\"nvidia.com/mig.strategy\":"
+                "\"mixed\"",
+                cfg[i % 3]);
+            snprintf(alloc, sizeof alloc,
+                     "\"cpu\":\"128\",\"memory\":\"1Ti\",\"pods\":"
+                     "\"110\",%s",
+                     res[i % 3]);
         } else if (i < a100 + h100) {
-            snprintf(lab, sizeof lab,
-                     "\"nvidia.com/gpu.product\":\"NVIDIA-H100-80GB-HBM3\",\"nvidia.com/gpu.count\":"
-                     "\"8\",\"nvidia.com/gpu.clique\":\"clique-%ld\","
-                     "\"gpu-admission.io/nvlink-island-size\":\"16\"",
-                     (i - a100) / 2);
-            snprintf(alloc, sizeof alloc, "\"cpu\":\"128\",\"memory\":\"1Ti\",\"pods\":"
+            snprintf(
+                lab, sizeof lab,
+                "\"nvidia.com/gpu.product\":\"NVIDIA-H100-80GB-HBM3\",\"nvidia.com/gpu.count\":"
+                "\"8\",\"nvidia.com/gpu.clique\":\"clique-%ld\","
+                "\"gpu-admission.io/nvlink-island-size\":\"16\"",
+                (i - a100) / 2);
+            snprintf(alloc, sizeof alloc,
+                     "\"cpu\":\"128\",\"memory\":\"1Ti\",\"pods\":"
                      "\"110\",\"nvidia.com/gpu\":\"8\"");
         } else {
             snprintf(lab, sizeof lab,
                      "\"nvidia.com/gpu.count\":\"4\",\"nvidia.com/gpu.replicas\":\"4\","
                      "\"nvidia.com/gpu.sharing-strategy\":\"time-slicing\","
                      "\"gpu-admission.io/pool\":\"shared\"");
-            snprintf(alloc, sizeof alloc, "\"cpu\":\"64\",\"memory\":\"512Gi\",\"pods\":"
+            snprintf(alloc, sizeof alloc,
+                     "\"cpu\":\"64\",\"memory\":\"512Gi\",\"pods\":"
                      "\"110\",\"nvidia.com/gpu.shared\":\"16\"");
             taint = "{\"key\":\"gpu-admission.io/shared\",\"effect\":\"NoSchedule\"}";
         }

@@ -175,8 +175,7 @@ static void only_whole(void)
 static const cJSON *unplaced_entry(const cJSON *j, const char *pod)
 {
     const cJSON *u;
-    cJSON_ArrayForEach(u, cJSON_GetObjectItemCaseSensitive(j, "unplaced"))
-    {
+    cJSON_ArrayForEach(u, cJSON_GetObjectItemCaseSensitive(j, "unplaced")) {
         const cJSON *p = cJSON_GetObjectItemCaseSensitive(u, "pod");
         if (cJSON_IsString(p) && strcmp(p->valuestring, pod) == 0) return u;
     }
@@ -194,8 +193,7 @@ static void check_summary_adds_up(const run *r)
 {
     size_t pods = 0, gpus = 0;
     const cJSON *c;
-    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(r->j, "unplacedByCause"))
-    {
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(r->j, "unplacedByCause")) {
         pods += (size_t)jnum(c, "pods", NULL);
         gpus += (size_t)jnum(c, "gpus", NULL);
     }
@@ -268,10 +266,9 @@ static void cpu_left_and_summary(void)
     /* the 12 small pods: 10 slots, the 3 big pods take 2 of them: 8 placed, 4 too many */
     size_t too_many = 0;
     const cJSON *c;
-    cJSON_ArrayForEach(
-        c, cJSON_GetObjectItemCaseSensitive(
-               r.j, "unplacedByCause")) if (strcmp(jstr(c, "cause"), "Too many pods") == 0)
-        too_many = (size_t)jnum(c, "pods", NULL);
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(r.j, "unplacedByCause"))
+        if (strcmp(jstr(c, "cause"), "Too many pods") == 0)
+            too_many = (size_t)jnum(c, "pods", NULL);
     CHECK_INT(too_many, 4);
     check_summary_adds_up(&r);
     /* the text lists 20 by default: everything here, no "more" line */
@@ -371,10 +368,11 @@ static void mixed_suggestion_node_list(void)
     char *y = gpa_sim_suggest_mig(r.s);
     const char *u = strstr(y, "  NVIDIA-A100-SXM4-40GB-uniform:");
     CHECK(u != NULL && strstr(u + 1, "  NVIDIA-A100-SXM4-40GB-uniform:") == NULL);
-    CHECK_CONTAINS(y, "  # NVIDIA-A100-SXM4-40GB: per-node layouts hold its 42 MIG pods on 21 GPUs; one "
-                      "layout on every GPU takes 40. Label nodes:\n"
-                      "  #   gpu-0..gpu-2 (3 nodes): nvidia.com/mig.config=NVIDIA-A100-SXM4-40GB-all-"
-                      "3g.20gb (20 GPU(s) used)\n");
+    CHECK_CONTAINS(
+        y, "  # NVIDIA-A100-SXM4-40GB: per-node layouts hold its 42 MIG pods on 21 GPUs; one "
+           "layout on every GPU takes 40. Label nodes:\n"
+           "  #   gpu-0..gpu-2 (3 nodes): nvidia.com/mig.config=NVIDIA-A100-SXM4-40GB-all-"
+           "3g.20gb (20 GPU(s) used)\n");
     free(y);
     done(&r);
 }

@@ -47,7 +47,7 @@ static const char *INV =
 
 typedef struct {
     int placed, unplaced, denied;
-    int same_reason; /* 1 when every unplaced pod has the first one's reason and detail */
+    int same_reason;         /* 1 when every unplaced pod has the first one's reason and detail */
     int racks[4], blocks[2]; /* pods per rack / block */
 } outcome;
 

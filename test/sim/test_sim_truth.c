@@ -72,12 +72,17 @@ static void gfd_products(void)
     static const struct {
         const char *model, *product;
     } known[] = {
-        {"A100-40GB", "NVIDIA-A100-SXM4-40GB"}, {"A100-80GB", "NVIDIA-A100-SXM4-80GB"},
-        {"H100-80GB", "NVIDIA-H100-80GB-HBM3"}, {"GB200", "NVIDIA-GB200"},
-        {"B200", "NVIDIA-B200"},                {"H200-141GB", "NVIDIA-H200"},
-        {"H100-94GB", "NVIDIA-H100-NVL"},       {"A30-24GB", "NVIDIA-A30"},
+        {"A100-40GB", "NVIDIA-A100-SXM4-40GB"},
+        {"A100-80GB", "NVIDIA-A100-SXM4-80GB"},
+        {"H100-80GB", "NVIDIA-H100-80GB-HBM3"},
+        {"GB200", "NVIDIA-GB200"},
+        {"B200", "NVIDIA-B200"},
+        {"H200-141GB", "NVIDIA-H200"},
+        {"H100-94GB", "NVIDIA-H100-NVL"},
+        {"A30-24GB", "NVIDIA-A30"},
         /* no public label found for these: the catalog's own name, which it reads back */
-        {"H800-80GB", "NVIDIA-H800-80GB"},      {"H100-96GB", "NVIDIA-H100-96GB"},
+        {"H800-80GB", "NVIDIA-H800-80GB"},
+        {"H100-96GB", "NVIDIA-H100-96GB"},
     };
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
         char *p = product_for(known[i].model, "");
@@ -223,8 +228,7 @@ static void pools_without_nodes(void)
         done(&r);
     }
     /* the right value: nothing to say, and the JSON key is there, empty */
-    if (simulate(&r, POLICY("{nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}"), FLEET,
-                 TRAIN_POD)) {
+    if (simulate(&r, POLICY("{nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}"), FLEET, TRAIN_POD)) {
         char *text = gpa_sim_result_text(r.s);
         CHECK(text && strncmp(text, "pods: 1 (placed 1,", 18) == 0);
         cJSON *j = gpa_sim_result_json(r.s);

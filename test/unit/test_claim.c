@@ -401,7 +401,7 @@ static void opaque(void)
     bad_opaque("{" NV ",\"kind\":\"GpuConfig\",\"metadata\":{}}",
                "parameters: unknown field \"metadata\"");
     bad_opaque("{" NV ",\"kind\":\"GpuConfig\",\"sharing\":{\"strategy\":\"MPS\"},\"sharing\":{"
-                      "\"strategy\":\"MPS\"}}",
+               "\"strategy\":\"MPS\"}}",
                "parameters: duplicate field \"sharing\"");
     bad_opaque("{" NV ",\"kind\":\"GpuConfig\",\"sharing\":[]}",
                "parameters.sharing: must be an object");
@@ -424,47 +424,47 @@ static void opaque(void)
         ",\"kind\":\"GpuConfig\",\"sharing\":{\"strategy\":\"MPS\",\"timeSlicingConfig\":{}}}",
         "parameters.sharing: cannot use timeSlicingConfig with the MPS strategy");
     bad_opaque("{" NV ",\"kind\":\"MigDeviceConfig\",\"sharing\":{\"strategy\":\"TimeSlicing\","
-                      "\"timeSlicingConfig\":{}}}",
+               "\"timeSlicingConfig\":{}}}",
                "parameters.sharing: unknown field \"timeSlicingConfig\"");
     bad_opaque("{" NV ",\"kind\":\"GpuConfig\",\"sharing\":{\"strategy\":\"TimeSlicing\","
-                      "\"timeSlicingConfig\":{\"interval\":\"Forever\"}}}",
+               "\"timeSlicingConfig\":{\"interval\":\"Forever\"}}}",
                "parameters.sharing.timeSlicingConfig.interval: unknown time-slice interval "
                "\"Forever\" (Default, Short, Medium or Long)");
     bad_opaque("{" NV ",\"kind\":\"GpuConfig\",\"sharing\":{\"strategy\":\"TimeSlicing\","
-                      "\"timeSlicingConfig\":{\"interval\":3}}}",
+               "\"timeSlicingConfig\":{\"interval\":3}}}",
                "parameters.sharing.timeSlicingConfig.interval: must be a string");
     bad_opaque("{" NV ",\"kind\":\"GpuConfig\",\"sharing\":{\"strategy\":\"TimeSlicing\","
-                      "\"timeSlicingConfig\":{\"slice\":\"Long\"}}}",
+               "\"timeSlicingConfig\":{\"slice\":\"Long\"}}}",
                "parameters.sharing.timeSlicingConfig: unknown field \"slice\"");
     bad_opaque("{" NV ",\"kind\":\"GpuConfig\",\"sharing\":{\"strategy\":\"TimeSlicing\","
-                      "\"timeSlicingConfig\":[]}}",
+               "\"timeSlicingConfig\":[]}}",
                "parameters.sharing.timeSlicingConfig: must be an object");
     bad_opaque("{" NV
                ",\"kind\":\"GpuConfig\",\"sharing\":{\"strategy\":\"MPS\",\"mpsConfig\":[]}}",
                "parameters.sharing.mpsConfig: must be an object");
     bad_opaque("{" NV ",\"kind\":\"GpuConfig\",\"sharing\":{\"strategy\":\"MPS\",\"mpsConfig\":{"
-                      "\"defaultActiveThreadPercentage\":101}}}",
+               "\"defaultActiveThreadPercentage\":101}}}",
                "parameters.sharing.mpsConfig.defaultActiveThreadPercentage: must be between 0 and "
                "100, got 101");
     bad_opaque("{" NV ",\"kind\":\"GpuConfig\",\"sharing\":{\"strategy\":\"MPS\",\"mpsConfig\":{"
-                      "\"defaultActiveThreadPercentage\":-1}}}",
+               "\"defaultActiveThreadPercentage\":-1}}}",
                "parameters.sharing.mpsConfig.defaultActiveThreadPercentage: must be between 0 and "
                "100, got -1");
     bad_opaque(
         "{" NV ",\"kind\":\"GpuConfig\",\"sharing\":{\"strategy\":\"MPS\",\"mpsConfig\":{"
-               "\"defaultActiveThreadPercentage\":\"50\"}}}",
+        "\"defaultActiveThreadPercentage\":\"50\"}}}",
         "parameters.sharing.mpsConfig.defaultActiveThreadPercentage: must be a whole number");
     bad_opaque("{" NV ",\"kind\":\"GpuConfig\",\"sharing\":{\"strategy\":\"MPS\",\"mpsConfig\":{"
-                      "\"defaultPinnedDeviceMemoryLimit\":\"10GiB\"}}}",
+               "\"defaultPinnedDeviceMemoryLimit\":\"10GiB\"}}}",
                "parameters.sharing.mpsConfig.defaultPinnedDeviceMemoryLimit: not a quantity");
     bad_opaque("{" NV ",\"kind\":\"GpuConfig\",\"sharing\":{\"strategy\":\"MPS\",\"mpsConfig\":{"
-                      "\"defaultPinnedDeviceMemoryLimit\":\"100Ki\"}}}",
+               "\"defaultPinnedDeviceMemoryLimit\":\"100Ki\"}}}",
                "parameters.sharing.mpsConfig.defaultPinnedDeviceMemoryLimit: below 1Mi");
     bad_opaque("{" NV ",\"kind\":\"GpuConfig\",\"sharing\":{\"strategy\":\"MPS\",\"mpsConfig\":{"
-                      "\"defaultPerDevicePinnedMemoryLimit\":[]}}}",
+               "\"defaultPerDevicePinnedMemoryLimit\":[]}}}",
                "parameters.sharing.mpsConfig.defaultPerDevicePinnedMemoryLimit: must be a map");
     bad_opaque("{" NV ",\"kind\":\"GpuConfig\",\"sharing\":{\"strategy\":\"MPS\",\"mpsConfig\":{"
-                      "\"defaultPerDevicePinnedMemoryLimit\":{\"0\":\"x\"}}}}",
+               "\"defaultPerDevicePinnedMemoryLimit\":{\"0\":\"x\"}}}}",
                "parameters.sharing.mpsConfig.defaultPerDevicePinnedMemoryLimit[0]: not a quantity "
                "of at least 1Mi");
     bad_opaque(
@@ -475,7 +475,7 @@ static void opaque(void)
                "parameters.iommu.backendPolicy: unknown IOMMU backend policy \"Fast\" (LegacyOnly "
                "or PreferIommuFD)");
     bad_opaque("{" NV ",\"kind\":\"VfioDeviceConfig\",\"iommu\":{\"backendPolicy\":\"LegacyOnly\","
-                      "\"enableAPIDevice\":\"yes\"}}",
+               "\"enableAPIDevice\":\"yes\"}}",
                "parameters.iommu.enableAPIDevice: must be true or false");
     bad_opaque("{" NV ",\"kind\":\"VfioDeviceConfig\",\"iommu\":[]}",
                "parameters.iommu: must be an object");

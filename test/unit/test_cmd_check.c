@@ -150,8 +150,7 @@ int main(void)
     const cJSON *fs = cJSON_GetObjectItem(doc, "findings");
     int never = 0, bypass = 0, mem = 0;
     const cJSON *f;
-    cJSON_ArrayForEach(f, fs)
-    {
+    cJSON_ArrayForEach(f, fs) {
         const char *k = cJSON_GetStringValue(cJSON_GetObjectItem(f, "kind"));
         const char *rn = cJSON_GetStringValue(cJSON_GetObjectItem(f, "rule"));
         if (k && strcmp(k, "never-reached") == 0 && rn && strcmp(rn, "no-sandbox-train") == 0) {
@@ -256,8 +255,7 @@ int main(void)
     CHECK_INT(run(4, c3), 0);
     doc = cJSON_Parse(out_buf);
     int wd = 0;
-    cJSON_ArrayForEach(f, cJSON_GetObjectItem(doc, "findings"))
-    {
+    cJSON_ArrayForEach(f, cJSON_GetObjectItem(doc, "findings")) {
         const char *k = cJSON_GetStringValue(cJSON_GetObjectItem(f, "kind"));
         if (!k || strcmp(k, "witnesses-denied") != 0) continue;
         wd++;
@@ -297,8 +295,7 @@ int main(void)
     doc = cJSON_Parse(out_buf);
     CHECK(doc != NULL);
     int overlaps = 0, names = 0;
-    cJSON_ArrayForEach(f, cJSON_GetObjectItem(doc, "findings"))
-    {
+    cJSON_ArrayForEach(f, cJSON_GetObjectItem(doc, "findings")) {
         const char *k = cJSON_GetStringValue(cJSON_GetObjectItem(f, "kind"));
         const cJSON *ts = cJSON_GetObjectItem(f, "tenants");
         if (k && strcmp(k, "tenant-overlap") == 0) {
@@ -327,9 +324,9 @@ int main(void)
      * namespace "platform" in no tenant */
     const cJSON *tr = cJSON_GetArrayItem(
         cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "reachability"), "rules"), 0);
-    CHECK_STR(cJSON_GetStringValue(
-                  cJSON_GetObjectItem(cJSON_GetObjectItem(tr, "witness"), "namespace")),
-              "ml-platform");
+    CHECK_STR(
+        cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(tr, "witness"), "namespace")),
+        "ml-platform");
     cJSON_Delete(doc);
     char *t4[] = {cmd, strict, quiet, shipped, NULL};
     CHECK_INT(run(4, t4), 0);

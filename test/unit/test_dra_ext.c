@@ -15,12 +15,12 @@
 #include "policy/policy_model.h"
 
 #define HEAD "apiVersion: gpu-admission.io/v1alpha1\nkind: GPUPolicy\nmetadata: {name: t}\nspec:\n"
-#define POOLS                                                                                  \
-    "  pools:\n"                                                                               \
-    "    - {name: mig, sharing: mig, nodeSelector: {a: b}, mig: {strategy: mixed, gpu: "      \
-    "A100-80GB}, dra: {deviceClass: mig-a100.example.com}}\n"                                  \
-    "    - {name: ts, sharing: time-slicing, nodeSelector: {c: d}, dra: {deviceClass: "         \
-    "ts.example.com}}\n"                                                                       \
+#define POOLS                                                                                      \
+    "  pools:\n"                                                                                   \
+    "    - {name: mig, sharing: mig, nodeSelector: {a: b}, mig: {strategy: mixed, gpu: "           \
+    "A100-80GB}, dra: {deviceClass: mig-a100.example.com}}\n"                                      \
+    "    - {name: ts, sharing: time-slicing, nodeSelector: {c: d}, dra: {deviceClass: "            \
+    "ts.example.com}}\n"                                                                           \
     "  rules:\n    - {name: all, place: {pool: mig}}\n"
 
 static gpa_policy *load(const char *yaml, char *errbuf, size_t cap)

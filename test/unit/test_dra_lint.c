@@ -45,15 +45,15 @@ static char *warn(const char *pools, const char *rules, bool with_dra)
     return w;
 }
 
-#define POOL(name, product, dra)                                                               \
-    "    - name: " name "\n"                                                                   \
-    "      nodeSelector: {nvidia.com/gpu.product: " product "}\n"                              \
-    "      sharing: exclusive\n"                                                               \
+#define POOL(name, product, dra)                                                                   \
+    "    - name: " name "\n"                                                                       \
+    "      nodeSelector: {nvidia.com/gpu.product: " product "}\n"                                  \
+    "      sharing: exclusive\n"                                                                   \
     "      dra: " dra "\n"
 
-#define RULE(name, ns, pool)                                                                   \
-    "    - name: " name "\n"                                                                   \
-    "      match: {namespaces: [" ns "]}\n"                                                    \
+#define RULE(name, ns, pool)                                                                       \
+    "    - name: " name "\n"                                                                       \
+    "      match: {namespaces: [" ns "]}\n"                                                        \
     "      place: {pool: " pool "}\n"
 
 static void cel_checks(void)
@@ -86,10 +86,11 @@ static void pool_serves_no_dra(void)
     if (w) fprintf(stderr, "unexpected warnings:\n%s", w);
     free(w);
     /* without the field the warning says what to write */
-    w = warn(POOL("a", "A100", "{deviceClass: mig.nvidia.com, selectors: " SEL_A100 "}")
-                 "    - name: plain\n"
-                 "      nodeSelector: {nvidia.com/gpu.product: V100}\n"
-                 "      sharing: exclusive\n",
+    w = warn(POOL("a", "A100",
+                  "{deviceClass: mig.nvidia.com, selectors: " SEL_A100
+                  "}") "    - name: plain\n"
+                       "      nodeSelector: {nvidia.com/gpu.product: V100}\n"
+                       "      sharing: exclusive\n",
              rules, true);
     CHECK_CONTAINS(w, "or say it serves no DRA: dra: {enabled: false})");
     free(w);
@@ -118,18 +119,20 @@ static void pool_serves_no_dra(void)
 
     /* the revision: enabled: false is a change of meaning (the message), enabled: true with a
      * deviceClass is the default spelled out */
-    gpa_policy *bare = load(POOL("a", "A100", "{deviceClass: mig.nvidia.com, selectors: " SEL_A100
-                                              "}") "    - name: plain\n"
-                                                   "      nodeSelector: {nvidia.com/gpu.product: "
-                                                   "V100}\n"
-                                                   "      sharing: exclusive\n",
+    gpa_policy *bare = load(POOL("a", "A100",
+                                 "{deviceClass: mig.nvidia.com, selectors: " SEL_A100
+                                 "}") "    - name: plain\n"
+                                      "      nodeSelector: {nvidia.com/gpu.product: "
+                                      "V100}\n"
+                                      "      sharing: exclusive\n",
                             rules, true);
-    gpa_policy *on = load(POOL("a", "A100", "{enabled: true, deviceClass: mig.nvidia.com, "
-                                            "selectors: " SEL_A100 "}") "    - name: plain\n"
-                                                                        "      nodeSelector: "
-                                                                        "{nvidia.com/gpu.product: "
-                                                                        "V100}\n"
-                                                                        "      sharing: exclusive\n",
+    gpa_policy *on = load(POOL("a", "A100",
+                               "{enabled: true, deviceClass: mig.nvidia.com, "
+                               "selectors: " SEL_A100 "}") "    - name: plain\n"
+                                                           "      nodeSelector: "
+                                                           "{nvidia.com/gpu.product: "
+                                                           "V100}\n"
+                                                           "      sharing: exclusive\n",
                           rules, true);
     CHECK(p && bare && strcmp(gpa_policy_revision(p), gpa_policy_revision(bare)) != 0);
     CHECK(on && bare && strcmp(gpa_policy_revision(on), gpa_policy_revision(bare)) == 0);
@@ -144,10 +147,10 @@ static void pool_serves_no_dra(void)
     const char *field[] = {"dra.deviceClass", "dra.selectors", "dra.multiAllocatable"};
     for (size_t i = 0; i < 3; i++) {
         char yaml[2048];
-        snprintf(yaml, sizeof yaml,
-                 HDR "  dra: {genericClasses: [gpu.nvidia.com]}\n  pools:\n" POOL("plain", "V100",
-                                                                                 "%s"),
-                 bad[i]);
+        snprintf(
+            yaml, sizeof yaml,
+            HDR "  dra: {genericClasses: [gpu.nvidia.com]}\n  pools:\n" POOL("plain", "V100", "%s"),
+            bad[i]);
         gpa_policy_source src = {"p.yaml", yaml, strlen(yaml)};
         gpa_policy *q = NULL;
         gpa_error e = {0};
@@ -190,10 +193,11 @@ int main(void)
 
     /* A rule placing in a pool without dra: every GPU claim it matches is denied. Only when
      * claims are judged at all (spec.dra written). */
-    const char *mixed = POOL("a", "A100", "{deviceClass: mig.nvidia.com, selectors: " SEL_A100 "}")
-        "    - name: plain\n"
-        "      nodeSelector: {nvidia.com/gpu.product: V100}\n"
-        "      sharing: exclusive\n";
+    const char *mixed = POOL("a", "A100",
+                             "{deviceClass: mig.nvidia.com, selectors: " SEL_A100
+                             "}") "    - name: plain\n"
+                                  "      nodeSelector: {nvidia.com/gpu.product: V100}\n"
+                                  "      sharing: exclusive\n";
     w = warn(mixed, RULE("r1", "x", "a") RULE("legacy", "old", "plain"), true);
     CHECK_CONTAINS(w, "warning: rule legacy places GPU claims in pool plain, which has no dra "
                       "block: every GPU claim it matches is denied");
@@ -236,10 +240,10 @@ int main(void)
     }
 
     /* check's description shows the DRA parts. */
-    gpa_policy *p = load(POOL("s", "L4",
-                              "{deviceClass: gpu.nvidia.com, multiAllocatable: true, selectors: " SEL_H100
-                              "}"),
-                         RULE("r1", "x", "s"), true);
+    gpa_policy *p =
+        load(POOL("s", "L4",
+                  "{deviceClass: gpu.nvidia.com, multiAllocatable: true, selectors: " SEL_H100 "}"),
+             RULE("r1", "x", "s"), true);
     char *d = p ? gpa_policy_describe(p) : NULL;
     CHECK_CONTAINS(d, "dra:         claims judged, enforcement deny, generic classes "
                       "[gpu.nvidia.com]  (p.yaml:4)");

@@ -87,8 +87,10 @@ static void build_policy(gpa_enforcement enf, bool unmatched_deny)
                           .namespaces = {1, ns_blocked},
                           .deny_message = S("no GPUs in this namespace")};
     rules[3] = (gpa_rule){.name = S("training"), .gpus = {true, false, 2, 0}, .pool = &pools[2]};
-    tenants[0] = (gpa_tenant){S("research"), {2, tenant_research_ns}, GPA_TRUST_UNTRUSTED, {0}, false, false};
-    tenants[1] = (gpa_tenant){S("platform"), {2, tenant_platform_ns}, GPA_TRUST_TRUSTED, {0}, false, false};
+    tenants[0] = (gpa_tenant){
+        S("research"), {2, tenant_research_ns}, GPA_TRUST_UNTRUSTED, {0}, false, false};
+    tenants[1] =
+        (gpa_tenant){S("platform"), {2, tenant_platform_ns}, GPA_TRUST_TRUSTED, {0}, false, false};
     pol.has_tenancy = true;
     pol.n_tenants = 2;
     pol.tenants = tenants;

@@ -57,7 +57,7 @@ static char *claim_explain(const gpa_policy *p, const char *json, gpa_claim_kind
 }
 
 #define REQUESTS                                                                                   \
-    "\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":"              \
+    "\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":"               \
     "\"gpu.nvidia.com\"}}]}"
 
 static void claim_words(void)
@@ -111,8 +111,8 @@ static void pod_words(void)
         "\"annotations\":{\"gpu-admission.io/gpu-memory\":\"18Gi\"}},\"spec\":{\"containers\":["
         "{\"name\":\"c\",\"image\":\"i\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":"
         "\"1\"}}}]}}");
-    gpa_request req = {.namespace_ = "inference-a", .op = GPA_OP_CREATE, .object = pod,
-                       .explain = true};
+    gpa_request req = {
+        .namespace_ = "inference-a", .op = GPA_OP_CREATE, .object = pod, .explain = true};
     gpa_decision d;
     gpa_error err = {0};
     CHECK_INT(gpa_engine_mutate(&d, p, &req, &err), GPA_OK);

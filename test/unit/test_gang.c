@@ -274,8 +274,7 @@ static const char *env_of(const cJSON *pod, const char *name)
                                cJSON_GetObjectItemCaseSensitive(pod, "spec"), "containers"),
                            0);
     const cJSON *e;
-    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(c, "env"))
-    {
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(c, "env")) {
         const cJSON *n = cJSON_GetObjectItemCaseSensitive(e, "name");
         if (cJSON_IsString(n) && strcmp(n->valuestring, name) == 0)
             return cJSON_GetObjectItemCaseSensitive(e, "value")->valuestring;

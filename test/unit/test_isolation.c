@@ -22,9 +22,8 @@
 #include "policy/policy_isolation.h"
 #include "policy/policy_model.h"
 
-#define HDR "apiVersion: gpu-admission.io/v1alpha1\nkind: GPUPolicy\nspec:\n" /* lines 1-3 */
-#define TS_POOL                                                                            \
-    "  pools:\n  - name: ts\n    nodeSelector: {a: \"1\"}\n    sharing: time-slicing\n"
+#define HDR     "apiVersion: gpu-admission.io/v1alpha1\nkind: GPUPolicy\nspec:\n" /* lines 1-3 */
+#define TS_POOL "  pools:\n  - name: ts\n    nodeSelector: {a: \"1\"}\n    sharing: time-slicing\n"
 
 static int load_n(gpa_policy **p, const gpa_policy_source *s, size_t n, gpa_error *e)
 {
@@ -153,7 +152,7 @@ static void test_revision(void)
     char *two_rev =
         revision(HDR TS_POOL "  isolation:\n    schedulers:\n    - kai\n    - volcano\n");
     char *other = revision(HDR TS_POOL "  isolation: {schedulers: [kai]}\n");
-    CHECK_STR(empty, none);      /* the block alone means nothing new */
+    CHECK_STR(empty, none); /* the block alone means nothing new */
     CHECK_STR(empty_list, none);
     CHECK(strcmp(one, none) != 0); /* a listed scheduler changes what is admitted */
     CHECK(strcmp(two, one) != 0);
@@ -223,7 +222,7 @@ static void test_host_paths(void)
     REACH("//dev//nvidia0//", "/dev/nvidia0", "/dev");
     REACH("/./dev/./null", "/dev/null", "/dev");
     REACH("/tmp/../dev/null", "/dev/null", "/dev");
-    REACH("/../../dev", "/dev", "/dev");           /* .. of / is / */
+    REACH("/../../dev", "/dev", "/dev");          /* .. of / is / */
     REACH("dev/nvidia0", "/dev/nvidia0", "/dev"); /* relative: from / */
     REACH("", "/", "/dev");                       /* nothing: the root */
     REACH(NULL, "/", "/dev");
@@ -236,8 +235,7 @@ static void test_host_paths(void)
     REACH("/run/nvidia/mps", "/run/nvidia/mps", "/run/nvidia");
     REACH("/var/run/containerd/containerd.sock", "/run/containerd/containerd.sock",
           "/run/containerd");
-    REACH("/run/k3s/containerd/containerd.sock", "/run/k3s/containerd/containerd.sock",
-          "/run/k3s");
+    REACH("/run/k3s/containerd/containerd.sock", "/run/k3s/containerd/containerd.sock", "/run/k3s");
     REACH("/var/run/crio/crio.sock", "/run/crio/crio.sock", "/run/crio");
     REACH("/var/run/docker.sock", "/run/docker.sock", "/run/docker.sock");
     REACH("/var/run/cri-dockerd.sock", "/run/cri-dockerd.sock", "/run/cri-dockerd.sock");
@@ -299,11 +297,18 @@ static void test_toolkit_env(void)
     CHECK(gpa_toolkit_env_find("NCCL_DEBUG") == NULL);
     CHECK(gpa_toolkit_env_find("") == NULL);
     CHECK(gpa_toolkit_env_find(NULL) == NULL);
-    const char *every[] = {"NVIDIA_VISIBLE_DEVICES", "NVIDIA_MIG_CONFIG_DEVICES",
-                           "NVIDIA_MIG_MONITOR_DEVICES", "NVIDIA_IMEX_CHANNELS",
-                           "DOCKER_RESOURCE_GPU", "CUDA_VERSION", "NVIDIA_REQUIRE_CUDA",
-                           "NVIDIA_REQUIRE_JETPACK", "NVIDIA_GDS", "NVIDIA_MOFED",
-                           "NVIDIA_GDRCOPY", "NVIDIA_NVSWITCH"};
+    const char *every[] = {"NVIDIA_VISIBLE_DEVICES",
+                           "NVIDIA_MIG_CONFIG_DEVICES",
+                           "NVIDIA_MIG_MONITOR_DEVICES",
+                           "NVIDIA_IMEX_CHANNELS",
+                           "DOCKER_RESOURCE_GPU",
+                           "CUDA_VERSION",
+                           "NVIDIA_REQUIRE_CUDA",
+                           "NVIDIA_REQUIRE_JETPACK",
+                           "NVIDIA_GDS",
+                           "NVIDIA_MOFED",
+                           "NVIDIA_GDRCOPY",
+                           "NVIDIA_NVSWITCH"};
     unsigned n;
     gpa_toolkit_env_table(&n);
     CHECK_INT(n, sizeof every / sizeof *every);

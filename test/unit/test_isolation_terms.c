@@ -116,8 +116,7 @@ static cJSON *pod(const char *resource, bool labelled, const char *anti)
              labelled ? ",\"nodeSelector\":{\"nvidia.com/gpu.sharing-strategy\":\"time-slicing\","
                         "\"gpu-admission.io/pool\":\"t4-shared\"}"
                       : "",
-             anti ? ",\"affinity\":{\"podAntiAffinity\":" : "", anti ? anti : "",
-             anti ? "}" : "");
+             anti ? ",\"affinity\":{\"podAntiAffinity\":" : "", anti ? anti : "", anti ? "}" : "");
     return parse(buf);
 }
 
@@ -143,8 +142,7 @@ static const cJSON *required_terms(const cJSON *p)
 static bool holds_term(const cJSON *arr, const cJSON *term)
 {
     const cJSON *t;
-    cJSON_ArrayForEach(t, arr)
-    {
+    cJSON_ArrayForEach(t, arr) {
         if (cJSON_Compare(t, term, true)) return true;
     }
     return false;

@@ -74,8 +74,7 @@ static const gpa_mig_profile *given(const gpa_mig_model *m, const gpa_decision *
                                cJSON_GetObjectItemCaseSensitive(c->child, "resources"), "limits")
                          : NULL;
     const cJSON *r;
-    cJSON_ArrayForEach(r, lim)
-    {
+    cJSON_ArrayForEach(r, lim) {
         for (size_t i = 0; i < m->n_profiles; i++)
             if (strcmp(r->string, m->profiles[i].resource) == 0) return &m->profiles[i];
     }

@@ -281,8 +281,7 @@ static void test_round_trips(void)
         bool ok = rc == GPA_OK;
         /* never a replace/remove of a path missing from a, never "-" */
         const cJSON *op;
-        cJSON_ArrayForEach(op, ops)
-        {
+        cJSON_ArrayForEach(op, ops) {
             const char *path = cJSON_GetObjectItem(op, "path")->valuestring;
             size_t l = strlen(path);
             if (l >= 2 && strcmp(path + l - 2, "/-") == 0) ok = false;

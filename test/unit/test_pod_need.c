@@ -31,9 +31,9 @@ static int64_t count(const gpa_policy *p, const char *json, bool *named)
 }
 
 #define C(n) "{\"name\":\"c\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":" #n "}}}"
-#define S(n)                                                                                   \
-    "{\"name\":\"s\",\"restartPolicy\":\"Always\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":" \
-    #n "}}}"
+#define S(n)                                                                                       \
+    "{\"name\":\"s\",\"restartPolicy\":\"Always\",\"resources\":{\"limits\":{\"nvidia.com/"        \
+    "gpu\":" #n "}}}"
 
 static void test_accumulator(void)
 {
@@ -61,8 +61,12 @@ static void test_accumulator(void)
 static void test_is_sidecar(void)
 {
     const char *yes = "{\"restartPolicy\":\"Always\"}";
-    const char *no[] = {"{}", "{\"restartPolicy\":\"OnFailure\"}", "{\"restartPolicy\":true}",
-                        "{\"restartPolicy\":null}", "{\"restartPolicy\":\"always\"}", "[]",
+    const char *no[] = {"{}",
+                        "{\"restartPolicy\":\"OnFailure\"}",
+                        "{\"restartPolicy\":true}",
+                        "{\"restartPolicy\":null}",
+                        "{\"restartPolicy\":\"always\"}",
+                        "[]",
                         "\"Always\""};
     cJSON *j = cJSON_Parse(yes);
     CHECK(gpa_init_container_is_sidecar(j));
@@ -88,41 +92,45 @@ static void test_engine_count(void)
     }
     bool named = false;
     /* the attack: one container and three sidecars */
-    CHECK_INT(count(p, "{\"spec\":{\"containers\":[" C(1) "],\"initContainers\":[" S(1) "," S(1)
-                      "," S(1) "]}}",
+    CHECK_INT(count(p,
+                    "{\"spec\":{\"containers\":[" C(1) "],\"initContainers\":[" S(1) "," S(1) "," S(
+                        1) "]}}",
                     &named),
               4);
     CHECK(named);
     /* sidecars only, no GPU in the containers */
-    CHECK_INT(count(p, "{\"spec\":{\"containers\":[{\"name\":\"c\"}],\"initContainers\":[" S(2)
-                      "]}}",
+    CHECK_INT(count(p,
+                    "{\"spec\":{\"containers\":[{\"name\":\"c\"}],\"initContainers\":[" S(2) "]}}",
                     NULL),
               2);
     /* an init container after a sidecar runs beside it: 2 + 1 > 1 + 1 */
-    CHECK_INT(count(p, "{\"spec\":{\"containers\":[" C(1) "],\"initContainers\":[" S(1) "," C(2)
-                      "]}}",
+    CHECK_INT(count(p,
+                    "{\"spec\":{\"containers\":[" C(1) "],\"initContainers\":[" S(1) "," C(2) "]}}",
                     NULL),
               3);
     /* before it, not: max(2, 1 + 1) */
-    CHECK_INT(count(p, "{\"spec\":{\"containers\":[" C(1) "],\"initContainers\":[" C(2) "," S(1)
-                      "]}}",
+    CHECK_INT(count(p,
+                    "{\"spec\":{\"containers\":[" C(1) "],\"initContainers\":[" C(2) "," S(1) "]}}",
                     NULL),
               2);
     /* plain init containers: the old rule still holds */
-    CHECK_INT(count(p, "{\"spec\":{\"containers\":[" C(1) "," C(1) "],\"initContainers\":[" C(3)
-                      "," C(1) "]}}",
+    CHECK_INT(count(p,
+                    "{\"spec\":{\"containers\":[" C(1) "," C(1) "],\"initContainers\":[" C(3) "," C(
+                        1) "]}}",
                     NULL),
               3);
     /* requests only on a sidecar count as its need too */
     CHECK_INT(count(p,
-                    "{\"spec\":{\"containers\":[" C(1) "],\"initContainers\":[{\"name\":\"s\","
-                    "\"restartPolicy\":\"Always\",\"resources\":{\"requests\":{\"nvidia.com/"
-                    "gpu\":\"2\"}}}]}}",
+                    "{\"spec\":{\"containers\":[" C(
+                        1) "],\"initContainers\":[{\"name\":\"s\","
+                           "\"restartPolicy\":\"Always\",\"resources\":{\"requests\":{\"nvidia.com/"
+                           "gpu\":\"2\"}}}]}}",
                     NULL),
               3);
     /* more containers than the scan cache holds: every one still counts */
-    CHECK_INT(count(p, "{\"spec\":{\"containers\":[" C(1) "," C(1) "," C(1) "],\"initContainers\":["
-                      S(1) "," S(1) "," S(1) "]}}",
+    CHECK_INT(count(p,
+                    "{\"spec\":{\"containers\":[" C(1) "," C(1) "," C(1) "],\"initContainers\":[" S(
+                        1) "," S(1) "," S(1) "]}}",
                     NULL),
               6);
     gpa_policy_unref(p);

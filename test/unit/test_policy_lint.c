@@ -12,25 +12,25 @@
 #define HDR "apiVersion: gpu-admission.io/v1alpha1\nkind: GPUPolicy\nspec:\n" /* lines 1-3 */
 
 /* Tenancy + pools shared by the cases (lines 4-22); rules follow from line 23. */
-#define BASE                                                                                   \
-    HDR "  tenancy:\n"                                                                         \
-        "    tenants:\n"                                                                       \
-        "      - {name: research, namespaces: [\"research-*\", sandbox], trust: untrusted}\n"  \
-        "      - {name: platform, namespaces: [ml-platform, \"prod-*\"], trust: trusted}\n"    \
-        "    default: {trust: untrusted}\n"                                                    \
-        "  pools:\n"                                                                           \
-        "    - name: mig\n"                                                                    \
-        "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}\n"                \
-        "      sharing: mig\n"                                                                 \
-        "      mig: {gpu: A100-80GB}\n"                                                        \
-        "    - name: shared\n"                                                                 \
-        "      nodeSelector: {gpu-admission.io/pool: shared}\n"                                \
-        "      sharing: time-slicing\n"                                                        \
-        "      timeSlicing: {replicas: 4}\n"                                                   \
-        "    - name: train\n"                                                                  \
-        "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}\n"                \
-        "      sharing: exclusive\n"                                                           \
-        "      topology: {islandLabel: nvidia.com/gpu.clique, gpusPerNode: 8}\n"               \
+#define BASE                                                                                       \
+    HDR "  tenancy:\n"                                                                             \
+        "    tenants:\n"                                                                           \
+        "      - {name: research, namespaces: [\"research-*\", sandbox], trust: untrusted}\n"      \
+        "      - {name: platform, namespaces: [ml-platform, \"prod-*\"], trust: trusted}\n"        \
+        "    default: {trust: untrusted}\n"                                                        \
+        "  pools:\n"                                                                               \
+        "    - name: mig\n"                                                                        \
+        "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}\n"                    \
+        "      sharing: mig\n"                                                                     \
+        "      mig: {gpu: A100-80GB}\n"                                                            \
+        "    - name: shared\n"                                                                     \
+        "      nodeSelector: {gpu-admission.io/pool: shared}\n"                                    \
+        "      sharing: time-slicing\n"                                                            \
+        "      timeSlicing: {replicas: 4}\n"                                                       \
+        "    - name: train\n"                                                                      \
+        "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}\n"                    \
+        "      sharing: exclusive\n"                                                               \
+        "      topology: {islandLabel: nvidia.com/gpu.clique, gpusPerNode: 8}\n"                   \
         "  rules:\n"
 
 static char *warnings_for(const char *rules)

@@ -348,7 +348,8 @@ static void test_errors(void)
     ERR1(HDR "  pools: []\nstatus: {}\n", "5:1", "policy document: unknown key \"status\"");
     ERR1("- a\n- b\n", "1:1", "policy document: expected a mapping, got a list");
     ERR1(HDR "  colour: red\n", "4:3",
-         "spec: unknown key \"colour\" (allowed: tenancy, pools, rules, enforcement, unmatched, workloads, dra, isolation)");
+         "spec: unknown key \"colour\" (allowed: tenancy, pools, rules, enforcement, unmatched, "
+         "workloads, dra, isolation)");
     ERR1(HDR "  - a\n", "4:3", "spec: expected a mapping, got a list");
     ERR1("apiVersion: gpu-admission.io/v1alpha1\nkind: GPUPolicy\nmetadata: {name: x, "
          "uid: 1}\n",

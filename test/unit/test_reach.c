@@ -56,7 +56,7 @@ static void test_globs(void)
     CHECK(gpa_glob_intersects("*", "**"));
     CHECK(!gpa_glob_intersects("?", "a?"));
     CHECK(gpa_glob_intersects("a*", "*b"));
-        /* '*' may match the empty run, but a namespace is never empty: ?* covers * */
+    /* '*' may match the empty run, but a namespace is never empty: ?* covers * */
     CHECK(covers("?*", "*"));
     CHECK(!covers("??*", "*")); /* the namespace "a" */
     CHECK(covers("*", "?"));

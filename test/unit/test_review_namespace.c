@@ -287,30 +287,29 @@ static void test_excluded(void)
         const char *outcome;
     } cases[] = {
         /* the squatter: a tenant with the right to create namespaces */
-        {"gpu-operator", "alice", "[\"system:authenticated\",\"tenants\"]", NULL, false,
-         "denied"},
+        {"gpu-operator", "alice", "[\"system:authenticated\",\"tenants\"]", NULL, false, "denied"},
         {"gpu-operator", "alice", NULL, NULL, false, "denied"},
         {"nvidia-gpu-operator", "system:serviceaccount:capsule:capsule", "[]", NULL, false,
          "denied"},
         /* a user named like a group, a group named like the user: no */
         {"gpu-operator", "system:masters", "[\"argocd\"]", NULL, false, "denied"},
         /* the administrators the values name */
-        {"gpu-operator", "kubernetes-admin", "[\"system:masters\",\"system:authenticated\"]",
-         NULL, true, "allowed"},
+        {"gpu-operator", "kubernetes-admin", "[\"system:masters\",\"system:authenticated\"]", NULL,
+         true, "allowed"},
         {"gpu-operator", "argocd", "[]", NULL, true, "allowed"},
         /* any other name is none of this guard's business */
         {"gpu-operator-x", "alice", "[]", NULL, true, "skipped"},
         {"team-a", "alice", "[]", NULL, true, "skipped"},
         /* the creator still may not put the ignore label on it (not in that list) */
-        {"gpu-operator", "argocd", "[]", "{\"gpu-admission.io/ignore\":\"true\"}", false,
-         "denied"},
+        {"gpu-operator", "argocd", "[]", "{\"gpu-admission.io/ignore\":\"true\"}", false, "denied"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *b = create_by(cases[i].name, cases[i].user, cases[i].groups, cases[i].labels);
         answer a = ask(&g, GPA_HOOK_VALIDATE, b);
         CHECK_INT(a.http, 200);
         CHECK_STR(a.outcome, cases[i].outcome);
-        CHECK(a.body && strstr(a.body, cases[i].allowed ? "\"allowed\":true" : "\"allowed\":false"));
+        CHECK(a.body &&
+              strstr(a.body, cases[i].allowed ? "\"allowed\":true" : "\"allowed\":false"));
         if (!cases[i].allowed && !cases[i].labels) {
             CHECK(a.body && strstr(a.body, "left out of the GPU admission webhooks by name"));
             CHECK_STR(a.reason, "excluded-namespace-create");

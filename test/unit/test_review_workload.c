@@ -97,11 +97,11 @@ static answer run(const gpa_policy *p, gpa_hook hook, const char *body)
     const cJSON *w = cJSON_GetObjectItemCaseSensitive(resp, "warnings");
     size_t len = 1;
     const cJSON *x;
-    cJSON_ArrayForEach(x, w) len += strlen(x->valuestring) + 1;
+    cJSON_ArrayForEach(x, w)
+        len += strlen(x->valuestring) + 1;
     if (w) {
         a.warnings = calloc(1, len);
-        cJSON_ArrayForEach(x, w)
-        {
+        cJSON_ArrayForEach(x, w) {
             if (*a.warnings) strcat(a.warnings, "\n");
             strcat(a.warnings, x->valuestring);
         }

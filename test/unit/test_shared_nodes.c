@@ -17,36 +17,36 @@
 
 #define HDR "apiVersion: gpu-admission.io/v1alpha1\nkind: GPUPolicy\nspec:\n"
 
-#define POOLS                                                                                  \
-    "  pools:\n"                                                                               \
-    "    - name: ts\n"                                                                         \
-    "      nodeSelector: {gpu-admission.io/pool: ts, nvidia.com/gpu.sharing-strategy: "       \
-    "time-slicing}\n"                                                                          \
-    "      sharing: time-slicing\n"                                                            \
-    "      timeSlicing: {resource: nvidia.com/gpu.shared, replicas: 4}\n"                      \
-    "    - name: mps\n"                                                                        \
-    "      nodeSelector: {nvidia.com/gpu.sharing-strategy: mps}\n"                             \
-    "      sharing: mps\n"                                                                     \
-    "      mps: {resource: nvidia.com/gpu.mps, replicas: 2}\n"                                 \
-    "    - name: plain\n"                                                                      \
-    "      nodeSelector: {gpu-admission.io/pool: plain}\n"                                     \
-    "      sharing: time-slicing\n"                                                            \
-    "      timeSlicing: {resource: nvidia.com/gpu, replicas: 2}\n"                             \
-    "    - name: mig\n"                                                                        \
-    "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}\n"                    \
-    "      sharing: mig\n"                                                                     \
-    "      mig: {strategy: mixed, gpu: A100-80GB}\n"                                           \
-    "    - name: same-as-plain\n"                                                              \
-    "      nodeSelector: {gpu-admission.io/pool: plain, example.com/tier: gold}\n"             \
-    "      sharing: exclusive\n"                                                               \
-    "    - name: ts-labelled\n"                                                                \
-    "      nodeSelector: {nvidia.com/gpu.sharing-strategy: time-slicing, example.com/r: r1}\n" \
+#define POOLS                                                                                      \
+    "  pools:\n"                                                                                   \
+    "    - name: ts\n"                                                                             \
+    "      nodeSelector: {gpu-admission.io/pool: ts, nvidia.com/gpu.sharing-strategy: "            \
+    "time-slicing}\n"                                                                              \
+    "      sharing: time-slicing\n"                                                                \
+    "      timeSlicing: {resource: nvidia.com/gpu.shared, replicas: 4}\n"                          \
+    "    - name: mps\n"                                                                            \
+    "      nodeSelector: {nvidia.com/gpu.sharing-strategy: mps}\n"                                 \
+    "      sharing: mps\n"                                                                         \
+    "      mps: {resource: nvidia.com/gpu.mps, replicas: 2}\n"                                     \
+    "    - name: plain\n"                                                                          \
+    "      nodeSelector: {gpu-admission.io/pool: plain}\n"                                         \
+    "      sharing: time-slicing\n"                                                                \
+    "      timeSlicing: {resource: nvidia.com/gpu, replicas: 2}\n"                                 \
+    "    - name: mig\n"                                                                            \
+    "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}\n"                        \
+    "      sharing: mig\n"                                                                         \
+    "      mig: {strategy: mixed, gpu: A100-80GB}\n"                                               \
+    "    - name: same-as-plain\n"                                                                  \
+    "      nodeSelector: {gpu-admission.io/pool: plain, example.com/tier: gold}\n"                 \
+    "      sharing: exclusive\n"                                                                   \
+    "    - name: ts-labelled\n"                                                                    \
+    "      nodeSelector: {nvidia.com/gpu.sharing-strategy: time-slicing, example.com/r: r1}\n"     \
     "      sharing: exclusive\n"
 
-#define RULES                                                                                  \
-    "  rules:\n"                                                                               \
-    "    - {name: to-mig, match: {namespaces: [mig-*]}, place: {pool: mig}}\n"                 \
-    "    - {name: to-same, match: {namespaces: [same-*]}, place: {pool: same-as-plain}}\n"     \
+#define RULES                                                                                      \
+    "  rules:\n"                                                                                   \
+    "    - {name: to-mig, match: {namespaces: [mig-*]}, place: {pool: mig}}\n"                     \
+    "    - {name: to-same, match: {namespaces: [same-*]}, place: {pool: same-as-plain}}\n"         \
     "    - {name: to-tsl, match: {namespaces: [tsl-*]}, place: {pool: ts-labelled}}\n"
 
 static gpa_policy *load(const char *yaml)
@@ -111,8 +111,9 @@ static void guards(const gpa_policy *p)
     g = gpa_shared_guard_of(p, pool_named(p, "ts-labelled"), false);
     excl_text(buf, sizeof buf, g);
     CHECK_STR(buf, "gpu-admission.io/pool=ts|plain>ts|plain");
-    CHECK_STR(g->n ? g->excl[0].line.s : "", "node affinity gpu-admission.io/pool NotIn [ts, plain] "
-                                             "keeps it off shared pools ts, plain");
+    CHECK_STR(g->n ? g->excl[0].line.s : "",
+              "node affinity gpu-admission.io/pool NotIn [ts, plain] "
+              "keeps it off shared pools ts, plain");
 }
 
 static gpa_decision decide(const gpa_policy *p, bool mutate, const char *ns, const char *spec)
@@ -192,8 +193,8 @@ static void engine(const gpa_policy *p)
              "{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"name\":\"c\","
              "\"resources\":{\"limits\":{\"nvidia.com/gpu\":1}}}]}}");
     cJSON *pod = cJSON_Parse(buf);
-    gpa_request req = {.namespace_ = "team-x", .op = GPA_OP_UPDATE, .object = pod,
-                       .old_object = pod};
+    gpa_request req = {
+        .namespace_ = "team-x", .op = GPA_OP_UPDATE, .object = pod, .old_object = pod};
     gpa_error err = {0};
     CHECK_INT(gpa_engine_validate(&d, p, &req, &err), GPA_OK);
     CHECK(d.allowed);
@@ -286,23 +287,24 @@ static void cel(void)
     CHECK(!gpa_cel_eq_contradicts(l4, "device.attributes['gpu.nvidia.com'].productName == "
                                       "'T4' && true"));
     CHECK(!gpa_cel_eq_contradicts(NULL, l4));
-    gpa_policy *p = load(HDR "  dra: {genericClasses: [gpu.nvidia.com]}\n"
-                             "  pools:\n"
-                             "    - name: two\n"
-                             "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}\n"
-                             "      dra:\n"
-                             "        deviceClass: gpu.nvidia.com\n"
-                             "        multiAllocatable: true\n"
-                             "        selectors: [\"a == 'x'\", \"b == 'y'\"]\n"
-                             "    - name: one\n"
-                             "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-T4}\n"
-                             "      dra:\n"
-                             "        deviceClass: gpu.nvidia.com\n"
-                             "        multiAllocatable: true\n"
-                             "        selectors: [\"a == 'z'\"]\n"
-                             "    - name: whole\n"
-                             "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100}\n"
-                             "      dra: {deviceClass: gpu.nvidia.com, selectors: [\"a == 'h'\"]}\n");
+    gpa_policy *p =
+        load(HDR "  dra: {genericClasses: [gpu.nvidia.com]}\n"
+                 "  pools:\n"
+                 "    - name: two\n"
+                 "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}\n"
+                 "      dra:\n"
+                 "        deviceClass: gpu.nvidia.com\n"
+                 "        multiAllocatable: true\n"
+                 "        selectors: [\"a == 'x'\", \"b == 'y'\"]\n"
+                 "    - name: one\n"
+                 "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-T4}\n"
+                 "      dra:\n"
+                 "        deviceClass: gpu.nvidia.com\n"
+                 "        multiAllocatable: true\n"
+                 "        selectors: [\"a == 'z'\"]\n"
+                 "    - name: whole\n"
+                 "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100}\n"
+                 "      dra: {deviceClass: gpu.nvidia.com, selectors: [\"a == 'h'\"]}\n");
     if (!p) return;
     CHECK_STR(pool_named(p, "two")->dra.exclude_cel, "!((a == 'x') && (b == 'y'))");
     CHECK_STR(pool_named(p, "one")->dra.exclude_cel, "!(a == 'z')");
@@ -333,7 +335,7 @@ static void dra_guards(void)
     CHECK_STR(g->excl[0].key, "nvidia.com/gpu.product");
     CHECK_STR(g->excl[0].values[0], "NVIDIA-L4");
     CHECK(g->excl[0].pools[0] == pool_named(p, "l4"));
-    CHECK_INT(gpa_shared_guard_of(p, pool_named(p, "l4"), true)->n, 0); /* its own pool */
+    CHECK_INT(gpa_shared_guard_of(p, pool_named(p, "l4"), true)->n, 0);    /* its own pool */
     CHECK_INT(gpa_shared_guard_of(p, pool_named(p, "whole"), true)->n, 0); /* provably apart */
     CHECK(gpa_dra_reachable(p, "nvidia.com/gpu"));
     CHECK(gpa_dra_reachable(p, "deviceclass.resource.kubernetes.io/gpu.nvidia.com"));

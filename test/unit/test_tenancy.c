@@ -38,8 +38,9 @@ static char *tenancy_yaml(size_t n, char globs[][4][16], const size_t *ng)
 {
     size_t cap = 256 + n * 128;
     char *y = malloc(cap);
-    size_t at = (size_t)snprintf(y, cap, "apiVersion: gpu-admission.io/v1alpha1\nkind: GPUPolicy\n"
-                                         "spec:\n  tenancy:\n    tenants:\n");
+    size_t at = (size_t)snprintf(y, cap,
+                                 "apiVersion: gpu-admission.io/v1alpha1\nkind: GPUPolicy\n"
+                                 "spec:\n  tenancy:\n    tenants:\n");
     for (size_t t = 0; t < n; t++) {
         at += (size_t)snprintf(y + at, cap - at, "      - {name: t%zu, namespaces: [", t);
         for (size_t j = 0; j < ng[t]; j++)

@@ -150,7 +150,12 @@ with no policy behind it is the only thing between the request and the cluster.
   validate         pods CREATE/UPDATE, pods/ephemeralcontainers UPDATE (kubectl debug);
                    pods CREATE/UPDATE only when splitEphemeral moved the subresource out
   validate-ephemeral  pods/ephemeralcontainers UPDATE (rendered by splitEphemeral only)
-  validate-claims  resourceclaims, resourceclaimtemplates CREATE/UPDATE
+  validate-claims  resourceclaims, resourceclaimtemplates CREATE/UPDATE: Fail in every mode.
+                   The claims policy of `export vap` judges adminAccess, allocationMode All
+                   and unknown classes only; the checks that depend on where a claim is placed
+                   (an untrusted claim on a multiAllocatable pool, sharing configs, isolation
+                   by default for claims) are the webhook's, and its matchConditions send only
+                   GPU claims, so failing closed blocks only those during an outage.
   mutate           pods CREATE
   mutate-claims    resourceclaims, resourceclaimtemplates CREATE/UPDATE
 */}}
@@ -171,7 +176,7 @@ with no policy behind it is the only thing between the request and the cluster.
 {{- $w = list "" (list "pods:CREATE" "pods:UPDATE") "vap" }}
 {{- end }}
 {{- $which := index $w 2 }}
-{{- if or (eq $mode "webhook") (and (eq $which "map") (ne $mode "native")) }}
+{{- if or (eq $mode "webhook") (eq .entry "validate-claims") (and (eq $which "map") (ne $mode "native")) }}
 {{- "Fail" }}
 {{- else }}
 {{- $docs := include "gpu-admission.apiServerDocs" (dict "root" .root "which" $which) | fromJsonArray }}

@@ -128,8 +128,7 @@ static bool values_are(const cJSON *vals, const char *value)
 static bool values_contain(const cJSON *vals, const char *value)
 {
     const cJSON *v;
-    cJSON_ArrayForEach(v, vals)
-    {
+    cJSON_ArrayForEach(v, vals) {
         if (gpa_is_string(v) && strcmp(v->valuestring, value) == 0) return true;
     }
     return false;
@@ -152,8 +151,7 @@ static bool is_req(const cJSON *x, const gpa_node_req *r)
         return false;
     size_t i = 0;
     const cJSON *v;
-    cJSON_ArrayForEach(v, vals)
-    {
+    cJSON_ArrayForEach(v, vals) {
         if (!gpa_is_string(v) || strcmp(v->valuestring, r->values[i++]) != 0) return false;
     }
     return true;
@@ -204,8 +202,7 @@ const gpa_shared_guard *gpa_eng_shared_guard(gpa_eng *e)
         bool differ = e->p->shared_guards_dra != e->p->shared_guards;
         for (int k = GPA_PODC_MAIN; k <= GPA_PODC_INIT; k++) {
             const cJSON *c;
-            cJSON_ArrayForEach(c, gpa_pod_containers(&e->orig, (gpa_podc_kind)k))
-            {
+            cJSON_ArrayForEach(c, gpa_pod_containers(&e->orig, (gpa_podc_kind)k)) {
                 if (e->guard_ctx && (!differ || e->guard_dra)) break;
                 gpa_ctr_gpus tmp;
                 const gpa_ctr_gpus *g = gpa_ctr_gpus_cached(&e->scans, &tmp, e->p, c);
@@ -234,8 +231,9 @@ size_t gpa_eng_node_reqs(gpa_eng *e, gpa_node_req *out, size_t cap, char *buf, s
     }
     const gpa_pool_text *pt = gpa_eng_pool_text(e);
     for (size_t i = 0; i < pool->node_selector.n && n < cap; i++)
-        out[n++] = (gpa_node_req){pool->node_selector.keys[i], "In", pool->node_selector.values[i],
-                                  pt ? &pt->node_selector[i] : NULL, NULL, 0};
+        out[n++] =
+            (gpa_node_req){pool->node_selector.keys[i],       "In", pool->node_selector.values[i],
+                           pt ? &pt->node_selector[i] : NULL, NULL, 0};
     if (pool->sharing == GPA_SHARING_MIG && pool->mig_strategy == GPA_MIG_SINGLE && e->mig &&
         pool->mig_product && n < cap) {
         int w = snprintf(buf + used, bufcap - used, "%s-MIG-%s", pool->mig_product, e->mig->name);
@@ -311,8 +309,7 @@ void gpa_eng_add_node_affinity(gpa_eng *e, cJSON *spec, const gpa_node_req *reqs
         return;
     }
     cJSON *term;
-    cJSON_ArrayForEach(term, terms)
-    {
+    cJSON_ArrayForEach(term, terms) {
         cJSON *exprs = gpa_eng_child_arr(e, term, "matchExpressions");
         if (!exprs) continue;
         for (size_t i = 0; i < n; i++) {
@@ -329,8 +326,7 @@ void gpa_eng_add_node_affinity(gpa_eng *e, cJSON *spec, const gpa_node_req *reqs
                 for (size_t j = 0; j < i && !have; j++)
                     have = added[j] && same_req(&reqs[j], &reqs[i]);
             } else {
-                cJSON_ArrayForEach(x, exprs)
-                {
+                cJSON_ArrayForEach(x, exprs) {
                     if (is_req(x, &reqs[i])) {
                         have = true;
                         break;
@@ -400,8 +396,7 @@ static void requirement(const cJSON *x, const char **key, const char **op, const
 static bool term_excludes(const cJSON *term, const char *key, const char *value)
 {
     const cJSON *x, *exprs = gpa_json_arr(term, "matchExpressions"); /* looked up once */
-    cJSON_ArrayForEach(x, exprs)
-    {
+    cJSON_ArrayForEach(x, exprs) {
         const char *k, *op;
         const cJSON *vals;
         requirement(x, &k, &op, &vals);
@@ -466,8 +461,7 @@ int gpa_eng_node_conflict(const gpa_pod *v, const cJSON *terms, bool reqs_term,
     if (!terms || !terms->child) return -1;
     int first = -1;
     const cJSON *term;
-    cJSON_ArrayForEach(term, terms)
-    {
+    cJSON_ArrayForEach(term, terms) {
         int hit = -1;
         for (size_t i = 0; i < n && hit < 0; i++)
             if (strcmp(reqs[i].op, "In") == 0 && term_excludes(term, reqs[i].key, reqs[i].value))
@@ -511,8 +505,7 @@ static bool append_unique(gpa_eng *e, cJSON *arr, cJSON *item)
         return false;
     }
     const cJSON *x;
-    cJSON_ArrayForEach(x, arr)
-    {
+    cJSON_ArrayForEach(x, arr) {
         if (cJSON_Compare(x, item, true)) return false;
     }
     gpa_jn_append(arr, item);
@@ -620,8 +613,7 @@ static bool isolation_term(const gpa_pod *v, const char *pool, const char *tenan
     const cJSON *arr = gpa_json_arr(gpa_json_obj(v->affinity, "podAntiAffinity"),
                                     "requiredDuringSchedulingIgnoredDuringExecution");
     const cJSON *term;
-    cJSON_ArrayForEach(term, arr)
-    {
+    cJSON_ArrayForEach(term, arr) {
         const char *tk = gpa_json_str(term, "topologyKey");
         const cJSON *sel = gpa_json_obj(term, "labelSelector");
         const cJSON *nss = gpa_json_obj(term, "namespaceSelector");
@@ -636,8 +628,7 @@ static bool isolation_term(const gpa_pod *v, const char *pool, const char *tenan
         if (cJSON_GetArraySize(exprs) != 2) continue;
         bool has_pool = false, has_tenant = false;
         const cJSON *x;
-        cJSON_ArrayForEach(x, exprs)
-        {
+        cJSON_ArrayForEach(x, exprs) {
             has_pool = has_pool || is_expression(x, GPA_LABEL_POOL, "In", pool);
             has_tenant = has_tenant || is_expression(x, GPA_LABEL_TENANT, "NotIn", tenant);
         }

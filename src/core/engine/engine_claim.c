@@ -127,8 +127,8 @@ static void check_shared_devices(gpa_claim_eng *ce, bool mutating)
         while ((sp = gpa_claim_shared_pool(ce, x, &from, false))) {
             char who[160];
             if (pl)
-                snprintf(who, sizeof who, "rule %s places this %s in pool %s, not %s", e->rule->name,
-                         what, pl->name, sp->name);
+                snprintf(who, sizeof who, "rule %s places this %s in pool %s, not %s",
+                         e->rule->name, what, pl->name, sp->name);
             else
                 snprintf(who, sizeof who, "no rule places this %s in pool %s", what, sp->name);
             bool asks = sp->dra.selectors.n > 0;
@@ -201,13 +201,17 @@ static void check_claim(gpa_claim_eng *ce, bool mutating)
         if (untrusted) {
             char fix[160];
             if (p->dra.generic_classes.n)
-                snprintf(fix, sizeof fix, "name %s, or ask the platform team for a pool of that "
-                         "class", p->dra.generic_classes.items[0]);
+                snprintf(fix, sizeof fix,
+                         "name %s, or ask the platform team for a pool of that "
+                         "class",
+                         p->dra.generic_classes.items[0]);
             else if (p->dra.set)
-                snprintf(fix, sizeof fix, "name a pool's dra.deviceClass, or ask the platform "
+                snprintf(fix, sizeof fix,
+                         "name a pool's dra.deviceClass, or ask the platform "
                          "team for a pool of that class");
             else
-                snprintf(fix, sizeof fix, "the policy knows no DRA class (it has no spec.dra): "
+                snprintf(fix, sizeof fix,
+                         "the policy knows no DRA class (it has no spec.dra): "
                          "ask the platform team to add one");
             gpa_eng_violation(e, "unknown-device-class",
                               "%s asks device class %s, which the GPU policy does not know, and "
@@ -443,8 +447,9 @@ int gpa_engine_claim(gpa_decision *out, bool *judged, const gpa_policy *p, const
     /* Anyone may write the annotation: from another user it is judged like any claim, or a
      * tenant would mark its own adminAccess claim as the scheduler's and pass unjudged. */
     if (rrc == 0 && c->extended_resource_claim)
-        gpa_eng_explain(e, "annotation %s from %s, not the scheduler (spec.dra.schedulerUsers): "
-                           "judged as any claim",
+        gpa_eng_explain(e,
+                        "annotation %s from %s, not the scheduler (spec.dra.schedulerUsers): "
+                        "judged as any claim",
                         "resource.kubernetes.io/extended-resource-claim",
                         req->user ? req->user : "an unknown user");
     *judged = true;

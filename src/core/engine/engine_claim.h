@@ -26,8 +26,8 @@ bool gpa_claim_has_selector(const gpa_claim_alt *x, const char *expr);
 /* The next multiAllocatable pool (from *from on; *from is advanced) whose devices x could be
  * allocated although no rule places the claim there: same class once placed, no selector of x
  * rules them out (with placement's selectors when mutating). NULL when there is none. */
-const gpa_pool *gpa_claim_shared_pool(const gpa_claim_eng *ce, const gpa_claim_alt *x,
-                                      size_t *from, bool mutating);
+const gpa_pool *gpa_claim_shared_pool(const gpa_claim_eng *ce, const gpa_claim_alt *x, size_t *from,
+                                      bool mutating);
 
 /* Places the claim in its pool (POLICY.md's mutation of a placed
  * claim) and keeps every GPU request off the multiAllocatable pools it is not placed in, on an

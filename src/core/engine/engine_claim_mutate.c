@@ -88,8 +88,8 @@ static bool keeps_off(const gpa_claim_eng *ce, const gpa_claim_alt *x, const gpa
     return false;
 }
 
-const gpa_pool *gpa_claim_shared_pool(const gpa_claim_eng *ce, const gpa_claim_alt *x,
-                                      size_t *from, bool mutating)
+const gpa_pool *gpa_claim_shared_pool(const gpa_claim_eng *ce, const gpa_claim_alt *x, size_t *from,
+                                      bool mutating)
 {
     const gpa_policy *p = ce->e.p;
     const char *cls = final_class(ce, x);
@@ -105,7 +105,6 @@ const gpa_pool *gpa_claim_shared_pool(const gpa_claim_eng *ce, const gpa_claim_a
     *from = p->n_pools;
     return NULL;
 }
-
 
 /* Appends {cel: {expression: expr}} to the selectors of obj (made when missing). */
 static bool add_selector(gpa_eng *e, cJSON *obj, const char *expr)
@@ -201,8 +200,7 @@ void gpa_claim_mutate(gpa_claim_eng *ce)
                 gpa_eng_warn(e, "%s: %s -> %s%s%s (rule %s)", x->label, x->device_class, pclass,
                              prof, sel, e->rule->name);
             else if (added || prof_added)
-                gpa_eng_warn(e, "%s: %s%s%s (rule %s)", x->label, pclass, prof, sel,
-                             e->rule->name);
+                gpa_eng_warn(e, "%s: %s%s%s (rule %s)", x->label, pclass, prof, sel, e->rule->name);
         } else if (pool) {
             continue; /* a class neither generic nor the pool's: denied */
         }

@@ -39,8 +39,7 @@ static const char *cname_of(ctr_name *n)
 static void check_env(gpa_eng *e, const cJSON *envs, ctr_name *cn)
 {
     const cJSON *env;
-    cJSON_ArrayForEach(env, envs)
-    {
+    cJSON_ArrayForEach(env, envs) {
         const char *name = gpa_json_str(env, "name");
         const gpa_toolkit_env *t = gpa_toolkit_env_find(name);
         if (!t) continue;
@@ -60,8 +59,7 @@ static void check_env(gpa_eng *e, const cJSON *envs, ctr_name *cn)
 static void check_env_from(gpa_eng *e, const cJSON *sources, ctr_name *cn)
 {
     const cJSON *src;
-    cJSON_ArrayForEach(src, sources)
-    {
+    cJSON_ArrayForEach(src, sources) {
         const char *prefix = gpa_json_str(src, "prefix");
         const char *could = gpa_toolkit_env_prefix_reaches(prefix);
         if (!could || !untrusted(e)) continue;
@@ -91,8 +89,7 @@ static void check_containers(gpa_eng *e, const gpa_pod *v)
     for (int k = 0; k < GPA_PODC_KINDS; k++) {
         const cJSON *c;
         int i = 0;
-        cJSON_ArrayForEach(c, gpa_pod_containers(v, (gpa_podc_kind)k))
-        {
+        cJSON_ArrayForEach(c, gpa_pod_containers(v, (gpa_podc_kind)k)) {
             ctr_name cn = {c, i++, {0}};
             /* env, envFrom and securityContext in one pass over the container (the first of a
              * repeated name counts, as with a lookup) */
@@ -127,8 +124,7 @@ static void check_containers(gpa_eng *e, const gpa_pod *v)
 static void check_host_paths(gpa_eng *e, const gpa_pod *v)
 {
     const cJSON *vol;
-    cJSON_ArrayForEach(vol, v->volumes)
-    {
+    cJSON_ArrayForEach(vol, v->volumes) {
         const cJSON *hp = gpa_json_obj(vol, "hostPath");
         if (!hp) continue;
         const char *path = gpa_json_str(hp, "path");

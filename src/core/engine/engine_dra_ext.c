@@ -21,7 +21,7 @@ static void judge_name(gpa_eng *e, const char *cname, const char *name, const cJ
 {
     const size_t pre = sizeof GPA_DRA_EXT_PREFIX - 1;
     if (name[0] != 'd' || strncmp(name, GPA_DRA_EXT_PREFIX, pre) != 0) return;
-    if (gpa_dra_ext_of(e->p, name)) return; /* a GPU class: judged as a GPU pod */
+    if (gpa_dra_ext_of(e->p, name)) return;       /* a GPU class: judged as a GPU pod */
     if (other && gpa_jn_get(other, name)) return; /* the limit said it already */
     gpa_eng_tenancy(e);
     if (e->trust != GPA_TRUST_UNTRUSTED) return;
@@ -53,22 +53,19 @@ void gpa_eng_check_dra_classes(gpa_eng *e, const gpa_pod *v)
     for (int k = GPA_PODC_MAIN; k <= GPA_PODC_INIT; k++) {
         const cJSON *c;
         int i = 0;
-        cJSON_ArrayForEach(c, gpa_pod_containers(v, (gpa_podc_kind)k))
-        {
+        cJSON_ArrayForEach(c, gpa_pod_containers(v, (gpa_podc_kind)k)) {
             int at = i++;
             const cJSON *res = gpa_is_object(c) ? member_obj(c, "resources") : NULL;
             if (!res) continue;
             const cJSON *lim = member_obj(res, "limits"), *req = member_obj(res, "requests");
             const cJSON *m;
             const char *cname = NULL;
-            cJSON_ArrayForEach(m, lim)
-            {
+            cJSON_ArrayForEach(m, lim) {
                 if (!m->string || m->string[0] != 'd') continue;
                 if (!cname) cname = gpa_podc_name(c, at, nb, sizeof nb);
                 judge_name(e, cname, m->string, NULL);
             }
-            cJSON_ArrayForEach(m, req)
-            {
+            cJSON_ArrayForEach(m, req) {
                 if (!m->string || m->string[0] != 'd') continue;
                 if (!cname) cname = gpa_podc_name(c, at, nb, sizeof nb);
                 judge_name(e, cname, m->string, lim);

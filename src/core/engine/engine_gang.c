@@ -35,11 +35,9 @@
 static const char *container_env(const gpa_pod *v, const char *name)
 {
     const cJSON *c;
-    cJSON_ArrayForEach(c, gpa_pod_containers(v, GPA_PODC_MAIN))
-    {
+    cJSON_ArrayForEach(c, gpa_pod_containers(v, GPA_PODC_MAIN)) {
         const cJSON *x;
-        cJSON_ArrayForEach(x, gpa_json_arr(c, "env"))
-        {
+        cJSON_ArrayForEach(x, gpa_json_arr(c, "env")) {
             const char *n = gpa_json_str(x, "name");
             if (n && strcmp(n, name) == 0) return gpa_json_str(x, "value");
         }
@@ -59,8 +57,7 @@ static int tf_config_size(gpa_gang_read *r, const char *tf)
     const cJSON *c, *cluster = gpa_json_obj(gpa_jdoc_root(d), "cluster");
     int64_t n = 0;
     bool ok = cluster != NULL;
-    cJSON_ArrayForEach(c, cluster)
-    {
+    cJSON_ArrayForEach(c, cluster) {
         if (!gpa_is_array(c)) ok = false;
         n += cJSON_GetArraySize(c);
     }
@@ -166,8 +163,7 @@ static const char *owner_of(const gpa_eng *e)
         if (!k || k[0] != 's' || !prefix(k, "schedul", 7)) continue;
         if (strcmp(k, "schedulingGates") == 0) {
             const cJSON *g, *gates = gpa_is_array(c) ? c : NULL;
-            cJSON_ArrayForEach(g, gates)
-            {
+            cJSON_ArrayForEach(g, gates) {
                 const char *n = gpa_json_str(g, "name");
                 gate = gate || (n && strcmp(n, KUEUE_TAS_GATE) == 0);
             }

@@ -37,7 +37,7 @@ typedef struct gpa_eng {
 
     /* tenancy, resolved on first use */
     bool tenancy_done;
-    const char *tenant; /* tenant name, or the namespace when in no tenant */
+    const char *tenant;           /* tenant name, or the namespace when in no tenant */
     const gpa_tenant *tenant_def; /* the namespace's tenant; NULL: in no tenant */
     /* in no tenant but named like this declared tenant: gets none of its rules, label or
      * rights, and no GPU (gpa_policy_tenant_of) */
@@ -75,14 +75,14 @@ typedef struct gpa_eng {
 
     /* gangs on a pool with topology levels (engine_gang.c), read from the original pod once */
     bool gang_done;
-    bool gang_bad;            /* gpu-admission.io/gang-size written but not a size */
-    int64_t gang_size;        /* pods in the gang; 0 = unknown */
-    const char *gang_src;     /* what gave the size, for messages ("annotation ...") */
-    const char *gang_owner;   /* non-NULL: a topology-aware scheduler places the pod (why);
-                                 read for grouped pods only (gpa_eng_gang_key) */
+    bool gang_bad;          /* gpu-admission.io/gang-size written but not a size */
+    int64_t gang_size;      /* pods in the gang; 0 = unknown */
+    const char *gang_src;   /* what gave the size, for messages ("annotation ...") */
+    const char *gang_owner; /* non-NULL: a topology-aware scheduler places the pod (why);
+                               read for grouped pods only (gpa_eng_gang_key) */
     unsigned char gang_kueue_ann, gang_kai_ann; /* Kueue's / KAI's topology annotation on the
                                                    pod: 0 none, 1 required, 2 preferred */
-    const char *gang_key;     /* the domain label the pod affinity went on (NULL: none) */
+    const char *gang_key; /* the domain label the pod affinity went on (NULL: none) */
 
     gpa_violation *viol;
     size_t n_viol, cap_viol;
@@ -175,7 +175,7 @@ typedef struct gpa_node_req {
     const char *key;
     const char *op; /* "In", "Gt", or "NotIn" (a shared pool ruled out) */
     const char *value;
-    const gpa_sv *line; /* its GPA_W_NODE_AFFINITY line when built at load, else NULL */
+    const gpa_sv *line;        /* its GPA_W_NODE_AFFINITY line when built at load, else NULL */
     const char *const *values; /* NotIn of several values: all of them (value = values[0]) */
     size_t n_values;           /* 0: value alone */
 } gpa_node_req;

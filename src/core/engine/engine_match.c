@@ -173,8 +173,8 @@ static bool rule_matches(gpa_eng *e, const gpa_rule *r)
     if (r->gpus.has_min || r->gpus.has_max) {
         if (!in_range(&r->gpus, e->gpus)) {
             range_text(rg, sizeof rg, &r->gpus);
-            return skip(e, r, "%s asks %" PRId64 " GPU(s), outside gpus %s", SUBJECT(e),
-                        e->gpus, rg);
+            return skip(e, r, "%s asks %" PRId64 " GPU(s), outside gpus %s", SUBJECT(e), e->gpus,
+                        rg);
         }
         if (ex) {
             range_text(rg, sizeof rg, &r->gpus);
@@ -236,9 +236,9 @@ static bool rule_matches(gpa_eng *e, const gpa_rule *r)
     if (ex)
         gpa_eng_explain(e, "rule %s (%s:%d): matched: %s", r->name, r->pos.file ? r->pos.file : "?",
                         r->pos.line,
-                        w.at          ? w.s
+                        w.at       ? w.s
                         : e->claim ? "no criteria (matches every GPU claim)"
-                                      : "no criteria (matches every GPU pod)");
+                                   : "no criteria (matches every GPU pod)");
     return true;
 }
 
@@ -346,8 +346,7 @@ void gpa_eng_match(gpa_eng *e)
     /* no rule at all: one without tenants (namespaces: ["*"]) would still place it and
      * label it with the tenant name it took (gpa_eng_check denies it) */
     if (e->taken) {
-        gpa_eng_explain(e, "no rule is tried: the namespace took tenant %s's name",
-                        e->taken->name);
+        gpa_eng_explain(e, "no rule is tried: the namespace took tenant %s's name", e->taken->name);
         return;
     }
     /* the load-time prefix index rejects most rules of a large policy without touching them;
@@ -370,8 +369,8 @@ void gpa_eng_match(gpa_eng *e)
         }
     }
     if (!e->rule) {
-        gpa_eng_explain(e, "no rule matched: unmatched GPU %s are %s",
-                        e->claim ? "claims" : "pods", e->p->unmatched_deny ? "denied" : "allowed");
+        gpa_eng_explain(e, "no rule matched: unmatched GPU %s are %s", e->claim ? "claims" : "pods",
+                        e->p->unmatched_deny ? "denied" : "allowed");
         const gpa_rule *na = needs_annotation(e);
         if (na) {
             e->needs_mem_rule = na;

@@ -86,8 +86,7 @@ static void rename_resources(gpa_eng *e, cJSON *pod)
         cJSON *arr = gpa_jn_get(spec, gpa_podc_field(kinds[k]));
         if (!gpa_is_array(arr)) continue;
         cJSON *c;
-        cJSON_ArrayForEach(c, arr)
-        {
+        cJSON_ArrayForEach(c, arr) {
             cJSON *res = gpa_jn_get(c, "resources");
             if (!gpa_is_object(res)) continue;
             /* both: the API server has already copied limits into requests, and a pod whose
@@ -96,8 +95,8 @@ static void rename_resources(gpa_eng *e, cJSON *pod)
             cJSON *req = gpa_jn_get(res, "requests");
             /* all or nothing per container: renaming only one side of a bad quantity would
              * change the pod's GPU count, and with it the rule a reinvocation matches */
-            bool ok = keep_gpu || (renamable(lim, GPA_RES_GPU, target) &&
-                                   renamable(req, GPA_RES_GPU, target));
+            bool ok = keep_gpu ||
+                      (renamable(lim, GPA_RES_GPU, target) && renamable(req, GPA_RES_GPU, target));
             for (size_t x = 0; ok && x < p->n_dra_ext; x++)
                 if (p->dra_ext[x].generic)
                     ok = renamable(lim, p->dra_ext[x].name, target) &&
@@ -231,8 +230,7 @@ static void add_tolerations(gpa_eng *e, cJSON *spec)
         const gpa_toleration *t = &pool->tolerations[i];
         const cJSON *x;
         bool have = false;
-        cJSON_ArrayForEach(x, arr)
-        {
+        cJSON_ArrayForEach(x, arr) {
             if (toleration_equal(x, t)) {
                 have = true;
                 break;
@@ -392,9 +390,9 @@ static int mutate_impl(gpa_decision *out, gpa_decision *vout, const gpa_policy *
         return rc;
     }
     const gpa_pool *pl = e.pool;
-    bool renames = pl && ((pl->sharing == GPA_SHARING_MIG && pl->mig_strategy == GPA_MIG_MIXED) ||
-                          pl->sharing == GPA_SHARING_TIME_SLICING ||
-                          pl->sharing == GPA_SHARING_MPS);
+    bool renames =
+        pl && ((pl->sharing == GPA_SHARING_MIG && pl->mig_strategy == GPA_MIG_MIXED) ||
+               pl->sharing == GPA_SHARING_TIME_SLICING || pl->sharing == GPA_SHARING_MPS);
     gpa_narena *a = gpa_eng_arena(&e);
     cJSON *copy = a ? gpa_eng_cow_copy(a, req->object, renames) : NULL; /* borrows the pod */
     if (!copy) {

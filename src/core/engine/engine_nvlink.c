@@ -30,8 +30,7 @@ static size_t channel_claims(const gpa_pod *v, const char *pattern, const char *
 {
     size_t n = 0;
     const cJSON *rc;
-    cJSON_ArrayForEach(rc, v->resource_claims)
-    {
+    cJSON_ArrayForEach(rc, v->resource_claims) {
         const char *name = gpa_json_str(rc, "name");
         const char *tmpl = gpa_json_str(rc, "resourceClaimTemplateName");
         if (name && tmpl && n < MAX_CHANNELS && gpa_imex_template_match(pattern, tmpl))
@@ -43,8 +42,7 @@ static size_t channel_claims(const gpa_pod *v, const char *pattern, const char *
 static bool lists_claim(const cJSON *container, const char **names, size_t n)
 {
     const cJSON *c;
-    cJSON_ArrayForEach(c, gpa_json_arr(gpa_json_obj(container, "resources"), "claims"))
-    {
+    cJSON_ArrayForEach(c, gpa_json_arr(gpa_json_obj(container, "resources"), "claims")) {
         const char *name = gpa_json_str(c, "name");
         for (size_t i = 0; name && i < n; i++)
             if (strcmp(name, names[i]) == 0) return true;
@@ -61,16 +59,14 @@ static const char *undefined_claim(const cJSON *container, const gpa_pod *v)
 {
     const cJSON *c;
     int i = 0;
-    cJSON_ArrayForEach(c, gpa_json_arr(gpa_json_obj(container, "resources"), "claims"))
-    {
+    cJSON_ArrayForEach(c, gpa_json_arr(gpa_json_obj(container, "resources"), "claims")) {
         if (i++ == UNDEFINED_SCAN) break;
         const char *name = gpa_json_str(c, "name");
         if (!name || !*name) continue;
         bool have = false;
         int j = 0;
         const cJSON *rc;
-        cJSON_ArrayForEach(rc, v->resource_claims)
-        {
+        cJSON_ArrayForEach(rc, v->resource_claims) {
             const char *n = gpa_json_str(rc, "name");
             if (j++ == UNDEFINED_SCAN || (have = n && strcmp(n, name) == 0)) break;
         }
@@ -88,8 +84,7 @@ static const cJSON *missing_in(gpa_scan_cache *sc, const gpa_policy *p, const gp
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
         const cJSON *c;
         int i = 0;
-        cJSON_ArrayForEach(c, gpa_pod_containers(v, kinds[k]))
-        {
+        cJSON_ArrayForEach(c, gpa_pod_containers(v, kinds[k])) {
             gpa_ctr_gpus tmp;
             const gpa_ctr_gpus *g = gpa_ctr_gpus_cached(sc, &tmp, p, c);
             if (g->total > 0 && !lists_claim(c, names, n)) {

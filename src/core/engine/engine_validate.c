@@ -35,27 +35,6 @@ static bool is_shared(const gpa_pool *p)
     return p && (p->sharing == GPA_SHARING_TIME_SLICING || p->sharing == GPA_SHARING_MPS);
 }
 
-/* Does the pool hand out this resource name? A DRA extended resource of the pool's own
- * dra.deviceClass is its devices by another name; a generic one is nvidia.com/gpu's twin. */
-static bool pool_serves(const gpa_policy *pol, const gpa_pool *p, const char *name)
-{
-    if (p->dra.set) {
-        const gpa_dra_ext *x = gpa_dra_ext_of(pol, name);
-        if (x && strcmp(x->device_class, p->dra.device_class) == 0) return true;
-    }
-    switch (p->sharing) {
-    case GPA_SHARING_EXCLUSIVE:
-        return gpa_is_plain_gpu(pol, name);
-    case GPA_SHARING_MIG:
-        if (p->mig_strategy == GPA_MIG_SINGLE) return gpa_is_plain_gpu(pol, name);
-        for (size_t i = 0; i < p->n_profiles; i++)
-            if (strcmp(p->profiles[i]->resource, name) == 0) return true;
-        return false;
-    default:
-        return strcmp(name, p->shared_resource) == 0;
-    }
-}
-
 /* What the pool hands out, for messages: "nvidia.com/mig-1g.10gb, nvidia.com/mig-2g.20gb". */
 static void served_text(const gpa_pool *p, char *buf, size_t cap)
 {
@@ -173,8 +152,7 @@ static own_labels read_own_labels(const gpa_pod *v)
     unsigned seen = 0;
     const size_t pre = sizeof "gpu-admission.io/" - 1;
     const cJSON *c;
-    cJSON_ArrayForEach(c, v->labels)
-    {
+    cJSON_ArrayForEach(c, v->labels) {
         const char *k = c->string;
         /* all three begin "gpu-admission.io/"; most labels differ at the first byte */
         if (!k || k[0] != 'g' || strncmp(k, "gpu-admission.io/", pre) != 0) continue;
@@ -281,14 +259,13 @@ static void check_served(gpa_eng *e, const gpa_pod *v)
     for (int k = GPA_PODC_MAIN; k <= GPA_PODC_INIT; k++) {
         const cJSON *c;
         int i = 0;
-        cJSON_ArrayForEach(c, gpa_pod_containers(v, (gpa_podc_kind)k))
-        {
+        cJSON_ArrayForEach(c, gpa_pod_containers(v, (gpa_podc_kind)k)) {
             const char *cname = gpa_podc_name(c, i++, nb, sizeof nb);
             gpa_ctr_gpus tmp;
             const gpa_ctr_gpus *g = gpa_ctr_gpus_cached(&e->scans, &tmp, e->p, c);
             for (size_t j = 0; j < g->n; j++) {
                 const char *name = g->res[j].name;
-                if (pool_serves(e->p, pool, name)) continue;
+                if (gpa_pool_serves(e->p, pool, name)) continue;
                 if (g->res[j].bad) continue; /* bad-quantity already says what is wrong */
                 /* no profile fits: mig-memory already says why it was not rewritten */
                 if (pool->sharing == GPA_SHARING_MIG && !e->mig && gpa_is_plain_gpu(e->p, name))
@@ -426,8 +403,7 @@ static void check_shared_nodes(gpa_eng *e, const gpa_pod *v)
     /* The placed copy of a pod without terms has one term holding exactly the requirements
      * placement added: it rules out every shared pool but the inseparable ones (an exclusion
      * for each, or the pool's own contradicting requirement). */
-    if (e->node_term_is_reqs && v != &e->orig && !v->node_selector && g->n_inseparable == 0)
-        return;
+    if (e->node_term_is_reqs && v != &e->orig && !v->node_selector && g->n_inseparable == 0) return;
     const cJSON *terms = gpa_eng_node_terms(v);
     /* a pool the pod's nodeSelector asks for is the one to name (pass 0), else the first
      * one it could land on (pass 1) */
@@ -445,8 +421,7 @@ static void check_shared_nodes(gpa_eng *e, const gpa_pod *v)
             open = !gpa_eng_term_rules_out(v, NULL, sp);
         } else {
             const cJSON *t;
-            cJSON_ArrayForEach(t, terms)
-            {
+            cJSON_ArrayForEach(t, terms) {
                 if (!gpa_eng_term_rules_out(v, t, sp)) {
                     open = true;
                     break;
@@ -558,8 +533,7 @@ void gpa_eng_check(gpa_eng *e, const gpa_pod *v)
         for (int k = GPA_PODC_MAIN; k <= GPA_PODC_INIT; k++) {
             const cJSON *c;
             int i = 0;
-            cJSON_ArrayForEach(c, gpa_pod_containers(v, (gpa_podc_kind)k))
-            {
+            cJSON_ArrayForEach(c, gpa_pod_containers(v, (gpa_podc_kind)k)) {
                 const char *cname = gpa_podc_name(c, i++, nb, sizeof nb);
                 const gpa_pool *sp = check_container(e, c, cname, create);
                 if (sp && !shared) shared = sp;

@@ -64,8 +64,7 @@ void gpa_pod_init_spec(gpa_pod *v, const cJSON *spec)
     bool seen_aff = false, seen_sel = false, seen_node = false, seen_rc = false, seen_sn = false,
          seen_sg = false;
     const cJSON *c;
-    cJSON_ArrayForEach(c, v->spec)
-    {
+    cJSON_ArrayForEach(c, v->spec) {
         const char *k = c->string;
         if (!k) continue;
         switch (k[0]) {
@@ -122,8 +121,7 @@ void gpa_pod_init(gpa_pod *v, const cJSON *pod)
      * repeated name counts, as with a lookup) */
     const cJSON *c, *meta = NULL, *spec = NULL;
     bool seen_meta = false, seen_spec = false;
-    cJSON_ArrayForEach(c, pod)
-    {
+    cJSON_ArrayForEach(c, pod) {
         const char *k = c->string;
         if (!k) continue;
         if (k[0] == 'm' && !seen_meta && key_is(k, "metadata"))
@@ -135,8 +133,7 @@ void gpa_pod_init(gpa_pod *v, const cJSON *pod)
     v->root = pod;
     v->metadata = meta;
     bool seen_labels = false, seen_ann = false;
-    cJSON_ArrayForEach(c, meta)
-    {
+    cJSON_ArrayForEach(c, meta) {
         const char *k = c->string;
         if (!k) continue;
         if (k[0] == 'l' && key_is(k, "labels"))
@@ -208,6 +205,25 @@ bool gpa_is_plain_gpu(const gpa_policy *p, const char *name)
     return x && x->generic;
 }
 
+bool gpa_pool_serves(const gpa_policy *pol, const gpa_pool *p, const char *name)
+{
+    if (p->dra.set) {
+        const gpa_dra_ext *x = gpa_dra_ext_of(pol, name);
+        if (x && strcmp(x->device_class, p->dra.device_class) == 0) return true;
+    }
+    switch (p->sharing) {
+    case GPA_SHARING_EXCLUSIVE:
+        return gpa_is_plain_gpu(pol, name);
+    case GPA_SHARING_MIG:
+        if (p->mig_strategy == GPA_MIG_SINGLE) return gpa_is_plain_gpu(pol, name);
+        for (size_t i = 0; i < p->n_profiles; i++)
+            if (strcmp(p->profiles[i]->resource, name) == 0) return true;
+        return false;
+    default:
+        return strcmp(name, p->shared_resource) == 0;
+    }
+}
+
 bool gpa_gpu_qty(int64_t *out, const cJSON *v)
 {
     *out = 0;
@@ -262,16 +278,14 @@ void gpa_ctr_gpus_scan(gpa_ctr_gpus *out, const gpa_policy *p, const cJSON *cont
     const cJSON *limits = gpa_json_obj(res, "limits");
     const cJSON *requests = gpa_json_obj(res, "requests");
     const cJSON *it;
-    cJSON_ArrayForEach(it, limits)
-    {
+    cJSON_ArrayForEach(it, limits) {
         if (!it->string || !gpa_is_gpu_resource(p, it->string)) continue;
         gpa_gpu_res *r = res_slot(out, it->string);
         if (!r) continue;
         r->limit = it;
         r->bad = !gpa_gpu_qty(&r->count, it);
     }
-    cJSON_ArrayForEach(it, requests)
-    {
+    cJSON_ArrayForEach(it, requests) {
         if (!it->string || !gpa_is_gpu_resource(p, it->string)) continue;
         gpa_gpu_res *r = res_slot(out, it->string);
         if (!r) continue;
@@ -312,14 +326,12 @@ int64_t gpa_pod_gpu_count_cached(const gpa_pod *v, const gpa_policy *p, bool *an
     gpa_pod_need need = {0, 0, 0};
     gpa_ctr_gpus tmp;
     const cJSON *c;
-    cJSON_ArrayForEach(c, gpa_pod_containers(v, GPA_PODC_MAIN))
-    {
+    cJSON_ArrayForEach(c, gpa_pod_containers(v, GPA_PODC_MAIN)) {
         const gpa_ctr_gpus *g = gpa_ctr_gpus_cached(sc, &tmp, p, c);
         named = named || g->n || g->overflow;
         gpa_pod_need_container(&need, g->total);
     }
-    cJSON_ArrayForEach(c, gpa_pod_containers(v, GPA_PODC_INIT))
-    {
+    cJSON_ArrayForEach(c, gpa_pod_containers(v, GPA_PODC_INIT)) {
         const gpa_ctr_gpus *g = gpa_ctr_gpus_cached(sc, &tmp, p, c);
         named = named || g->n || g->overflow;
         /* an init container asking no GPU changes nothing: its need is the sidecars' */

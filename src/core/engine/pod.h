@@ -12,14 +12,14 @@
 #include "gpu_admission/labels.h" /* GPA_LABEL_TENANT, GPA_ANN_GPU_MEMORY */
 #include "policy/policy_model.h"
 
-#define GPA_LABEL_POOL     "gpu-admission.io/pool"
-#define GPA_LABEL_TRUST    "gpu-admission.io/trust"
-#define GPA_LABEL_GROUP    "gpu-admission.io/group"
-#define GPA_ANN_RULE       "gpu-admission.io/rule"
-#define GPA_ANN_POLICY     "gpu-admission.io/policy"
-#define GPA_ANN_TOPOLOGY   "gpu-admission.io/topology"
-#define GPA_RES_GPU        "nvidia.com/gpu"
-#define GPA_HOSTNAME_KEY   "kubernetes.io/hostname"
+#define GPA_LABEL_POOL   "gpu-admission.io/pool"
+#define GPA_LABEL_TRUST  "gpu-admission.io/trust"
+#define GPA_LABEL_GROUP  "gpu-admission.io/group"
+#define GPA_ANN_RULE     "gpu-admission.io/rule"
+#define GPA_ANN_POLICY   "gpu-admission.io/policy"
+#define GPA_ANN_TOPOLOGY "gpu-admission.io/topology"
+#define GPA_RES_GPU      "nvidia.com/gpu"
+#define GPA_HOSTNAME_KEY "kubernetes.io/hostname"
 
 typedef enum {
     GPA_PODC_MAIN,      /* spec.containers */
@@ -71,6 +71,11 @@ bool gpa_is_mig_resource(const char *name);
  * or the extendedResourceName of one). Placement rewrites these alike, and the pools that
  * serve nvidia.com/gpu serve them. */
 bool gpa_is_plain_gpu(const gpa_policy *p, const char *name);
+
+/* Does pool p hand out this resource name? A DRA extended resource of the pool's own
+ * dra.deviceClass is its devices by another name; a generic one is nvidia.com/gpu's twin.
+ * The validating check and export vap's compiled copy of it both ask this. */
+bool gpa_pool_serves(const gpa_policy *pol, const gpa_pool *p, const char *name);
 
 /* A GPU quantity as a whole device count. Accepts a JSON integer or a quantity string
  * ("1", "2", "1e1"); false for fractions, negatives, or anything that is not a quantity. */

@@ -283,8 +283,7 @@ static int diff_object(cJSON *ops, pathbuf *p, const cJSON *from, const cJSON *t
     size_t base = p->len;
     const cJSON *f, *tcur = to->child;
     bool in_step = true; /* every member of from met its namesake at to's cursor */
-    cJSON_ArrayForEach(f, from)
-    {
+    cJSON_ArrayForEach(f, from) {
         if (!f->string) continue;
         const cJSON *before = tcur;
         const cJSON *t = member(to, &tcur, f->string);
@@ -300,8 +299,7 @@ static int diff_object(cJSON *ops, pathbuf *p, const cJSON *from, const cJSON *t
     const cJSON *t, *fcur = from->child;
     uint64_t from_keys = 0; /* in step: key_bit of every key of from, once there is a t */
     if (in_step && tcur) {
-        cJSON_ArrayForEach(f, from)
-        {
+        cJSON_ArrayForEach(f, from) {
             if (f->string) from_keys |= key_bit(f->string);
         }
     }
@@ -689,8 +687,7 @@ int gpa_patch_apply(cJSON *doc, const cJSON *ops, gpa_error *err)
     if (!work) return gpa_fail(err, GPA_ENOMEM, "patch: out of memory");
     int idx = 0;
     const cJSON *op;
-    cJSON_ArrayForEach(op, ops)
-    {
+    cJSON_ArrayForEach(op, ops) {
         int rc = apply_one(work, op, idx++, err);
         if (rc != GPA_OK) {
             cJSON_Delete(work);

@@ -532,8 +532,7 @@ static int read_config(gpa_claim *c, size_t i, const cJSON *cf, const char *sp, 
             /* a set in the API: the config planner's per-config bit masks count on it */
             for (const cJSON *d = rq->child; d != n; d = d->next)
                 if (strcmp(d->valuestring, nm) == 0)
-                    return fail(why, cap, "%s.requests[%zu]: \"%.60s\" listed twice", path, k,
-                                nm);
+                    return fail(why, cap, "%s.requests[%zu]: \"%.60s\" listed twice", path, k, nm);
             size_t base = strcspn(nm, "/");
             bool found = false;
             for (size_t r = 0; r < c->n_requests && !found; r++) {

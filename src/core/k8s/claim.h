@@ -7,8 +7,8 @@
  *
  * Never allocates and never modifies the object: the view points into it. Enforces the API's
  * own limits (32 requests, 8 alternatives, 32 selectors, 32 configs of at most 32 distinct
- * request names, 16 tolerations, 10 KiB CEL expressions and opaque parameters) with a message naming the field, so a hostile claim
- * is refused with a reason, never read past a bound.
+ * request names, 16 tolerations, 10 KiB CEL expressions and opaque parameters) with a message
+ * naming the field, so a hostile claim is refused with a reason, never read past a bound.
  */
 #ifndef GPA_CLAIM_H
 #define GPA_CLAIM_H
@@ -82,7 +82,7 @@ typedef struct gpa_claim_config {
      * driver then reads it as the UUID of one of the claim's devices (a GPU's UUID names no
      * MIG device) */
     bool mps_uuid_keys;
-    char error[200];      /* kind INVALID: why, naming the field */
+    char error[200]; /* kind INVALID: why, naming the field */
 } gpa_claim_config;
 
 typedef struct gpa_claim_request {

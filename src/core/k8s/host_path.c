@@ -87,8 +87,7 @@ static void canonical(char *c, const char *path)
     c[len] = '\0';
 }
 
-void gpa_host_path_reach(const gpa_host_path_entry **out, char *canon, size_t cap,
-                         const char *path)
+void gpa_host_path_reach(const gpa_host_path_entry **out, char *canon, size_t cap, const char *path)
 {
     *out = NULL;
     if (!path) path = "";

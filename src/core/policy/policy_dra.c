@@ -73,9 +73,9 @@ void gpa_policy_load_dra(loader *L, const gpa_ynode *key, const gpa_ynode *n)
                            &L->dra.scheduler_users, NULL);
     gpa_kvlist *x = &L->dra.extended_names;
     if (v[3] && !gpa_yread_is_null(v[3]) &&
-        gpa_yread_strmap(&L->r, v[3], "dra.extendedResourceNames", GPA_POLICY_MAX_LIST,
-                         class_check, "device class", ext_name_check, "extended resource name",
-                         &x->keys, &x->values, &x->n))
+        gpa_yread_strmap(&L->r, v[3], "dra.extendedResourceNames", GPA_POLICY_MAX_LIST, class_check,
+                         "device class", ext_name_check, "extended resource name", &x->keys,
+                         &x->values, &x->n))
         /* the scheduler maps a name to one class; two would leave which one to chance */
         for (size_t i = 0; i < x->n; i++)
             for (size_t j = 0; j < i; j++)
@@ -345,8 +345,8 @@ void gpa_policy_dra_warnings(gpa_sb *o, const gpa_policy *p)
                               "%s:%d:%d: warning: pool %s dra.deviceClass %s is also pool %s's, "
                               "and pool %s has no dra.selectors: claims placed in %s can be "
                               "given %s's devices; add a selector (e.g. on productName)\n",
-                              at->file, at->line, at->col, a->name, a->dra.device_class,
-                              b->name, a->name, a->name, b->name);
+                              at->file, at->line, at->col, a->name, a->dra.device_class, b->name,
+                              a->name, a->name, b->name);
                 break;
             }
         }

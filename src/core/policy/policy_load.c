@@ -297,8 +297,8 @@ static void load_once_enum(loader *L, const gpa_ynode *key, const gpa_ynode *v, 
 
 static void load_spec(loader *L, const gpa_ynode *n)
 {
-    static const char *const f[] = {"tenancy",   "pools",     "rules", "enforcement",
-                                    "unmatched", "workloads", "dra",   "isolation", NULL};
+    static const char *const f[] = {"tenancy",   "pools", "rules",     "enforcement", "unmatched",
+                                    "workloads", "dra",   "isolation", NULL};
     static const char *const enf[] = {"deny", "warn", "audit", NULL};
     static const char *const unm[] = {"allow", "deny", NULL};
     if (!gpa_yread_want_map(&L->r, n, "spec")) return;

@@ -69,7 +69,7 @@ typedef struct gpa_toleration {
 typedef enum { GPA_DRA_DENY, GPA_DRA_WARN, GPA_DRA_OFF } gpa_dra_enforcement;
 
 typedef struct gpa_dra_spec {
-    bool set;                        /* spec.dra written: claims are judged (unless off) */
+    bool set; /* spec.dra written: claims are judged (unless off) */
     gpa_srcpos pos;
     gpa_dra_enforcement enforcement; /* default deny */
     gpa_strlist generic_classes;     /* classes app teams may name; placement rewrites them */
@@ -83,19 +83,19 @@ typedef struct gpa_dra_spec {
 typedef struct gpa_isolation_spec {
     bool set; /* written (an empty block too) */
     gpa_srcpos pos;
-    gpa_strlist schedulers;  /* besides the default scheduler, those honouring pod anti-affinity */
-    gpa_srcpos *sched_pos;   /* parallel to schedulers */
+    gpa_strlist schedulers; /* besides the default scheduler, those honouring pod anti-affinity */
+    gpa_srcpos *sched_pos;  /* parallel to schedulers */
 } gpa_isolation_spec;
 /* A DRA extended resource (KEP-5004) a pod may get a GPU through: the scheduler turns it into
  * a claim of device_class it makes itself, so the pod is the only place to judge it. Built at
  * load for every GPU DeviceClass the policy knows (NVIDIA's, spec.dra.genericClasses, the
  * pools' dra.deviceClass, spec.dra.extendedResourceNames). */
 typedef struct gpa_dra_ext {
-    const char *name;         /* deviceclass.resource.kubernetes.io/<class>, or the class's
-                                 extendedResourceName */
+    const char *name; /* deviceclass.resource.kubernetes.io/<class>, or the class's
+                         extendedResourceName */
     const char *device_class;
-    bool generic;             /* a whole GPU of no pool in particular: stands for
-                                 nvidia.com/gpu (placement rewrites it, pools serve it, alike) */
+    bool generic;                /* a whole GPU of no pool in particular: stands for
+                                    nvidia.com/gpu (placement rewrites it, pools serve it, alike) */
     const struct gpa_pool *pool; /* the first pool whose dra.deviceClass it is, NULL none */
 } gpa_dra_ext;
 
@@ -130,12 +130,12 @@ typedef struct gpa_topo_level {
 } gpa_topo_level;
 
 typedef struct gpa_topology {
-    char *island_label;      /* required */
-    char *island_size_label; /* NULL when not set */
-    int gpus_per_node;       /* 0 when not set (no limit) */
-    gpa_strlist group_labels;/* default: gpu-admission.io/group */
-    bool group_labels_set;   /* groupLabels written (a gang path the lint looks at) */
-    gpa_topo_mode mode;      /* default required */
+    char *island_label;       /* required */
+    char *island_size_label;  /* NULL when not set */
+    int gpus_per_node;        /* 0 when not set (no limit) */
+    gpa_strlist group_labels; /* default: gpu-admission.io/group */
+    bool group_labels_set;    /* groupLabels written (a gang path the lint looks at) */
+    gpa_topo_mode mode;       /* default required */
     /* topology levels (gangs): island_gpus 0 = not written, and then no levels either (the
      * loader requires islandGpus with levels); levels narrowest first, strictly wider */
     int64_t island_gpus;
@@ -160,9 +160,9 @@ typedef struct gpa_pool {
     /* sharing: mig */
     gpa_mig_strategy mig_strategy;
     const gpa_mig_model *mig_model;
-    size_t n_profiles;                  /* offered profiles ... */
-    const gpa_mig_profile **profiles;   /* ... sorted by (mem_bytes, slices) for auto */
-    char *mig_product;                  /* single strategy only */
+    size_t n_profiles;                /* offered profiles ... */
+    const gpa_mig_profile **profiles; /* ... sorted by (mem_bytes, slices) for auto */
+    char *mig_product;                /* single strategy only */
 
     /* sharing: time-slicing | mps */
     char *shared_resource; /* default nvidia.com/gpu.shared */
@@ -187,14 +187,14 @@ typedef struct gpa_rule {
     gpa_strlist namespaces; /* globs; empty = any */
     gpa_kvlist labels;      /* exact label equality */
     gpa_range gpus;
-    gpa_range gpu_memory;   /* only pods with the gpu-memory annotation match when set */
-    gpa_strlist tenants;    /* empty = any */
-    gpa_trust trust;        /* UNSET = any */
+    gpa_range gpu_memory; /* only pods with the gpu-memory annotation match when set */
+    gpa_strlist tenants;  /* empty = any */
+    gpa_trust trust;      /* UNSET = any */
     /* outcome: deny_message, or a placement */
     char *deny_message;
     const gpa_pool *pool;
-    bool mig_auto;                       /* migProfile: auto (the default on mig pools) */
-    const gpa_mig_profile *mig_profile;  /* fixed profile when !mig_auto */
+    bool mig_auto;                      /* migProfile: auto (the default on mig pools) */
+    const gpa_mig_profile *mig_profile; /* fixed profile when !mig_auto */
 } gpa_rule;
 
 struct gpa_policy {

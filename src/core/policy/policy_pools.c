@@ -287,14 +287,16 @@ static void load_levels(loader *L, const gpa_ynode *n, gpa_topology *t)
         const char *why;
         bool ok = true;
         if (!v[0] || gpa_yread_is_null(v[0])) {
-            gpa_yread_error(&L->r, m, "topology level needs label (the node label naming the "
-                                      "domain, e.g. example.com/rack)");
+            gpa_yread_error(&L->r, m,
+                            "topology level needs label (the node label naming the "
+                            "domain, e.g. example.com/rack)");
             ok = false;
         } else if (!gpa_yread_str(&L->r, v[0], "topology level label", &lv.label)) {
             ok = false;
         } else if ((why = qualified(lv.label)) != NULL) {
-            gpa_yread_error(&L->r, v[0], "topology level label \"%.80s\" is not a valid label key: %s",
-                            lv.label, why);
+            gpa_yread_error(&L->r, v[0],
+                            "topology level label \"%.80s\" is not a valid label key: %s", lv.label,
+                            why);
             ok = false;
         } else {
             bool dup = t->island_label && strcmp(t->island_label, lv.label) == 0;

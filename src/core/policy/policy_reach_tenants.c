@@ -44,8 +44,8 @@ static bool shorter(const gpa_ns_classes *c, size_t x, size_t y)
 }
 
 /* Records that class cls holds a namespace of tenants a < b, through globs ga and gb. */
-static void pair_add(pairs *ps, size_t nt, const gpa_ns_classes *c, size_t a, size_t b,
-                     size_t cls, size_t ga, size_t gb)
+static void pair_add(pairs *ps, size_t nt, const gpa_ns_classes *c, size_t a, size_t b, size_t cls,
+                     size_t ga, size_t gb)
 {
     size_t bit = a * nt + b;
     bool met = (ps->seen[bit / 64] >> (bit % 64)) & 1;
@@ -73,8 +73,7 @@ static int cmp_pair(const void *x, const void *y)
     return p->b < q->b ? -1 : p->b > q->b;
 }
 
-static gpa_tenancy_finding *add(gpa_tenancy_report *r, gpa_tenancy_kind kind,
-                                const gpa_tenant *at)
+static gpa_tenancy_finding *add(gpa_tenancy_report *r, gpa_tenancy_kind kind, const gpa_tenant *at)
 {
     gpa_tenancy_finding *f = &r->findings[r->n++];
     memset(f, 0, sizeof *f);
@@ -154,15 +153,14 @@ static int name_finding(const gpa_policy *p, gpa_tenancy_report *r, size_t t)
     } else {
         const char *g = NULL;
         for (size_t j = 0; j < own->namespaces.n && !g; j++)
-            if (gpa_glob_match(own->namespaces.items[j], tn->name))
-                g = own->namespaces.items[j];
+            if (gpa_glob_match(own->namespaces.items[j], tn->name)) g = own->namespaces.items[j];
         f->glob_a = dup_or_null(g, &oom);
         gpa_sb_printf(&m,
                       "tenant %s: namespace %s, its own name, belongs to tenant %s (glob "
                       "\"%s\"), listed %s it; claim it in tenant %s's namespaces and keep it out "
                       "of %s's, or rename the tenant",
-                      tn->name, tn->name, own->name, g ? g : "?",
-                      own < tn ? "before" : "after", tn->name, own->name);
+                      tn->name, tn->name, own->name, g ? g : "?", own < tn ? "before" : "after",
+                      tn->name, own->name);
     }
     f->message = gpa_sb_take(&m);
     return oom || !f->ns || !f->message ? GPA_ENOMEM : GPA_OK;
@@ -197,8 +195,8 @@ int gpa_tenancy_analyze(const gpa_policy *p, gpa_tenancy_report **out, gpa_error
     rc = gpa_ns_classes_build(&c, pats, ng, err);
     if (rc == GPA_ERANGE && err) { /* say which analysis: check prints both */
         char why[sizeof err->message];
-        const char *m = strncmp(err->message, "reachability: ", 14) == 0 ? err->message + 14
-                                                                         : err->message;
+        const char *m =
+            strncmp(err->message, "reachability: ", 14) == 0 ? err->message + 14 : err->message;
         snprintf(why, sizeof why, "%s", m);
         gpa_fail(err, GPA_ERANGE, "tenants' globs: %s", why);
     }
@@ -273,8 +271,9 @@ char *gpa_tenancy_text(const gpa_tenancy_report *r)
         }
     }
     if (r->more_pairs)
-        gpa_sb_printf(&o, "%s%swarning: %zu more pair%s of tenants can match one namespace (only "
-                          "the first %d are listed)\n",
+        gpa_sb_printf(&o,
+                      "%s%swarning: %zu more pair%s of tenants can match one namespace (only "
+                      "the first %d are listed)\n",
                       last ? last : "", last ? ": " : "", r->more_pairs,
                       r->more_pairs == 1 ? "" : "s", GPA_TENANCY_MAX_PAIRS);
     return gpa_sb_take(&o);

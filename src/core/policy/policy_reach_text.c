@@ -144,8 +144,9 @@ static int never(gpa_reach *out, const gpa_policy *p, size_t i, const uint64_t *
         gpa_sb_printf(&b, "it matches no GPU pod (%s)", empty_reason(r));
         const char *nm = taken_name(p, r);
         if (nm)
-            gpa_sb_printf(&b, "; namespace %s is in no tenant and carries tenant %s's name: its "
-                              "GPU pods are denied (tenant-name-taken)",
+            gpa_sb_printf(&b,
+                          "; namespace %s is in no tenant and carries tenant %s's name: its "
+                          "GPU pods are denied (tenant-name-taken)",
                           nm, nm);
     } else {
         f->by = calloc(n, sizeof *f->by);

@@ -68,16 +68,14 @@ long long gpa_wl_gang_pods(const gpa_wl_kind *k, const cJSON *obj)
     case OP_PYTORCH:
     case OP_TF:
     case OP_MPI:
-        cJSON_ArrayForEach(c, get(spec, replica_specs(op)))
-        {
+        cJSON_ArrayForEach(c, get(spec, replica_specs(op))) {
             /* a TFJob's evaluator is not part of the training cluster (TF_CONFIG) */
             if (op == OP_TF && c->string && strcmp(c->string, "Evaluator") == 0) continue;
             n = add(n, count(c, "replicas", 1));
         }
         return n;
     case OP_JOBSET:
-        cJSON_ArrayForEach(c, get(spec, "replicatedJobs"))
-        {
+        cJSON_ArrayForEach(c, get(spec, "replicatedJobs")) {
             long long r = count(c, "replicas", 1);
             long long par = count(get(get(c, "template"), "spec"), "parallelism", 1);
             n = add(n,
@@ -155,16 +153,14 @@ static cJSON *object_member(cJSON *o, const char *key)
 static bool add_env(cJSON *pod, const char *name, const char *value)
 {
     cJSON *c;
-    cJSON_ArrayForEach(c, get(get(pod, "spec"), "containers"))
-    {
+    cJSON_ArrayForEach(c, get(get(pod, "spec"), "containers")) {
         if (!cJSON_IsObject(c)) continue;
         cJSON *env = cJSON_GetObjectItemCaseSensitive(c, "env");
         if (!env) env = cJSON_AddArrayToObject(c, "env");
         if (!cJSON_IsArray(env)) continue;
         bool have = false;
         const cJSON *x;
-        cJSON_ArrayForEach(x, env)
-        {
+        cJSON_ArrayForEach(x, env) {
             const cJSON *n = get(x, "name");
             have = have || (cJSON_IsString(n) && strcmp(n->valuestring, name) == 0);
         }
@@ -184,12 +180,10 @@ static bool add_env(cJSON *pod, const char *name, const char *value)
 static long long tf_port(const cJSON *rspec)
 {
     const cJSON *c, *p;
-    cJSON_ArrayForEach(c, get(get(get(rspec, "template"), "spec"), "containers"))
-    {
+    cJSON_ArrayForEach(c, get(get(get(rspec, "template"), "spec"), "containers")) {
         const cJSON *n = get(c, "name");
         if (!cJSON_IsString(n) || strcmp(n->valuestring, "tensorflow") != 0) continue;
-        cJSON_ArrayForEach(p, get(c, "ports"))
-        {
+        cJSON_ArrayForEach(p, get(c, "ports")) {
             const cJSON *pn = get(p, "name");
             if (cJSON_IsString(pn) && strcmp(pn->valuestring, "tfjob-port") == 0)
                 return count(p, "containerPort", 2222);
@@ -207,8 +201,7 @@ static char *tf_config(const cJSON *obj, const char *name, const char *ns, const
     cJSON *tc = cJSON_CreateObject(), *cl = cJSON_AddObjectToObject(tc, "cluster");
     bool ok = cl != NULL;
     const cJSON *c;
-    cJSON_ArrayForEach(c, get(get(obj, "spec"), "tfReplicaSpecs"))
-    {
+    cJSON_ArrayForEach(c, get(get(obj, "spec"), "tfReplicaSpecs")) {
         if (!ok || !c->string || strcmp(c->string, "Evaluator") == 0) continue;
         char rt[64];
         snprintf(rt, sizeof rt, "%s", c->string);

@@ -197,14 +197,14 @@ typedef struct envelope {
     const cJSON *old_object;
     const char *namespace_;
     gpa_operation op;
-    bool judge;     /* false: answer "allowed", untouched */
-    bool ephemeral; /* UPDATE of pods/ephemeralcontainers (validating hook only) */
+    bool judge;             /* false: answer "allowed", untouched */
+    bool ephemeral;         /* UPDATE of pods/ephemeralcontainers (validating hook only) */
     gpa_claim_kind_t claim; /* a DRA claim (either hook, CREATE/UPDATE, no subresource) */
-    bool workload;  /* maybe a workload kind (validating hook, no subresource, an object):
-                       the policy decides (gpa_wl_find on kind_group/kind_name) */
+    bool workload;          /* maybe a workload kind (validating hook, no subresource, an object):
+                               the policy decides (gpa_wl_find on kind_group/kind_name) */
     const char *kind_group, *kind_name; /* request.kind's, else the object's; NULL unknown */
     size_t kind_group_len; /* kind_group may be an apiVersion ("apps/v1"): its group's bytes */
-    char why[256];  /* room for a message naming the offending value */
+    char why[256];         /* room for a message naming the offending value */
     /* For the log fields of the result (set_log_fields), as soon as each is known. */
     const char *log_uid, *log_op, *log_name, *log_ns;
     const cJSON *user_info; /* request.userInfo when an object: who asked, for the log */
@@ -644,7 +644,8 @@ int gpa_review_handle_guarded(gpa_review_result *out, const gpa_policy *p, const
             return gpa_fail(err, GPA_ENOMEM, "out of memory judging the claim");
         }
         env.judge = judged;
-    } else if (env.workload && gpa_review_is_namespace(env.kind_group, env.kind_group_len, env.kind_name)) {
+    } else if (env.workload &&
+               gpa_review_is_namespace(env.kind_group, env.kind_group_len, env.kind_name)) {
         /* The ignore-label lock (review_namespace.c); needs no policy. */
         bool judged = false;
         const char *nwhy = NULL;
@@ -661,7 +662,8 @@ int gpa_review_handle_guarded(gpa_review_result *out, const gpa_policy *p, const
             return gpa_fail(err, GPA_ENOMEM, "out of memory judging the namespace");
         }
         env.judge = judged;
-    } else if (env.workload && gpa_wl_find(&wk, p, env.kind_group, env.kind_group_len, env.kind_name)) {
+    } else if (env.workload &&
+               gpa_wl_find(&wk, p, env.kind_group, env.kind_group_len, env.kind_name)) {
         if (!p) return bad_request(out, err, "no policy loaded");
         bool judged = false;
         rc = gpa_review_workload(&out->decision, &judged, p, &wk, env.op, env.object,

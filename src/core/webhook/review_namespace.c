@@ -96,14 +96,14 @@ static int split(char ***out, size_t *n, const char *list, bool (*ok)(const char
     }
 }
 
-#define NS_NAME_RULE                                                                            \
+#define NS_NAME_RULE                                                                               \
     "a namespace name (a-z, 0-9 and '-', at most 63, starting and ending with a letter or digit)"
 
 int gpa_ns_guard_parse(gpa_ns_guard *g, const char *list, gpa_error *err)
 {
     memset(g, 0, sizeof *g);
-    return split(&g->names, &g->n, list, valid_ns_name, "--ignore-label-namespaces",
-                 NS_NAME_RULE, err);
+    return split(&g->names, &g->n, list, valid_ns_name, "--ignore-label-namespaces", NS_NAME_RULE,
+                 err);
 }
 
 int gpa_ns_guard_parse_excluded(gpa_ns_guard *g, const char *names, const char *creators,
@@ -134,8 +134,7 @@ static bool creator(const gpa_ns_guard *g, const char *user, const cJSON *groups
         }
         if (!cJSON_IsArray(groups)) continue;
         const cJSON *x;
-        cJSON_ArrayForEach(x, groups)
-        {
+        cJSON_ArrayForEach(x, groups) {
             if (cJSON_IsString(x) && strcmp(c + 6, x->valuestring) == 0) return true;
         }
     }

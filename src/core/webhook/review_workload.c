@@ -327,8 +327,9 @@ static void imex_judge(wl_ctx *c)
              "pool %s, whose NVLink island reaches other nodes only through an IMEX channel: list "
              "the ComputeDomain's channel (resourceClaimTemplateName %s%s) in spec.resourceClaims "
              "and in resources.claims of every GPU container",
-             c->gang.overflow ? INT64_MAX : c->gang.gpus, (long long)c->gang.pods, c->k->kind, t->gpus_per_node, c->gang_pool->name,
-             strchr(t->imex_template, '*') ? "matching " : "", t->imex_template);
+             c->gang.overflow ? INT64_MAX : c->gang.gpus, (long long)c->gang.pods, c->k->kind,
+             t->gpus_per_node, c->gang_pool->name, strchr(t->imex_template, '*') ? "matching " : "",
+             t->imex_template);
     add_refusal(c, c->imex_path, msg, "imex-channel", c->gang_rule, c->gang_pool->name);
 }
 
