@@ -159,10 +159,12 @@ void gpa_vap_claim(gpa_vap_doc *d)
 {
     const gpa_policy *p = d->p;
     gpa_sb b = {0};
-    /* a template's labels are those of the claims made from it (claim.c) */
+    /* a template's labels are those of the claims made from it (claim.c), never its own:
+     * its own trust label must not lower (or a missing one keep) the claims' trust */
     gpa_vap_tenancy_vars(d, &b,
-                         "object.spec.?metadata.?labels.orValue(object.metadata.?labels."
-                         "orValue({}))");
+                         "request.resource.resource == 'resourceclaimtemplates' ? "
+                         "object.spec.?metadata.?labels.orValue({}) : "
+                         "object.metadata.?labels.orValue({})");
     gpa_vap_var(d, "requests",
                 "object.spec.?spec.?devices.?requests.orValue([]) + "
                 "object.spec.?devices.?requests.orValue([])");
