@@ -32,9 +32,14 @@ static const char gaps[] =
     "reason, the general message\n"
     "ephemeral containers (pods/ephemeralcontainers) and workload templates (Deployments, "
     "Jobs, ...): left to the webhook\n"
-    "ResourceClaim checks that depend on the claim's placement (sharing configs and "
-    "multiAllocatable pools, class mismatch, MIG profiles, unmatched, rule-deny, "
-    "opaque configs): left to the webhook\n"
+    "ResourceClaim checks that depend on the claim's placement (class mismatch, MIG "
+    "profiles, unmatched, rule-deny, tenant-name-taken, opaque configs, a claim left unplaced "
+    "on a multiAllocatable pool's devices; placed on such a pool, the two sharing checks are "
+    "compiled): left to the webhook\n"
+    "dra-untrusted-shared / dra-untrusted-sharing's first reason when a claim also breaks a "
+    "check the webhook says before them (adminAccess or allocationMode All on a GPU request, "
+    "a malformed gpu-memory annotation, an invalid NVIDIA config): refused for another "
+    "reason\n"
     "warnings (enforcement warn turns every compiled check into a warning; the webhook's "
     "placement warnings are the mutating webhook's)\n";
 

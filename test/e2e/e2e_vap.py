@@ -681,7 +681,8 @@ def claim_runs(c):
     return out
 
 
-CLAIM_COMPILED = {"dra-admin-access", "dra-allocation-all", "unknown-device-class"}
+CLAIM_COMPILED = {"dra-admin-access", "dra-allocation-all", "unknown-device-class",
+                  "dra-untrusted-shared", "dra-untrusted-sharing"}
 
 
 def sc_claims(c, ck):
@@ -710,7 +711,9 @@ def sc_claims(c, ck):
             elif kind == "allowed":
                 compiled = (first in CLAIM_COMPILED) if first else any(
                     w in wmsg for w in ("adminAccess, which", "allocationMode All",
-                                        "which the GPU policy does not know"))
+                                        "which the GPU policy does not know",
+                                        "untrusted claims may not share a GPU",
+                                        "sharing for"))
                 if compiled:
                     res["bad"].append("%s: webhook refuses (%s), VAP admits" % (label, wmsg[:200]))
                 else:

@@ -35,7 +35,8 @@ COMPILED = ["tenant-name-taken", "tenant-claim", "trust-label", "rule-deny", "un
             "affinity-conflict", "shared-pool-unplaced", "pool-label", "visible-devices",
             "toolkit-env", "env-from", "privileged", "host-path", "unknown-device-class",
             # gpu-admission-claims
-            "dra-admin-access", "dra-allocation-all"]
+            "dra-admin-access", "dra-allocation-all", "dra-untrusted-shared",
+            "dra-untrusted-sharing"]
 
 # ---- the shipped policy: the reviewed golden file ----
 rc, out, err = export("vap", "--policies", os.path.join(SRC, "policies"))
@@ -80,6 +81,35 @@ check("variables.ns in ['research', 'sandbox']" in out, "literal globs as a list
 gaps_err = [l.split("not compiled: ", 1)[1] for l in err.splitlines() if "not compiled: " in l]
 gaps_yaml = [l[len("#   - "):] for l in out.splitlines() if l.startswith("#   - ")]
 check(gaps_err and gaps_err == gaps_yaml, "not-compiled lines on stderr and in the YAML agree")
+
+# ---- claims on a multiAllocatable pool: which rules each sharing check refuses ----
+# test/golden/policies/dra: rule 3 (shares) places claims in l4-shares (multiAllocatable),
+# rule 4 (time-sliced) in t4-ts (multiAllocatable, allowUntrusted: true); the others in pools
+# of one claim per device, or deny. An untrusted claim is refused on rule 3's pool alone
+# (dra-untrusted-shared), a sharing config on either (dra-untrusted-sharing, allowUntrusted
+# or not: engine_claim.c).
+rc, dra, err = export("vap", "--policies", os.path.join(SRC, "test", "golden", "policies", "dra"))
+check(rc == 0, "export vap of the golden dra set: rc %d %s" % (rc, err[-300:]))
+
+
+def validation(text, reason):
+    """the expression of reason's validation, '' when it has none"""
+    m = re.search(r"^  - expression: \|-\n      (.*)\n    message: \"%s: " % re.escape(reason),
+                  text, re.M)
+    return m.group(1) if m else ""
+
+
+shared, sharing = validation(dra, "dra-untrusted-shared"), validation(dra, "dra-untrusted-sharing")
+check(shared == "!(!variables.trusted && variables.rule in [3])",
+      "dra-untrusted-shared refuses rule 3's pool only (allowUntrusted pools pass): %r" % shared)
+check(sharing.startswith("!(!variables.trusted && variables.rule in [3, 4] && ") and
+      "['MPS', 'TimeSlicing']" in sharing and "['GpuConfig', 'MigDeviceConfig']" in sharing,
+      "dra-untrusted-sharing on both multiAllocatable pools' rules: %r" % sharing[:200])
+check("- name: rules0" in dra and "variables.judged && variables.gpus > 0 && !variables.taken"
+      in dra, "claims matched to rules as the webhook does (judged, GPU devices, not taken)")
+iso = export("vap", "--policies", os.path.join(SRC, "test", "golden", "policies", "isolation"))[1]
+check("gpu-admission-claims" in iso and not validation(iso, "dra-untrusted-shared") and
+      not validation(iso, "dra-untrusted-sharing"), "no multiAllocatable pool: no sharing check")
 
 # ---- policy text is a CEL literal, whatever it holds ----
 tmp = tempfile.mkdtemp()
