@@ -7,6 +7,7 @@
 #define GPA_TEST_CHECK_H
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int check_total, check_failed;
@@ -58,6 +59,26 @@ static inline int check_done(void)
 {
     printf("%d checks, %d failed\n", check_total, check_failed);
     return check_failed ? 1 : 0;
+}
+
+/* A whole file, NUL-terminated (malloc'd; NULL when it cannot be read); *len its size when
+ * len is not NULL. Shared by the tests that read fixtures. */
+static inline char *check_slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = n < 0 ? NULL : malloc((size_t)n + 1);
+    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+        free(b);
+        b = NULL;
+    }
+    if (b) b[n] = '\0';
+    fclose(f);
+    if (b && len) *len = (size_t)n;
+    return b;
 }
 
 #endif

@@ -167,24 +167,6 @@ static const char *device_models(const char *id)
     return NULL;
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    if (b) b[n] = '\0';
-    fclose(f);
-    *len = (size_t)n;
-    return b;
-}
-
 /* Reads a one-group inventory; NULL (and the error printed) when it does not load. */
 static gpa_sim_inventory *load(const char *model, const char *mig)
 {
@@ -258,7 +240,7 @@ static size_t cases, configs_seen, configs_without_model;
 static void mig_parted(void)
 {
     size_t len = 0;
-    char *buf = slurp(FIXTURE, &len);
+    char *buf = check_slurp(FIXTURE, &len);
     CHECK(buf != NULL);
     if (!buf) return;
     gpa_ystream *ys = NULL;

@@ -207,24 +207,6 @@ static int gangs(void)
     return differ;
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    if (b) b[n] = '\0';
-    fclose(f);
-    *len = (size_t)n;
-    return b;
-}
-
 /* The repository's own simulate inputs, admitted through the real engine, both ways. */
 static void repo_inputs(void)
 {
@@ -239,9 +221,9 @@ static void repo_inputs(void)
             char path[512];
             size_t il = 0, wl = 0;
             snprintf(path, sizeof path, "%s/inventories/%s", GPA_SIM_TEST_DIR, invs[i]);
-            char *ib = slurp(path, &il);
+            char *ib = check_slurp(path, &il);
             snprintf(path, sizeof path, "%s/workloads/%s", GPA_SIM_TEST_DIR, wls[w]);
-            char *wb = slurp(path, &wl);
+            char *wb = check_slurp(path, &wl);
             gpa_sim_inventory *inv = NULL;
             gpa_objects *o = NULL;
             CHECK(ib && wb);

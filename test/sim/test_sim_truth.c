@@ -21,23 +21,6 @@
 #include "gpu_admission/policy.h"
 #include "sim_internal.h"
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    if (b) b[n] = '\0';
-    fclose(f);
-    return b;
-}
-
 static gpa_sim_inventory *inventory(const char *yaml)
 {
     gpa_sim_inventory *inv = NULL;
@@ -116,8 +99,9 @@ static void gfd_products(void)
     free(p);
 
     /* the real node: an H100 in MIG mixed mode as GFD labelled it */
-    char *real = slurp(GPA_SIM_TEST_DIR "/../fixtures/nvidia-cloud-native-docs/"
-                                        "mig-mixed-node-labels.json");
+    char *real = check_slurp(GPA_SIM_TEST_DIR "/../fixtures/nvidia-cloud-native-docs/"
+                                              "mig-mixed-node-labels.json",
+                             NULL);
     cJSON *labels = real ? cJSON_Parse(real) : NULL;
     CHECK(labels != NULL);
     const cJSON *prod = cJSON_GetObjectItemCaseSensitive(labels, "nvidia.com/gpu.product");
@@ -406,7 +390,7 @@ static void leftovers(void)
  * packer (GB200, the three H100 MIG layouts, L40S), their products as GFD wrote them. */
 static void walkthrough_shapes(void)
 {
-    char *list = slurp(GPA_SIM_TEST_DIR "/inventories/walkthrough-nodes.json");
+    char *list = check_slurp(GPA_SIM_TEST_DIR "/inventories/walkthrough-nodes.json", NULL);
     gpa_sim_inventory *inv = list ? inventory(list) : NULL;
     gpa_sim *s = NULL;
     gpa_error err = {0};

@@ -17,23 +17,6 @@
 
 #define CLUSTER GPA_SOURCE_DIR "/test/golden/policies/cluster"
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    if (b) b[n] = '\0';
-    fclose(f);
-    return b;
-}
-
 /* The golden cluster set plus one more file (NULL: none). */
 static gpa_policy *load(const char *extra, gpa_error *err)
 {
@@ -45,7 +28,7 @@ static gpa_policy *load(const char *extra, gpa_error *err)
     size_t n = 0;
     for (size_t i = 0; i < 4; i++) {
         snprintf(paths[i], sizeof paths[i], "%s/%s", CLUSTER, files[i]);
-        data[i] = slurp(paths[i]);
+        data[i] = check_slurp(paths[i], NULL);
         src[n++] = (gpa_policy_source){paths[i], data[i], data[i] ? strlen(data[i]) : 0};
     }
     if (extra) src[n++] = (gpa_policy_source){"zz-workloads.yaml", extra, strlen(extra)};
